@@ -1,0 +1,69 @@
+"""kschedlib: the Kubernetes scheduling framework as an embeddable, pure-Python library.
+
+Feed nodes and pods to a :class:`Scheduler` and get placement decisions back,
+with kube-scheduler v1.30's plugins, scores and messages; or ask
+:func:`explain` where one pod would go and why not elsewhere.
+"""
+
+from kschedlib.clock import Clock, FakeClock, SystemClock
+from kschedlib.errors import (
+    CacheError,
+    ConfigError,
+    KschedError,
+    ManifestError,
+    QuantityError,
+    RegistryError,
+    SelectorError,
+)
+from kschedlib.framework import (
+    Code,
+    CycleState,
+    NodeInfo,
+    PodInfo,
+    Registry,
+    SchedulerConfig,
+    Snapshot,
+    Status,
+    parse_config,
+)
+from kschedlib.model import Node, Pod, parse_quantity
+from kschedlib.plugins import default_plugin_sets, in_tree_registry
+from kschedlib.scheduler import Scheduler, ScheduleResult
+from kschedlib.simulation import Cluster, Explanation, SimulationReport, explain, load_cluster, simulate
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CacheError",
+    "Clock",
+    "Cluster",
+    "Code",
+    "ConfigError",
+    "CycleState",
+    "Explanation",
+    "FakeClock",
+    "KschedError",
+    "ManifestError",
+    "Node",
+    "NodeInfo",
+    "Pod",
+    "PodInfo",
+    "QuantityError",
+    "Registry",
+    "RegistryError",
+    "ScheduleResult",
+    "Scheduler",
+    "SchedulerConfig",
+    "SelectorError",
+    "SimulationReport",
+    "Snapshot",
+    "Status",
+    "SystemClock",
+    "default_plugin_sets",
+    "explain",
+    "in_tree_registry",
+    "load_cluster",
+    "parse_config",
+    "parse_quantity",
+    "simulate",
+]

@@ -1,0 +1,7 @@
+"""``python -m kschedlib``."""
+
+import sys
+
+from kschedlib.cli import main
+
+sys.exit(main())

@@ -1,0 +1,257 @@
+"""The scheduler cache: nodes, the pods on them (bound and assumed), and incremental snapshots.
+
+A pod's life in the cache (kube-scheduler's state machine)::
+
+    +-------------------------------------------+  +----+
+    |                            Add            |  |    |
+    |                                           |  |    | Update
+    +      Assume                Add            v  v    |
+  Initial +--------> Assumed +------------+---> Added <--+
+    ^                +   +               |       +
+    |                |   |               |       |
+    |                |   |     Add       |       | Remove
+    |                |   +---------------+       |
+    |                |     (bind observed)       |
+    +----------------+---------------------------+
+           Forget                 Remove
+
+Every mutation replaces a node's immutable NodeInfo (with a fresh generation);
+``snapshot()`` re-copies only the nodes that changed since the last snapshot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import final
+
+import attrs
+
+from kschedlib._internal.node_tree import NodeTree
+from kschedlib.errors import CacheError
+from kschedlib.framework.node_info import ImageState, NodeInfo
+from kschedlib.framework.pod_info import PodInfo
+from kschedlib.framework.snapshot import Snapshot
+from kschedlib.model.objects import Namespace, Node, Pod
+
+__all__ = ["Cache", "PodState"]
+
+
+@final
+@attrs.define(slots=True)
+class PodState:
+    """Where the cache has a pod, and whether it is only assumed."""
+
+    pod_info: PodInfo
+    assumed: bool = False
+    binding_finished: bool = False
+    deadline: float | None = None
+
+
+def _pod_label(pod: Pod) -> str:
+    return f"{pod.uid}({pod.namespace}/{pod.name})"
+
+
+@final
+class Cache:
+    """Nodes and pod placement; the single source of the scheduling snapshot."""
+
+    __slots__ = ("_dirty", "_images", "_nodes", "_order", "_order_changed", "_pods", "_positions",
+                 "_snapshot_infos", "_snapshot_list", "_tree", "assumed_ttl")
+
+    def __init__(self, assumed_ttl: float = 0.0) -> None:
+        self._nodes: dict[str, NodeInfo] = {}
+        self._pods: dict[str, PodState] = {}
+        self._tree = NodeTree()
+        self._images: dict[str, set[str]] = {}
+        self._dirty: set[str] = set()
+        self._snapshot_infos: dict[str, NodeInfo] = {}
+        self._snapshot_list: list[NodeInfo] = []
+        self._order: list[str] = []
+        self._positions: dict[str, int] = {}
+        self._order_changed = True
+        self.assumed_ttl = assumed_ttl
+
+    # --- nodes ------------------------------------------------------------------------------
+
+    def add_node(self, node: Node) -> None:
+        """Add or replace a node (a re-added node keeps the pods the cache knows on it)."""
+        info = self._nodes.get(node.name)
+        old = info.node if info is not None else None
+        self._nodes[node.name] = info.with_node(node) if info is not None else NodeInfo.of(node)
+        if self._tree.add(node.name, node.labels):
+            self._order_changed = True
+        self._set_images(node.name, old, node)
+        self._dirty.add(node.name)
+
+    update_node = add_node
+
+    def remove_node(self, name: str) -> None:
+        """Remove a node; its pods stay known (a "ghost" NodeInfo) until they are removed."""
+        info = self._nodes.get(name)
+        if info is None or info.node is None:
+            raise CacheError(f"node {name} is not in the cache")
+        self._set_images(name, info.node, None)
+        if info.pods:
+            self._nodes[name] = info.with_node(None)
+        else:
+            del self._nodes[name]
+        self._tree.remove(name)
+        self._order_changed = True
+        self._dirty.add(name)
+
+    def node(self, name: str) -> NodeInfo | None:
+        """The current NodeInfo of ``name`` (ghosts included)."""
+        return self._nodes.get(name)
+
+    def node_names(self) -> list[str]:
+        """Names of the nodes with a Node object, in scheduling order."""
+        return self._tree.ordered()
+
+    def _set_images(self, name: str, old: Node | None, new: Node | None) -> None:
+        for image in old.images if old is not None else ():
+            for image_name in image.names:
+                holders = self._images.get(image_name)
+                if holders is not None:
+                    holders.discard(name)
+                    if not holders:
+                        del self._images[image_name]
+        for image in new.images if new is not None else ():
+            for image_name in image.names:
+                self._images.setdefault(image_name, set()).add(name)
+
+    # --- pods -------------------------------------------------------------------------------
+
+    def _place(self, pod_info: PodInfo) -> None:
+        name = pod_info.pod.node_name
+        info = self._nodes.get(name)
+        self._nodes[name] = (info if info is not None else NodeInfo.of(None)).with_pod(pod_info)
+        self._dirty.add(name)
+
+    def _unplace(self, pod: Pod) -> None:
+        name = pod.node_name
+        info = self._nodes.get(name)
+        if info is None:
+            raise CacheError(f"node {name} of pod {pod.namespace}/{pod.name} is not in the cache")
+        info = info.without_pod(pod)
+        if info.node is None and not info.pods:
+            del self._nodes[name]
+        else:
+            self._nodes[name] = info
+        self._dirty.add(name)
+
+    def assume_pod(self, pod_info: PodInfo) -> None:
+        """Count a pod on its ``node_name`` before the binding is confirmed."""
+        pod = pod_info.pod
+        if not pod.node_name:
+            raise CacheError(f"pod {_pod_label(pod)} has no node name, so can't be assumed")
+        if pod.uid in self._pods:
+            raise CacheError(f"pod {_pod_label(pod)} is in the cache, so can't be assumed")
+        self._place(pod_info)
+        self._pods[pod.uid] = PodState(pod_info, assumed=True)
+
+    def finish_binding(self, pod: Pod, now: float) -> None:
+        """Mark an assumed pod's binding as finished; it may expire after ``assumed_ttl`` (0 = never)."""
+        state = self._pods.get(pod.uid)
+        if state is not None and state.assumed:
+            state.binding_finished = True
+            state.deadline = now + self.assumed_ttl if self.assumed_ttl > 0 else None
+
+    def forget_pod(self, pod: Pod) -> None:
+        """Undo ``assume_pod`` after a failure in the scheduling or binding cycle."""
+        state = self._pods.get(pod.uid)
+        if state is None or not state.assumed:
+            raise CacheError(f"pod {_pod_label(pod)} wasn't assumed so cannot be forgotten")
+        placed = state.pod_info.pod.node_name
+        if placed != pod.node_name:
+            raise CacheError(f"pod {_pod_label(pod)} was assumed on {placed} but assigned to {pod.node_name}")
+        self._unplace(state.pod_info.pod)
+        del self._pods[pod.uid]
+
+    def add_pod(self, pod_info: PodInfo) -> None:
+        """A bound pod observed: confirms an assumed pod (possibly on another node) or adds a new one."""
+        pod = pod_info.pod
+        state = self._pods.get(pod.uid)
+        if state is not None and not state.assumed:
+            raise CacheError(f"pod {_pod_label(pod)} is already in the cache, so can't be added")
+        if state is not None:
+            self._unplace(state.pod_info.pod)
+        self._place(pod_info)
+        self._pods[pod.uid] = PodState(pod_info)
+
+    def update_pod(self, pod_info: PodInfo) -> None:
+        """Replace a bound pod with its new version (an assumed pod is confirmed instead)."""
+        state = self._pods.get(pod_info.pod.uid)
+        if state is None:
+            raise CacheError(f"pod {_pod_label(pod_info.pod)} is not in the cache, so can't be updated")
+        if state.assumed:
+            self.add_pod(pod_info)
+            return
+        self._unplace(state.pod_info.pod)
+        self._place(pod_info)
+        state.pod_info = pod_info
+
+    def remove_pod(self, pod: Pod) -> None:
+        """Remove a bound or assumed pod."""
+        state = self._pods.pop(pod.uid, None)
+        if state is None:
+            raise CacheError(f"pod {_pod_label(pod)} is not in the cache, so can't be removed")
+        self._unplace(state.pod_info.pod)
+
+    def pod_state(self, uid: str) -> PodState | None:
+        return self._pods.get(uid)
+
+    def is_assumed(self, uid: str) -> bool:
+        state = self._pods.get(uid)
+        return state is not None and state.assumed
+
+    def expire_assumed(self, now: float) -> list[Pod]:
+        """Drop assumed pods whose binding finished before ``now - ttl``; returns them."""
+        expired = [s.pod_info.pod for s in self._pods.values()
+                   if s.assumed and s.binding_finished and s.deadline is not None and now > s.deadline]
+        for pod in expired:
+            self.remove_pod(pod)
+        return expired
+
+    def pods(self) -> Iterable[PodState]:
+        return self._pods.values()
+
+    # --- snapshots --------------------------------------------------------------------------
+
+    def _snapshot_copy(self, info: NodeInfo) -> NodeInfo:
+        node = info.node
+        if node is None or not node.images:
+            return info
+        states = {}
+        for image in node.images:
+            for image_name in image.names:
+                states[image_name] = ImageState(image.size_bytes, len(self._images.get(image_name, ())))
+        return info.with_image_states(states)
+
+    def snapshot(self, namespaces: Mapping[str, Namespace] | None = None) -> Snapshot:
+        """An immutable snapshot; only nodes changed since the previous one are re-copied."""
+        infos = self._snapshot_infos
+        positions = self._positions
+        listed = self._snapshot_list
+        for name in self._dirty:
+            info = self._nodes.get(name)
+            if info is None or info.node is None:
+                infos.pop(name, None)
+                continue
+            copy = infos[name] = self._snapshot_copy(info)
+            position = positions.get(name)
+            if position is not None and not self._order_changed:
+                listed[position] = copy
+        self._dirty.clear()
+        if self._order_changed:
+            self._order = self._tree.ordered()
+            self._positions = positions = {name: i for i, name in enumerate(self._order)}
+            self._snapshot_list = listed = [infos[name] for name in self._order]
+            self._order_changed = False
+        return Snapshot(listed, namespaces=namespaces, positions=positions)
+
+    def dump(self) -> dict[str, object]:
+        """A plain summary for debugging: nodes with their pods, and the assumed pods."""
+        return {
+            "nodes": {name: [p.pod.key for p in info.pods] for name, info in sorted(self._nodes.items())},
+            "assumed": sorted(s.pod_info.pod.key for s in self._pods.values() if s.assumed),
+        }

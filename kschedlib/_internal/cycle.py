@@ -1,0 +1,296 @@
+"""The scheduling algorithm of one cycle: PreFilter, the sampled node search, PostFilter, scoring, host choice.
+
+Mirrors kube-scheduler v1.30's ``schedulePod`` (reference §3 steps 4-12) with
+the deterministic, sequential reading of its parallel node search.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, final
+
+import attrs
+
+from kschedlib._internal.nominator import Nominator
+from kschedlib._internal.runtime import FilterRunner, ProfileRuntime, ScoreTable
+from kschedlib.framework.cycle_state import CycleState
+from kschedlib.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis, fit_error_message
+from kschedlib.framework.node_info import NodeInfo
+from kschedlib.framework.results import PostFilterResult
+from kschedlib.framework.snapshot import Snapshot
+from kschedlib.framework.status import Code, Status
+from kschedlib.model.objects import Pod
+
+__all__ = ["CycleOutcome", "filter_with_nominated", "num_feasible_nodes_to_find", "run_cycle"]
+
+MIN_FEASIBLE_NODES_TO_FIND: Final = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: Final = 5
+_SUCCESS: Final = Code.SUCCESS
+
+
+@final
+@attrs.frozen(slots=True)
+class CycleOutcome:
+    """Everything one scheduling cycle decided and why (the raw material of ``explain``)."""
+
+    pod: Pod
+    state: CycleState
+    num_all_nodes: int
+    start_index: int
+    next_start_index: int
+    selected: str | None = None
+    feasible: tuple[str, ...] = ()
+    node_statuses: Mapping[str, Status] = attrs.field(factory=dict)
+    pre_filter_status: Status | None = None
+    pre_filter_nodes: frozenset[str] | None = None
+    scores: ScoreTable | None = None
+    scored_nodes: tuple[str, ...] = ()
+    best: tuple[str, ...] = ()
+    evaluated_nodes: int = 0
+    search_stopped_at: str | None = None
+    diagnosis: Diagnosis | None = None
+    post_filter: PostFilterResult | None = None
+    error: Status | None = None
+
+    @property
+    def fit_error(self) -> str | None:
+        """The FitError text without the PostFilter part, when no node fits."""
+        if self.diagnosis is None:
+            return None
+        return fit_error_message(self.num_all_nodes, attrs.evolve(self.diagnosis, post_filter_message=""))
+
+    @property
+    def message(self) -> str | None:
+        """What kube-scheduler writes into the pod's condition: the FitError with its PostFilter part, or the error."""
+        if self.diagnosis is not None:
+            return fit_error_message(self.num_all_nodes, self.diagnosis)
+        if self.error is not None:
+            return self.error.message()
+        return None
+
+
+def num_feasible_nodes_to_find(percentage: int, num_nodes: int) -> int:
+    """How many feasible nodes the search keeps (reference §3 step 8; 0 = adaptive)."""
+    if num_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_nodes
+    if percentage == 0:
+        percentage = max(50 - num_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    return max(num_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+def filter_with_nominated(
+    runtime: ProfileRuntime,
+    run: FilterRunner,
+    state: CycleState,
+    pod: Pod,
+    node_info: NodeInfo,
+    nominator: Nominator,
+) -> Status:
+    """The two-pass rule: the pod must fit with and without equal/higher-priority nominated pods."""
+    if not nominator:
+        return run(state, pod, node_info)
+    priority = pod.effective_priority
+    relevant = [info for info in nominator.pods_for_node(node_info.name)
+                if info.pod.effective_priority >= priority and info.pod.uid != pod.uid]
+    if not relevant:
+        return run(state, pod, node_info)
+    state_with = state.clone()
+    info_with = node_info
+    for pod_info in relevant:
+        info_with = info_with.with_pod(pod_info)
+        status = runtime.run_pre_filter_extension(state_with, pod, pod_info, info_with, add=True)
+        if status.code is not _SUCCESS:
+            return status
+    status = run(state_with, pod, info_with)
+    if status.code is not _SUCCESS:
+        return status
+    return run(state, pod, node_info)
+
+
+def _diagnosis(statuses: Mapping[str, Status], *, pre_filter_message: str = "") -> Diagnosis:
+    unschedulable = frozenset(s.plugin for s in statuses.values() if s.plugin and s.is_rejected)
+    pending = frozenset(s.plugin for s in statuses.values() if s.plugin and s.code is Code.PENDING)
+    return Diagnosis(dict(statuses), unschedulable, pending, pre_filter_message)
+
+
+def select_host(names: Sequence[str], totals: Sequence[int], rng: random.Random) -> tuple[str, tuple[str, ...]]:
+    """A uniformly random node among those with the top total (reservoir sampling), and all of them."""
+    top = max(totals)
+    best = [name for name, total in zip(names, totals, strict=True) if total == top]
+    chosen = best[0]
+    for count, name in enumerate(best[1:], start=2):
+        if rng.randrange(count) == 0:
+            chosen = name
+    return chosen, tuple(sorted(best))
+
+
+@final
+class _Search:
+    """The sampled node search from a rotating start index (reference §3 step 8)."""
+
+    __slots__ = ("error", "feasible", "statuses", "stopped_at")
+
+    def __init__(self) -> None:
+        self.feasible: list[NodeInfo] = []
+        self.statuses: dict[str, Status] = {}
+        self.stopped_at: str | None = None
+        self.error: Status | None = None
+
+    def run(self, nodes: Sequence[NodeInfo], start: int, to_find: int, check: FilterRunner,
+            state: CycleState, pod: Pod) -> None:
+        count = len(nodes)
+        feasible = self.feasible
+        statuses = self.statuses
+        for offset in range(count):
+            node_info = nodes[(start + offset) % count]
+            status = check(state, pod, node_info)
+            if status.code is _SUCCESS:
+                if len(feasible) >= to_find:
+                    self.stopped_at = node_info.name
+                    return
+                feasible.append(node_info)
+            elif status.code is Code.ERROR:
+                self.error = status
+                return
+            else:
+                statuses[node_info.name] = status
+
+
+def run_cycle(
+    runtime: ProfileRuntime,
+    pod: Pod,
+    snapshot: Snapshot,
+    *,
+    start_index: int,
+    percentage_of_nodes_to_score: int,
+    rng: random.Random,
+    nominator: Nominator,
+    score_single_node: bool = False,
+) -> CycleOutcome:
+    """One scheduling cycle for ``pod`` on ``snapshot`` (no side effects besides plugin state)."""
+    state = CycleState()
+    num_all = snapshot.num_nodes
+    base: dict[str, Any] = {"pod": pod, "state": state, "num_all_nodes": num_all, "start_index": start_index}
+    if num_all == 0:
+        return CycleOutcome(next_start_index=start_index, error=Status.unresolvable(NO_NODES_AVAILABLE), **base)
+    pre = runtime.run_pre_filter(state, pod)
+    status = pre.status
+    names = pre.result.node_names if pre.result is not None else None
+    if status.code is not _SUCCESS:
+        if not status.is_rejected:
+            return CycleOutcome(next_start_index=start_index, error=status, pre_filter_nodes=names, **base)
+        statuses = dict.fromkeys((info.name for info in snapshot.node_infos), status)
+        diagnosis = _diagnosis(statuses, pre_filter_message=status.message())
+        return _no_fit(runtime, base, state, pod, statuses, diagnosis, start_index, 0, status, names)
+    check = runtime.filter_runner(state)
+
+    def check_nominated(state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        return filter_with_nominated(runtime, check, state, pod, node_info, nominator)
+
+    search = _Search()
+    if pod.nominated_node_name:
+        nominated = snapshot.find(pod.nominated_node_name)
+        if nominated is not None and (names is None or nominated.name in names):
+            first = check_nominated(state, pod, nominated)
+            if first.code is _SUCCESS:
+                return _scored(runtime, base, state, pod, [nominated], {}, snapshot, rng, start_index,
+                               start_index, None, names, score_single_node)
+            if first.code is Code.ERROR:
+                return CycleOutcome(next_start_index=start_index, error=first, pre_filter_nodes=names, **base)
+            search.statuses[nominated.name] = first
+    nodes: Sequence[NodeInfo] = snapshot.node_infos
+    if names is not None:
+        nodes = [info for info in nodes if info.name in names]
+    percentage = runtime.percentage_of_nodes_to_score
+    to_find = num_feasible_nodes_to_find(
+        percentage if percentage is not None else percentage_of_nodes_to_score, len(nodes))
+    if not runtime.score:
+        to_find = 1
+    if not runtime.filter:
+        search.feasible = [nodes[(start_index + i) % len(nodes)] for i in range(min(to_find, len(nodes)))]
+    else:
+        search.run(nodes, start_index, to_find, check_nominated, state, pod)
+    processed = len(search.feasible) + len(search.statuses)
+    next_start = (start_index + processed) % num_all
+    if search.error is not None:
+        return CycleOutcome(next_start_index=next_start, error=search.error, pre_filter_nodes=names, **base)
+    if not search.feasible:
+        diagnosis = _diagnosis(search.statuses)
+        return _no_fit(runtime, base, state, pod, search.statuses, diagnosis, next_start, processed, None, names)
+    return _scored(runtime, base, state, pod, search.feasible, search.statuses, snapshot, rng, next_start,
+                   processed, search.stopped_at, names, score_single_node)
+
+
+def _no_fit(
+    runtime: ProfileRuntime,
+    base: dict[str, Any],
+    state: CycleState,
+    pod: Pod,
+    statuses: dict[str, Status],
+    diagnosis: Diagnosis,
+    next_start: int,
+    evaluated: int,
+    pre_filter_status: Status | None,
+    names: frozenset[str] | None,
+) -> CycleOutcome:
+    post = runtime.run_post_filter(state, pod, statuses)
+    if post is not None and not post.status.is_success:
+        diagnosis = attrs.evolve(diagnosis, post_filter_message=post.status.message())
+    return CycleOutcome(
+        next_start_index=next_start,
+        node_statuses=statuses,
+        pre_filter_status=pre_filter_status,
+        pre_filter_nodes=names,
+        evaluated_nodes=evaluated,
+        diagnosis=diagnosis,
+        post_filter=post,
+        **base,
+    )
+
+
+def _scored(
+    runtime: ProfileRuntime,
+    base: dict[str, Any],
+    state: CycleState,
+    pod: Pod,
+    feasible: Sequence[NodeInfo],
+    statuses: dict[str, Status],
+    snapshot: Snapshot,
+    rng: random.Random,
+    next_start: int,
+    processed: int,
+    stopped_at: str | None,
+    names: frozenset[str] | None,
+    score_single_node: bool,
+) -> CycleOutcome:
+    common: dict[str, Any] = {
+        "next_start_index": next_start,
+        "feasible": tuple(info.name for info in feasible),
+        "node_statuses": statuses,
+        "pre_filter_nodes": names,
+        "evaluated_nodes": len(feasible) + len(statuses),
+        "search_stopped_at": stopped_at,
+        **base,
+    }
+    if len(feasible) == 1 and not score_single_node:
+        only = feasible[0].name
+        return CycleOutcome(selected=only, best=(only,), **common)
+    table = _score(runtime, state, pod, feasible)
+    if isinstance(table, Status):
+        return CycleOutcome(error=table, **common)
+    scored = tuple(info.name for info in feasible)
+    selected, best = select_host(scored, table.totals, rng)
+    if len(feasible) == 1:
+        selected = scored[0]
+    return CycleOutcome(selected=selected, best=best, scores=table, scored_nodes=scored,
+                        **common)
+
+
+def _score(runtime: ProfileRuntime, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> ScoreTable | Status:
+    if not runtime.score:
+        return ScoreTable((), (), [1] * len(nodes))
+    status = runtime.run_pre_score(state, pod, nodes)
+    if status.code is not _SUCCESS:
+        return status
+    return runtime.run_score(state, pod, nodes)

@@ -1,0 +1,87 @@
+"""The Handle given to a profile's plugins."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import final
+
+from kschedlib._internal.cycle import filter_with_nominated
+from kschedlib._internal.nominator import Nominator
+from kschedlib._internal.runtime import ProfileRuntime
+from kschedlib._internal.store import ObjectStore
+from kschedlib.clock import Clock
+from kschedlib.framework.cycle_state import CycleState
+from kschedlib.framework.node_info import NodeInfo
+from kschedlib.framework.pod_info import PodInfo
+from kschedlib.framework.snapshot import Snapshot
+from kschedlib.framework.status import Status
+from kschedlib.model.objects import OwnerSelector, Pod, PodDisruptionBudget
+
+__all__ = ["FrameworkHandle"]
+
+
+@final
+class FrameworkHandle:
+    """Implements :class:`kschedlib.framework.Handle` over the scheduler's state."""
+
+    __slots__ = ("_clock", "_nominator", "_rng", "_runtime", "_snapshot", "_store")
+
+    def __init__(self, store: ObjectStore, nominator: Nominator, clock: Clock, rng: random.Random) -> None:
+        self._store = store
+        self._nominator = nominator
+        self._clock = clock
+        self._rng = rng
+        self._snapshot = Snapshot(())
+        self._runtime: ProfileRuntime | None = None
+
+    def bind_runtime(self, runtime: ProfileRuntime) -> None:
+        """Attach the runtime built from the plugins this handle was given to."""
+        self._runtime = runtime
+
+    @property
+    def runtime(self) -> ProfileRuntime:
+        if self._runtime is None:
+            raise RuntimeError("the handle is used before its profile was built")
+        return self._runtime
+
+    def set_snapshot(self, snapshot: Snapshot) -> None:
+        self._snapshot = snapshot
+
+    @property
+    def snapshot(self) -> Snapshot:
+        return self._snapshot
+
+    @property
+    def clock(self) -> Clock:
+        return self._clock
+
+    @property
+    def rng(self) -> random.Random:
+        return self._rng
+
+    def nominated_pods_for_node(self, node_name: str) -> Sequence[PodInfo]:
+        return self._nominator.pods_for_node(node_name)
+
+    def get_pod(self, namespace: str, name: str) -> Pod | None:
+        return self._store.pods.get(f"{namespace}/{name}")
+
+    def pod_disruption_budgets(self) -> Sequence[PodDisruptionBudget]:
+        return self._store.pod_disruption_budgets()
+
+    def owner_selectors(self, namespace: str) -> Sequence[OwnerSelector]:
+        return self._store.owner_selectors(namespace)
+
+    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        runtime = self.runtime
+        return filter_with_nominated(runtime, runtime.filter_runner(state), state, pod, node_info, self._nominator)
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status:
+        return self.runtime.run_pre_filter_extension(state, pod, pod_info_to_add, node_info, add=True)
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status:
+        return self.runtime.run_pre_filter_extension(state, pod, pod_info_to_remove, node_info, add=False)

@@ -1,0 +1,54 @@
+"""Nominated pods: pods that preemption promised a node, counted there by later filtering."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import final
+
+from kschedlib.framework.pod_info import PodInfo
+
+__all__ = ["Nominator"]
+
+
+@final
+class Nominator:
+    """node name -> pods nominated to it (in nomination order), and pod uid -> node name."""
+
+    __slots__ = ("_by_node", "_node_of")
+
+    def __init__(self) -> None:
+        self._by_node: dict[str, list[PodInfo]] = {}
+        self._node_of: dict[str, str] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._node_of)
+
+    def add(self, pod_info: PodInfo, node_name: str) -> None:
+        """Nominate the pod to ``node_name`` (replacing an earlier nomination); "" only removes."""
+        self.remove(pod_info.pod.uid)
+        if not node_name:
+            return
+        self._by_node.setdefault(node_name, []).append(pod_info)
+        self._node_of[pod_info.pod.uid] = node_name
+
+    def remove(self, uid: str) -> None:
+        """Drop the pod's nomination, if any."""
+        node = self._node_of.pop(uid, None)
+        if node is None:
+            return
+        pods = [info for info in self._by_node[node] if info.pod.uid != uid]
+        if pods:
+            self._by_node[node] = pods
+        else:
+            del self._by_node[node]
+
+    def node_of(self, uid: str) -> str | None:
+        return self._node_of.get(uid)
+
+    def pods_for_node(self, node_name: str) -> Sequence[PodInfo]:
+        """Pods nominated to ``node_name``, in nomination order."""
+        return tuple(self._by_node.get(node_name, ()))
+
+    def nominations(self) -> dict[str, str]:
+        """pod uid -> node name."""
+        return dict(self._node_of)

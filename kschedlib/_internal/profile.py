@@ -1,0 +1,205 @@
+"""Turning a profile configuration into plugin lists per extension point.
+
+Follows kube-scheduler v1.30: the user's plugin sets are merged into the
+default ones (``*`` disables every default), ``multiPoint`` expands to every
+extension point a plugin implements, explicit entries override multiPoint
+ones, score weights come from ``score`` then ``multiPoint`` (0 means 1), and
+the result is validated with messages that name the plugin and the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, final
+
+import attrs
+
+from kschedlib.errors import ConfigError
+from kschedlib.framework.config import EXTENSION_POINTS, PluginRef, PluginSet, ProfileConfig
+from kschedlib.framework.extension_points import (
+    BindPlugin,
+    FilterPlugin,
+    PermitPlugin,
+    Plugin,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScorePlugin,
+)
+from kschedlib.framework.handle import Handle
+from kschedlib.framework.registry import Registry
+
+__all__ = ["POINT_BASES", "BuiltProfile", "build_profile", "merge_plugin_sets"]
+
+POINT_BASES: Final[Mapping[str, type[Plugin]]] = {
+    "preEnqueue": PreEnqueuePlugin,
+    "queueSort": QueueSortPlugin,
+    "preFilter": PreFilterPlugin,
+    "filter": FilterPlugin,
+    "postFilter": PostFilterPlugin,
+    "preScore": PreScorePlugin,
+    "score": ScorePlugin,
+    "reserve": ReservePlugin,
+    "permit": PermitPlugin,
+    "preBind": PreBindPlugin,
+    "bind": BindPlugin,
+    "postBind": PostBindPlugin,
+}
+_MAX_TOTAL_SCORE: Final = 2**63 - 1
+_MAX_NODE_SCORE: Final = 100
+
+
+@final
+@attrs.frozen(slots=True)
+class BuiltProfile:
+    """A profile's instantiated plugins and their order at each extension point."""
+
+    scheduler_name: str
+    percentage_of_nodes_to_score: int | None
+    plugins: Mapping[str, Plugin]
+    points: Mapping[str, tuple[str, ...]]
+    score_weights: Mapping[str, int]
+    plugin_args: Mapping[str, Any]
+
+
+def _merge_set(default: PluginSet, user: PluginSet) -> PluginSet:
+    disabled = tuple(user.disabled) + tuple(default.disabled)
+    user_by_name = {ref.name: ref for ref in user.enabled}
+    used: set[str] = set()
+    enabled: list[PluginRef] = []
+    if "*" not in disabled:
+        for ref in default.enabled:
+            if ref.name in disabled:
+                continue
+            if ref.name in user_by_name:
+                enabled.append(user_by_name[ref.name])
+                used.add(ref.name)
+            else:
+                enabled.append(ref)
+    enabled.extend(ref for ref in user.enabled if ref.name not in used)
+    return PluginSet(tuple(enabled), disabled)
+
+
+def merge_plugin_sets(
+    defaults: Mapping[str, PluginSet], user: Mapping[str, PluginSet] | None
+) -> dict[str, PluginSet]:
+    """Step A of §13.3: the user's sets merged into the defaults, per extension point and multiPoint."""
+    keys = ("multiPoint", *EXTENSION_POINTS)
+    empty = PluginSet()
+    if user is None:
+        return {key: defaults.get(key, empty) for key in keys}
+    return {key: _merge_set(defaults.get(key, empty), user.get(key, empty)) for key in keys}
+
+
+def _interface(point: str) -> str:
+    return POINT_BASES[point].__name__
+
+
+def _expand_point(
+    point: str, explicit: PluginSet, multi: Sequence[PluginRef], plugins: Mapping[str, Plugin], where: str
+) -> tuple[str, ...]:
+    """Step B of §13.3 for one extension point."""
+    base = POINT_BASES[point]
+    explicit_names = [ref.name for ref in explicit.enabled]
+    for index, name in enumerate(explicit_names):
+        if not isinstance(plugins[name], base):
+            raise ConfigError(f'plugin "{name}" does not extend {_interface(point)} plugin',
+                              field=f"{where}.plugins.{point}.enabled[{index}].name", value=name)
+    overrides: list[str] = []
+    from_multi: list[str] = []
+    if "*" not in explicit.disabled:
+        seen: set[str] = set()
+        for ref in multi:
+            if not isinstance(plugins[ref.name], base) or ref.name in explicit.disabled:
+                continue
+            if ref.name in seen:
+                raise ConfigError(f'plugin "{ref.name}" already registered as "{_interface(point)}"',
+                                  field=f"{where}.plugins.multiPoint.enabled", value=ref.name)
+            seen.add(ref.name)
+            if ref.name not in explicit_names:
+                from_multi.append(ref.name)
+        overrides = [name for name in explicit_names if name in seen]
+    others = [name for name in explicit_names if name not in overrides]
+    final_order = overrides + from_multi + others
+    duplicates = {name for name in final_order if final_order.count(name) > 1}
+    if duplicates:
+        name = sorted(duplicates)[0]
+        raise ConfigError(f'plugin "{name}" already registered as "{_interface(point)}"',
+                          field=f"{where}.plugins.{point}.enabled", value=name)
+    return tuple(final_order)
+
+
+def _weights(score_names: Sequence[str], merged: Mapping[str, PluginSet]) -> dict[str, int]:
+    weights: dict[str, int] = {}
+    for ref in (*merged["score"].enabled, *merged["multiPoint"].enabled):
+        if ref.name in score_names and ref.name not in weights:
+            weights[ref.name] = ref.weight or 1
+    return {name: weights.get(name, 1) for name in score_names}
+
+
+def _instantiate(
+    merged: Mapping[str, PluginSet], profile: ProfileConfig, registry: Registry, handle: Handle, where: str
+) -> tuple[dict[str, Plugin], dict[str, Any]]:
+    plugins: dict[str, Plugin] = {}
+    args: dict[str, Any] = {}
+    for key, plugin_set in merged.items():
+        for index, ref in enumerate(plugin_set.enabled):
+            if ref.name in plugins:
+                continue
+            if ref.name not in registry:
+                kind = "plugin" if key == "multiPoint" else _interface(key)
+                raise ConfigError(f'{kind} "{ref.name}" does not exist',
+                                  field=f"{where}.plugins.{key}.enabled[{index}].name", value=ref.name)
+            entry = registry.get(ref.name)
+            try:
+                args[ref.name] = entry.args_from(profile.plugin_config.get(ref.name))
+            except ConfigError as exc:
+                raise ConfigError(exc.message, field=f"{where}.pluginConfig[{ref.name}].args.{exc.field}".rstrip("."),
+                                  value=exc.value) from exc
+            plugins[ref.name] = entry.factory(args[ref.name], handle)
+    for name in profile.plugin_config:
+        if name not in registry:
+            raise ConfigError(f'plugin "{name}" does not exist', field=f"{where}.pluginConfig", value=name)
+    return plugins, args
+
+
+def build_profile(
+    profile: ProfileConfig,
+    registry: Registry,
+    handle: Handle,
+    defaults: Mapping[str, PluginSet],
+    *,
+    where: str = "profiles[0]",
+) -> BuiltProfile:
+    """Instantiate the profile's plugins (each once) and order them per extension point."""
+    merged = merge_plugin_sets(defaults, profile.plugins)
+    plugins, args = _instantiate(merged, profile, registry, handle, where)
+    points = {
+        point: _expand_point(point, merged[point], merged["multiPoint"].enabled, plugins, where)
+        for point in EXTENSION_POINTS
+    }
+    name = profile.scheduler_name
+    if len(points["queueSort"]) != 1:
+        raise ConfigError(
+            f'only one queue sort plugin required for profile with scheduler name "{name}", '
+            f"but got {len(points['queueSort'])}", field=f"{where}.plugins.queueSort")
+    if not points["bind"]:
+        raise ConfigError(f'at least one bind plugin is needed for profile with scheduler name "{name}"',
+                          field=f"{where}.plugins.bind")
+    weights = _weights(points["score"], merged)
+    if sum(weights.values()) * _MAX_NODE_SCORE > _MAX_TOTAL_SCORE:
+        raise ConfigError("total score of Score plugins could overflow", field=f"{where}.plugins.score")
+    used = {n for names in points.values() for n in names}
+    return BuiltProfile(
+        name,
+        profile.percentage_of_nodes_to_score,
+        {n: p for n, p in plugins.items() if n in used},
+        points,
+        weights,
+        args,
+    )

@@ -1,0 +1,86 @@
+"""The ``kschedlib`` command line: ``explain`` and ``simulate`` over cluster files."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from importlib import resources
+from typing import Any, TextIO
+
+from kschedlib.errors import KschedError
+from kschedlib.simulation.explain import explain
+from kschedlib.simulation.report import explanation_text, simulation_text
+from kschedlib.simulation.simulate import simulate
+
+__all__ = ["main"]
+
+EXAMPLE_CLUSTER = "example-cluster.json"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kschedlib", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    ex = sub.add_parser("explain", help="where would a pod go, and why not elsewhere")
+    ex.add_argument("cluster", help="cluster file (Kubernetes v1 objects, JSON or YAML)")
+    ex.add_argument("--pod", required=True, help="namespace/name of a pod in the cluster, or a pod file")
+    ex.add_argument("--config", help="KubeSchedulerConfiguration file")
+    ex.add_argument("--start-index", type=int, default=0, help="node search start (rotating index)")
+    ex.add_argument("--seed", type=int, default=0)
+    ex.add_argument("--format", choices=("json", "text"), default="json")
+    sim = sub.add_parser("simulate", help="schedule the cluster's pending pods")
+    sim.add_argument("cluster", nargs="?", help="cluster file (default: a bundled example)")
+    sim.add_argument("--config", help="KubeSchedulerConfiguration file")
+    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument("--once", action="store_true", help="give every pending pod exactly one attempt")
+    sim.add_argument("--format", choices=("json", "text"), default="text")
+    return parser
+
+
+def _dump(data: Any, out: TextIO) -> None:
+    json.dump(data, out, indent=2, sort_keys=False)
+    out.write("\n")
+
+
+def _progress(stream: TextIO) -> Any:
+    def report(done: int, total: int) -> None:
+        if done % 500 == 0 or done == total:
+            stream.write(f"\rscheduled {done}/{total} attempts")
+            stream.flush()
+    return report
+
+
+def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
+    progress = _progress(err) if err.isatty() else None
+    if args.cluster is None:
+        with resources.as_file(resources.files("kschedlib.simulation.data") / EXAMPLE_CLUSTER) as path:
+            report = simulate(path, args.config, seed=args.seed, once=args.once, progress=progress)
+    else:
+        report = simulate(args.cluster, args.config, seed=args.seed, once=args.once, progress=progress)
+    if progress is not None:
+        err.write("\n")
+    if args.format == "json":
+        _dump(report.to_dict(), out)
+    else:
+        out.write(simulation_text(report) + "\n")
+
+
+def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Run the command line; returns the exit status (2 for bad input)."""
+    out = out if out is not None else sys.stdout
+    err = err if err is not None else sys.stderr
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "explain":
+            result = explain(args.cluster, args.pod, args.config, start_index=args.start_index, seed=args.seed)
+            if args.format == "json":
+                _dump(result.to_dict(), out)
+            else:
+                out.write(explanation_text(result) + "\n")
+        else:
+            _simulate(args, out, err)
+    except KschedError as exc:
+        err.write(f"kschedlib: error: {exc}\n")
+        return 2
+    return 0

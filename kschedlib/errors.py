@@ -1,0 +1,93 @@
+"""The exceptions kschedlib raises.
+
+Every exception derives from :class:`KschedError` and also from the builtin it
+semantically is, so callers can catch what they expect::
+
+    KschedError
+    ├── ManifestError (ValueError)        a Kubernetes object could not be read
+    │   └── QuantityError                 a resource quantity is malformed
+    ├── SelectorError (ValueError)        a label or node selector is malformed
+    ├── ConfigError (ValueError)          a scheduler configuration or plugin args are invalid
+    ├── RegistryError (KeyError)          a plugin name is unknown or registered twice
+    └── CacheError (RuntimeError)         an operation contradicts the cache's state
+
+"Does not fit" is never an exception: it is a :class:`~kschedlib.framework.Status`.
+"""
+
+from __future__ import annotations
+
+from typing import final
+
+__all__ = [
+    "CacheError",
+    "ConfigError",
+    "KschedError",
+    "ManifestError",
+    "QuantityError",
+    "RegistryError",
+    "SelectorError",
+]
+
+
+class KschedError(Exception):
+    """Root of every exception raised by kschedlib."""
+
+
+class ManifestError(KschedError, ValueError):
+    """A Kubernetes object (a dict from JSON or YAML) could not be read.
+
+    ``obj`` names the object (``Pod default/web-1``), ``field`` the path of the
+    offending field (``spec.containers[0].resources.requests.cpu``) and
+    ``value`` the bad value.
+    """
+
+    def __init__(self, message: str, *, obj: str = "", field: str = "", value: object = None) -> None:
+        self.obj = obj
+        self.field = field
+        self.value = value
+        self.message = message
+        where = ", ".join(part for part in (obj, f"field {field}" if field else "") if part)
+        text = f"{where}: {message}" if where else message
+        if value is not None:
+            text += f" (got {value!r})"
+        super().__init__(text)
+
+
+@final
+class QuantityError(ManifestError):
+    """A resource quantity such as ``"100m"`` or ``"1Gi"`` is malformed."""
+
+
+@final
+class SelectorError(KschedError, ValueError):
+    """A label selector or node selector requirement is malformed."""
+
+
+@final
+class ConfigError(KschedError, ValueError):
+    """A KubeSchedulerConfiguration, profile or plugin argument is invalid.
+
+    ``field`` is the path of the offending field (``profiles[0].plugins.score.enabled[1].weight``).
+    """
+
+    def __init__(self, message: str, *, field: str = "", value: object = None) -> None:
+        self.field = field
+        self.value = value
+        self.message = message
+        text = f"{field}: {message}" if field else message
+        if value is not None:
+            text += f" (got {value!r})"
+        super().__init__(text)
+
+
+@final
+class RegistryError(KschedError, KeyError):
+    """A plugin name is unknown to the registry, or registered twice."""
+
+    def __str__(self) -> str:  # KeyError quotes its argument; keep the message readable
+        return str(self.args[0]) if self.args else ""
+
+
+@final
+class CacheError(KschedError, RuntimeError):
+    """An operation contradicts the scheduler cache's state (e.g. forgetting a pod never assumed)."""

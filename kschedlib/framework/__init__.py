@@ -1,0 +1,79 @@
+"""The plugin author's contract: extension points, Status, CycleState, NodeInfo, Snapshot, Registry."""
+
+from kschedlib.framework.config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig, parse_config
+from kschedlib.framework.cycle_state import CycleState, StateData, StateKey
+from kschedlib.framework.diagnosis import Diagnosis, fit_error_message
+from kschedlib.framework.extension_points import (
+    BindPlugin,
+    FilterPlugin,
+    PermitPlugin,
+    Plugin,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScoreExtensions,
+    ScorePlugin,
+)
+from kschedlib.framework.handle import Handle
+from kschedlib.framework.node_info import ImageState, NodeInfo
+from kschedlib.framework.pod_info import AffinityTerm, PodInfo, WeightedAffinityTerm
+from kschedlib.framework.queued_pod import QueuedPodInfo
+from kschedlib.framework.registry import PluginEntry, Registry
+from kschedlib.framework.results import NodeScore, PostFilterResult, PreFilterResult, Wait
+from kschedlib.framework.snapshot import Snapshot
+from kschedlib.framework.status import Code, Status
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+
+__all__ = [
+    "MAX_NODE_SCORE",
+    "MIN_NODE_SCORE",
+    "AffinityTerm",
+    "BindPlugin",
+    "Code",
+    "CycleState",
+    "Diagnosis",
+    "FilterPlugin",
+    "Handle",
+    "ImageState",
+    "NodeInfo",
+    "NodeScore",
+    "PermitPlugin",
+    "Plugin",
+    "PluginEntry",
+    "PluginRef",
+    "PluginSet",
+    "PodInfo",
+    "PostBindPlugin",
+    "PostFilterPlugin",
+    "PostFilterResult",
+    "PreBindPlugin",
+    "PreEnqueuePlugin",
+    "PreFilterExtensions",
+    "PreFilterPlugin",
+    "PreFilterResult",
+    "PreScorePlugin",
+    "ProfileConfig",
+    "QueueSortPlugin",
+    "QueuedPodInfo",
+    "Registry",
+    "ReservePlugin",
+    "SchedulerConfig",
+    "ScoreExtensions",
+    "ScorePlugin",
+    "Snapshot",
+    "StateData",
+    "StateKey",
+    "Status",
+    "Wait",
+    "WeightedAffinityTerm",
+    "fit_error_message",
+    "parse_config",
+]

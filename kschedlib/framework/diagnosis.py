@@ -1,0 +1,48 @@
+"""Why a pod fits nowhere: per-node statuses and the FitError sentence users read."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import final
+
+import attrs
+
+from kschedlib.framework.status import Status
+
+__all__ = ["NO_NODES_AVAILABLE", "Diagnosis", "fit_error_message"]
+
+NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+
+
+def _empty_statuses() -> Mapping[str, Status]:
+    return {}
+
+
+@final
+@attrs.frozen(slots=True)
+class Diagnosis:
+    """Rejected nodes with their statuses, the plugins that rejected, and PreFilter/PostFilter messages."""
+
+    node_statuses: Mapping[str, Status] = attrs.field(factory=_empty_statuses)
+    unschedulable_plugins: frozenset[str] = frozenset()
+    pending_plugins: frozenset[str] = frozenset()
+    pre_filter_message: str = ""
+    post_filter_message: str = ""
+
+
+def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis) -> str:
+    """kube-scheduler's ``0/N nodes are available: ...`` text (reference §6)."""
+    message = f"0/{num_all_nodes} nodes are available:"
+    if diagnosis.pre_filter_message:
+        message += f" {diagnosis.pre_filter_message}."
+    else:
+        histogram: Counter[str] = Counter()
+        for status in diagnosis.node_statuses.values():
+            histogram.update(status.all_reasons())
+        items = sorted(f"{count} {reason}" for reason, count in histogram.items())
+        if items:
+            message += " " + ", ".join(items) + "."
+    if diagnosis.post_filter_message:
+        message += " " + diagnosis.post_filter_message
+    return message

@@ -1,0 +1,74 @@
+"""Handle: what the framework offers plugins besides their arguments.
+
+Plugins receive a Handle at construction.  It gives the current cycle's
+snapshot, the nominated pods, the plugin runners preemption needs, the
+cluster objects some plugins read (PodDisruptionBudgets, owners' selectors)
+and the injected clock and random generator.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Protocol
+
+from kschedlib.clock import Clock
+from kschedlib.framework.cycle_state import CycleState
+from kschedlib.framework.node_info import NodeInfo
+from kschedlib.framework.pod_info import PodInfo
+from kschedlib.framework.snapshot import Snapshot
+from kschedlib.framework.status import Status
+from kschedlib.model.objects import OwnerSelector, Pod, PodDisruptionBudget
+
+__all__ = ["Handle"]
+
+
+class Handle(Protocol):
+    """The framework as a plugin sees it."""
+
+    @property
+    def snapshot(self) -> Snapshot:
+        """The snapshot of the current scheduling cycle (valid only during the cycle)."""
+        ...
+
+    @property
+    def clock(self) -> Clock:
+        """The injected clock; all timeouts read it."""
+        ...
+
+    @property
+    def rng(self) -> random.Random:
+        """The injected, seeded random generator; all random choices use it."""
+        ...
+
+    def nominated_pods_for_node(self, node_name: str) -> Sequence[PodInfo]:
+        """Pods nominated to ``node_name`` by earlier preemptions, in nomination order."""
+        ...
+
+    def get_pod(self, namespace: str, name: str) -> Pod | None:
+        """The latest known version of a pod, or ``None`` if it is gone."""
+        ...
+
+    def pod_disruption_budgets(self) -> Sequence[PodDisruptionBudget]:
+        """Every PodDisruptionBudget of the cluster."""
+        ...
+
+    def owner_selectors(self, namespace: str) -> Sequence[OwnerSelector]:
+        """Services, ReplicaSets, StatefulSets and ReplicationControllers of ``namespace``."""
+        ...
+
+    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        """Run the profile's Filter plugins on ``node_info`` with higher-priority nominated pods counted."""
+        ...
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status:
+        """Tell every non-skipped PreFilterExtensions plugin that ``pod_info_to_add`` joined the node."""
+        ...
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status:
+        """Tell every non-skipped PreFilterExtensions plugin that ``pod_info_to_remove`` left the node."""
+        ...

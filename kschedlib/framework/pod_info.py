@@ -1,0 +1,133 @@
+"""PodInfo: a pod with everything scheduling derives from it, computed once.
+
+Requests, non-zero requests, host ports and parsed inter-pod affinity terms
+are read in every cycle for every node; computing them when the pod enters
+the cluster keeps the per-node hot path to a few attribute reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import final
+
+import attrs
+
+from kschedlib.model.labels import LabelSelector
+from kschedlib.model.objects import Pod, PodAffinity, PodAffinityTerm
+from kschedlib.model.resources import Resources, pod_non_zero_requests, pod_requests
+
+__all__ = ["AffinityTerm", "HostPort", "PodInfo", "WeightedAffinityTerm"]
+
+HostPort = tuple[str, str, int]
+"""(host IP, protocol, host port) with Kubernetes' defaults applied (``0.0.0.0``, ``TCP``)."""
+
+
+@final
+@attrs.frozen(slots=True)
+class AffinityTerm:
+    """A parsed pod (anti-)affinity term.
+
+    ``namespaces`` is the pod's own namespace when the term names none and has
+    no namespace selector.  ``selector``/``namespace_selector`` of ``None``
+    match nothing; an empty selector matches everything.
+    """
+
+    topology_key: str
+    selector: LabelSelector | None
+    namespaces: frozenset[str]
+    namespace_selector: LabelSelector | None
+
+    @classmethod
+    def parse(cls, term: PodAffinityTerm, pod_namespace: str) -> AffinityTerm:
+        namespaces = frozenset(term.namespaces)
+        if not namespaces and term.namespace_selector is None:
+            namespaces = frozenset((pod_namespace,))
+        return cls(term.topology_key, term.label_selector, namespaces, term.namespace_selector)
+
+    def matches(self, pod: Pod, namespace_labels: Mapping[str, str]) -> bool:
+        """Whether ``pod`` (whose namespace has ``namespace_labels``) is selected by this term."""
+        if pod.namespace not in self.namespaces and not (
+            self.namespace_selector is not None and self.namespace_selector.matches(namespace_labels)
+        ):
+            return False
+        return self.selector is not None and self.selector.matches(pod.labels)
+
+
+@final
+@attrs.frozen(slots=True)
+class WeightedAffinityTerm:
+    """A preferred term with its weight."""
+
+    weight: int
+    term: AffinityTerm
+
+
+def _required(affinity: PodAffinity | None, namespace: str) -> tuple[AffinityTerm, ...]:
+    if affinity is None:
+        return ()
+    return tuple(AffinityTerm.parse(t, namespace) for t in affinity.required)
+
+
+def _preferred(affinity: PodAffinity | None, namespace: str) -> tuple[WeightedAffinityTerm, ...]:
+    if affinity is None:
+        return ()
+    return tuple(WeightedAffinityTerm(w.weight, AffinityTerm.parse(w.term, namespace)) for w in affinity.preferred)
+
+
+def _host_ports(pod: Pod) -> tuple[HostPort, ...]:
+    ports: list[HostPort] = []
+    for container in pod.containers:
+        for port in container.ports:
+            if port.host_port > 0:
+                ports.append((port.host_ip or "0.0.0.0", port.protocol or "TCP", port.host_port))
+    return tuple(ports)
+
+
+@final
+@attrs.frozen(slots=True)
+class PodInfo:
+    """A pod plus its precomputed requests, host ports and affinity terms."""
+
+    pod: Pod
+    requests: Resources
+    non_zero_cpu: int
+    non_zero_memory: int
+    host_ports: tuple[HostPort, ...]
+    required_affinity_terms: tuple[AffinityTerm, ...]
+    required_anti_affinity_terms: tuple[AffinityTerm, ...]
+    preferred_affinity_terms: tuple[WeightedAffinityTerm, ...]
+    preferred_anti_affinity_terms: tuple[WeightedAffinityTerm, ...]
+
+    @classmethod
+    def of(cls, pod: Pod) -> PodInfo:
+        """Derive everything scheduling needs from ``pod``."""
+        affinity = pod.affinity
+        pod_affinity = affinity.pod_affinity if affinity else None
+        anti = affinity.pod_anti_affinity if affinity else None
+        ns = pod.namespace
+        cpu, memory = pod_non_zero_requests(pod)
+        return cls(
+            pod,
+            pod_requests(pod),
+            cpu,
+            memory,
+            _host_ports(pod),
+            _required(pod_affinity, ns),
+            _required(anti, ns),
+            _preferred(pod_affinity, ns),
+            _preferred(anti, ns),
+        )
+
+    def with_pod(self, pod: Pod) -> PodInfo:
+        """The same derived data for a copy of the pod whose scheduling fields are unchanged."""
+        return attrs.evolve(self, pod=pod)
+
+    @property
+    def has_affinity(self) -> bool:
+        """Whether the pod declares any pod affinity or anti-affinity (required or preferred)."""
+        affinity = self.pod.affinity
+        return affinity is not None and (affinity.pod_affinity is not None or affinity.pod_anti_affinity is not None)
+
+    @property
+    def has_required_anti_affinity(self) -> bool:
+        return bool(self.required_anti_affinity_terms)

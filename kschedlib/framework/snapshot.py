@@ -1,0 +1,92 @@
+"""Snapshot: the immutable view of the cluster that one scheduling cycle reads.
+
+Nodes are listed in kube-scheduler's order (zones interleaved round-robin,
+nodes of a zone in arrival order); filtering walks that order from a rotating
+start index.  Plugins must not mutate anything they reach through it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import final
+
+from kschedlib.framework.node_info import NodeInfo
+from kschedlib.model.objects import Namespace
+
+__all__ = ["Snapshot"]
+
+
+@final
+class Snapshot:
+    """Ordered, immutable NodeInfos plus the namespace labels affinity terms read."""
+
+    __slots__ = ("_affinity", "_anti_affinity", "_list", "_namespaces", "_positions", "generation")
+
+    def __init__(
+        self,
+        node_infos: Sequence[NodeInfo],
+        *,
+        namespaces: Mapping[str, Namespace] | None = None,
+        generation: int = 0,
+        positions: Mapping[str, int] | None = None,
+    ) -> None:
+        """``positions`` (name -> index in ``node_infos``) may be passed when already known."""
+        self._list: tuple[NodeInfo, ...] = tuple(node_infos)
+        self._positions: Mapping[str, int] = (
+            positions if positions is not None else {info.name: i for i, info in enumerate(self._list)}
+        )
+        self._namespaces: Mapping[str, Namespace] = namespaces if namespaces is not None else {}
+        self._affinity: tuple[NodeInfo, ...] | None = None
+        self._anti_affinity: tuple[NodeInfo, ...] | None = None
+        self.generation = generation
+
+    @property
+    def node_infos(self) -> tuple[NodeInfo, ...]:
+        """Every node, in scheduling order."""
+        return self._list
+
+    def __len__(self) -> int:
+        return len(self._list)
+
+    def __iter__(self) -> Iterator[NodeInfo]:
+        return iter(self._list)
+
+    @property
+    def num_nodes(self) -> int:
+        return len(self._list)
+
+    def get(self, name: str) -> NodeInfo:
+        """The NodeInfo of ``name``; ``KeyError`` with kube-scheduler's text when absent."""
+        try:
+            return self._list[self._positions[name]]
+        except KeyError:
+            raise KeyError(f'nodeinfo not found for node name "{name}"') from None
+
+    def find(self, name: str) -> NodeInfo | None:
+        """The NodeInfo of ``name``, or ``None``."""
+        position = self._positions.get(name)
+        return self._list[position] if position is not None else None
+
+    @property
+    def have_pods_with_affinity(self) -> tuple[NodeInfo, ...]:
+        """Nodes hosting at least one pod with pod (anti-)affinity."""
+        if self._affinity is None:
+            self._affinity = tuple(info for info in self._list if info.pods_with_affinity)
+        return self._affinity
+
+    @property
+    def have_pods_with_required_anti_affinity(self) -> tuple[NodeInfo, ...]:
+        """Nodes hosting at least one pod with required pod anti-affinity."""
+        if self._anti_affinity is None:
+            self._anti_affinity = tuple(info for info in self._list if info.pods_with_required_anti_affinity)
+        return self._anti_affinity
+
+    @property
+    def namespaces(self) -> Mapping[str, Namespace]:
+        """Known namespaces by name."""
+        return self._namespaces
+
+    def namespace_labels(self, namespace: str) -> Mapping[str, str]:
+        """Labels of ``namespace`` (empty when unknown)."""
+        ns = self._namespaces.get(namespace)
+        return ns.labels if ns is not None else {}

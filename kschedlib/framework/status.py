@@ -1,0 +1,144 @@
+"""Status and Code: how a plugin says "fits", "does not fit" or "something broke".
+
+"Does not fit" is a value, never an exception: a Filter returns
+``Status.unschedulable("Insufficient cpu")`` and the framework turns the
+per-node statuses into the ``0/N nodes are available: ...`` sentence.  An
+exception raised by a plugin becomes an ``ERROR`` status for that pod.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import ClassVar, final
+
+import attrs
+
+__all__ = ["Code", "Status"]
+
+
+@final
+class Code(enum.IntEnum):
+    """Status codes, with the queue's reaction to each."""
+
+    SUCCESS = 0
+    """The plugin ran fine; for a Filter, the node fits."""
+    ERROR = 1
+    """An internal failure: the cycle is aborted and the pod retried with backoff, no preemption."""
+    UNSCHEDULABLE = 2
+    """The pod does not fit now; preemption may help."""
+    UNSCHEDULABLE_AND_UNRESOLVABLE = 3
+    """The pod does not fit and evicting pods will not help; the node is no preemption candidate."""
+    WAIT = 4
+    """Permit only: hold the pod before binding."""
+    SKIP = 5
+    """PreFilter/PreScore: skip this plugin's Filter/Score. Bind: not mine, try the next binder."""
+    PENDING = 6
+    """The plugin waits for an external actor; counts as a rejection."""
+
+    @property
+    def label(self) -> str:
+        """Kubernetes' name for the code (``UnschedulableAndUnresolvable``), used in reports."""
+        return _LABELS[self]
+
+
+_LABELS = {
+    Code.SUCCESS: "Success",
+    Code.ERROR: "Error",
+    Code.UNSCHEDULABLE: "Unschedulable",
+    Code.UNSCHEDULABLE_AND_UNRESOLVABLE: "UnschedulableAndUnresolvable",
+    Code.WAIT: "Wait",
+    Code.SKIP: "Skip",
+    Code.PENDING: "Pending",
+}
+_REJECTED = frozenset({Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING})
+
+
+@final
+@attrs.frozen(slots=True)
+class Status:
+    """The outcome of a plugin call: a code, reasons, the plugin and, for errors, the exception."""
+
+    code: Code = Code.SUCCESS
+    reasons: tuple[str, ...] = ()
+    plugin: str = ""
+    error: BaseException | None = attrs.field(default=None, eq=False)
+
+    SUCCESS: ClassVar[Status]
+    SKIP: ClassVar[Status]
+
+    @classmethod
+    def success(cls) -> Status:
+        """The shared success status."""
+        return SUCCESS
+
+    @classmethod
+    def skip(cls) -> Status:
+        """The shared skip status."""
+        return SKIP
+
+    @classmethod
+    def unschedulable(cls, *reasons: str, plugin: str = "") -> Status:
+        """The pod does not fit (preemption may help)."""
+        return cls(Code.UNSCHEDULABLE, reasons, plugin)
+
+    @classmethod
+    def unresolvable(cls, *reasons: str, plugin: str = "") -> Status:
+        """The pod does not fit and preemption cannot help (``UnschedulableAndUnresolvable``)."""
+        return cls(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reasons, plugin)
+
+    @classmethod
+    def from_error(cls, error: BaseException | str, *, plugin: str = "") -> Status:
+        """An ``ERROR`` status for an exception or an error message."""
+        if isinstance(error, str):
+            return cls(Code.ERROR, (error,), plugin)
+        return cls(Code.ERROR, (), plugin, error)
+
+    @property
+    def is_success(self) -> bool:
+        return self.code is Code.SUCCESS
+
+    @property
+    def is_skip(self) -> bool:
+        return self.code is Code.SKIP
+
+    @property
+    def is_wait(self) -> bool:
+        return self.code is Code.WAIT
+
+    @property
+    def is_rejected(self) -> bool:
+        """Unschedulable, UnschedulableAndUnresolvable or Pending."""
+        return self.code in _REJECTED
+
+    def all_reasons(self) -> tuple[str, ...]:
+        """The reasons, with the error's text first when there is an error."""
+        if self.error is not None:
+            return (str(self.error), *self.reasons)
+        return self.reasons
+
+    def message(self) -> str:
+        """The reasons joined by ``", "``."""
+        return ", ".join(self.all_reasons())
+
+    def with_plugin(self, plugin: str) -> Status:
+        """This status attributed to ``plugin``."""
+        if self.plugin == plugin:
+            return self
+        return attrs.evolve(self, plugin=plugin)
+
+    def with_reason(self, reason: str) -> Status:
+        """This status with one more reason appended."""
+        return attrs.evolve(self, reasons=(*self.reasons, reason))
+
+    def __str__(self) -> str:
+        text = self.code.label
+        if self.plugin:
+            text += f" from {self.plugin}"
+        message = self.message()
+        return f"{text}: {message}" if message else text
+
+
+SUCCESS = Status()
+SKIP = Status(Code.SKIP)
+Status.SUCCESS = SUCCESS
+Status.SKIP = SKIP

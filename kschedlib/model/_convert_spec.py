@@ -1,0 +1,319 @@
+"""Reading the parts of a pod spec (and node taints) from Kubernetes v1 dicts.
+
+Each function reads one kind of sub-object at a JSON path and applies the
+API server's defaults for it, so objects come out as kube-scheduler would see
+them after admission to a cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from kschedlib.model._convert_base import (
+    Json,
+    Reader,
+    join,
+    label_selector,
+    node_selector,
+    node_selector_term,
+)
+from kschedlib.model.objects import (
+    TAINT_EFFECTS,
+    Affinity,
+    Container,
+    ContainerPort,
+    NodeAffinity,
+    OwnerReference,
+    PodAffinity,
+    PodAffinityTerm,
+    PodCondition,
+    PreferredSchedulingTerm,
+    Taint,
+    Toleration,
+    TopologySpreadConstraint,
+    Volume,
+    WeightedPodAffinityTerm,
+)
+
+__all__ = [
+    "affinity",
+    "containers",
+    "owner_references",
+    "pod_conditions",
+    "taints",
+    "tolerations",
+    "topology_spread_constraints",
+    "volumes",
+]
+
+_REQUIRED: Final = "requiredDuringSchedulingIgnoredDuringExecution"
+_PREFERRED: Final = "preferredDuringSchedulingIgnoredDuringExecution"
+_WHEN_UNSATISFIABLE: Final = frozenset({"DoNotSchedule", "ScheduleAnyway"})
+_INCLUSION_POLICIES: Final = frozenset({"Honor", "Ignore"})
+_TOLERATION_OPERATORS: Final = frozenset({"Equal", "Exists"})
+
+
+def _host_network_port(r: Reader, raw: object, path: str) -> ContainerPort:
+    return _port(r, raw, path, host_network=True)
+
+
+def _port(r: Reader, raw: object, path: str, host_network: bool = False) -> ContainerPort:
+    """A container port; ``protocol`` defaults to TCP, and ``hostPort`` to the container port
+    under ``hostNetwork`` (the pod then really occupies that port on the node)."""
+    d = r.as_map(raw, path)
+    container_port = r.optint(d, "containerPort", path)
+    if container_port is None:
+        r.fail(join(path, "containerPort"), "is required")
+    host_port = r.getint(d, "hostPort", path)
+    if host_network and not host_port:
+        host_port = container_port
+    return ContainerPort(
+        container_port=container_port,
+        host_port=host_port,
+        protocol=r.getstr(d, "protocol", path) or "TCP",
+        host_ip=r.getstr(d, "hostIP", path),
+        name=r.getstr(d, "name", path),
+    )
+
+
+def _container(r: Reader, raw: object, path: str, host_network: bool = False) -> Container:
+    """A container; a resource with a limit but no request gets request = limit (per resource)."""
+    d = r.as_map(raw, path)
+    res = r.getmap(d, "resources", path)
+    requests = limits = None
+    if res is not None:
+        res_path = join(path, "resources")
+        requests = r.resources(res, "requests", res_path)
+        limits = r.resources(res, "limits", res_path)
+    if limits:
+        requests = {**limits, **requests} if requests else dict(limits)
+    ports = r.each(d, "ports", path, _host_network_port if host_network else _port)
+    return Container(
+        name=r.getstr(d, "name", path),
+        image=r.getstr(d, "image", path),
+        requests=requests or {},
+        limits=limits or {},
+        ports=ports,
+        restart_policy=r.optstr(d, "restartPolicy", path),
+    )
+
+
+def _host_network_container(r: Reader, raw: object, path: str) -> Container:
+    return _container(r, raw, path, host_network=True)
+
+
+def containers(r: Reader, spec: Json, key: str, host_network: bool) -> tuple[Container, ...]:
+    """``spec.containers`` or ``spec.initContainers``."""
+    return r.each(spec, key, "spec", _host_network_container if host_network else _container)
+
+
+def _weight(r: Reader, d: Json, path: str) -> int:
+    weight = r.optint(d, "weight", path)
+    if weight is None or not 1 <= weight <= 100:
+        r.fail(join(path, "weight"), "must be in the range 1-100", weight)
+    return weight
+
+
+def _preferred_node_term(r: Reader, raw: object, path: str) -> PreferredSchedulingTerm:
+    d = r.as_map(raw, path)
+    term = node_selector_term(r, d.get("preference") or {}, join(path, "preference"))
+    return PreferredSchedulingTerm(_weight(r, d, path), term)
+
+
+def _node_affinity(r: Reader, d: Json, path: str) -> NodeAffinity:
+    required = d.get(_REQUIRED)
+    return NodeAffinity(
+        required=None if required is None else node_selector(r, required, join(path, _REQUIRED)),
+        preferred=r.each(d, _PREFERRED, path, _preferred_node_term),
+    )
+
+
+def _pod_affinity_term(r: Reader, raw: object, path: str) -> PodAffinityTerm:
+    d = r.as_map(raw, path)
+    return PodAffinityTerm(
+        topology_key=r.reqstr(d, "topologyKey", path),
+        label_selector=label_selector(r, d.get("labelSelector"), join(path, "labelSelector")),
+        namespaces=r.strlist(d, "namespaces", path),
+        namespace_selector=label_selector(r, d.get("namespaceSelector"), join(path, "namespaceSelector")),
+        match_label_keys=r.strlist(d, "matchLabelKeys", path),
+        mismatch_label_keys=r.strlist(d, "mismatchLabelKeys", path),
+    )
+
+
+def _weighted_pod_affinity_term(r: Reader, raw: object, path: str) -> WeightedPodAffinityTerm:
+    d = r.as_map(raw, path)
+    term = _pod_affinity_term(r, d.get("podAffinityTerm") or {}, join(path, "podAffinityTerm"))
+    return WeightedPodAffinityTerm(_weight(r, d, path), term)
+
+
+def _pod_affinity(r: Reader, d: Json, path: str) -> PodAffinity:
+    """``podAffinity`` or ``podAntiAffinity``: required terms and weighted preferred terms."""
+    return PodAffinity(
+        r.each(d, _REQUIRED, path, _pod_affinity_term),
+        r.each(d, _PREFERRED, path, _weighted_pod_affinity_term),
+    )
+
+
+def affinity(r: Reader, spec: Json) -> Affinity | None:
+    """``spec.affinity``; each part is ``None`` when absent, so absent and empty stay distinct."""
+    d = r.getmap(spec, "affinity", "spec")
+    if d is None:
+        return None
+    path = "spec.affinity"
+    node = r.getmap(d, "nodeAffinity", path)
+    pod = r.getmap(d, "podAffinity", path)
+    anti = r.getmap(d, "podAntiAffinity", path)
+    return Affinity(
+        node_affinity=None if node is None else _node_affinity(r, node, join(path, "nodeAffinity")),
+        pod_affinity=None if pod is None else _pod_affinity(r, pod, join(path, "podAffinity")),
+        pod_anti_affinity=None if anti is None else _pod_affinity(r, anti, join(path, "podAntiAffinity")),
+    )
+
+
+def _effect(r: Reader, d: Json, path: str, *, required: bool) -> str:
+    effect = r.getstr(d, "effect", path)
+    if (effect or required) and effect not in TAINT_EFFECTS:
+        r.fail(join(path, "effect"), "must be NoSchedule, PreferNoSchedule or NoExecute", effect or None)
+    return effect
+
+
+def _toleration(r: Reader, raw: object, path: str) -> Toleration:
+    """A toleration; an empty operator means ``Equal``, as in Kubernetes."""
+    d = r.as_map(raw, path)
+    operator = r.getstr(d, "operator", path) or "Equal"
+    if operator not in _TOLERATION_OPERATORS:
+        r.fail(join(path, "operator"), "must be Equal or Exists", operator)
+    return Toleration(
+        key=r.getstr(d, "key", path),
+        operator=operator,
+        value=r.getstr(d, "value", path),
+        effect=_effect(r, d, path, required=False),
+        toleration_seconds=r.optint(d, "tolerationSeconds", path),
+    )
+
+
+def tolerations(r: Reader, spec: Json) -> tuple[Toleration, ...]:
+    """``spec.tolerations``."""
+    return r.each(spec, "tolerations", "spec", _toleration)
+
+
+def _taint(r: Reader, raw: object, path: str) -> Taint:
+    d = r.as_map(raw, path)
+    return Taint(key=r.reqstr(d, "key", path), effect=_effect(r, d, path, required=True),
+                 value=r.getstr(d, "value", path))
+
+
+def taints(r: Reader, spec: Json) -> tuple[Taint, ...]:
+    """A node's ``spec.taints``; every taint needs a key and a valid effect."""
+    return r.each(spec, "taints", "spec", _taint)
+
+
+def _choice(r: Reader, d: Json, key: str, path: str, allowed: frozenset[str]) -> str | None:
+    value = r.optstr(d, key, path)
+    if value is not None and value not in allowed:
+        r.fail(join(path, key), f"must be one of {', '.join(sorted(allowed))}", value)
+    return value
+
+
+def _spread_constraint(r: Reader, raw: object, path: str) -> TopologySpreadConstraint:
+    d = r.as_map(raw, path)
+    max_skew = r.optint(d, "maxSkew", path)
+    if max_skew is None or max_skew <= 0:
+        r.fail(join(path, "maxSkew"), "must be greater than zero", max_skew)
+    min_domains = r.optint(d, "minDomains", path)
+    if min_domains is not None and min_domains <= 0:
+        r.fail(join(path, "minDomains"), "must be greater than zero", min_domains)
+    when = _choice(r, d, "whenUnsatisfiable", path, _WHEN_UNSATISFIABLE)
+    if when is None:
+        r.fail(join(path, "whenUnsatisfiable"), "is required (DoNotSchedule or ScheduleAnyway)")
+    return TopologySpreadConstraint(
+        max_skew=max_skew,
+        topology_key=r.reqstr(d, "topologyKey", path),
+        when_unsatisfiable=when,
+        label_selector=label_selector(r, d.get("labelSelector"), join(path, "labelSelector")),
+        min_domains=min_domains,
+        node_affinity_policy=_choice(r, d, "nodeAffinityPolicy", path, _INCLUSION_POLICIES),
+        node_taints_policy=_choice(r, d, "nodeTaintsPolicy", path, _INCLUSION_POLICIES),
+        match_label_keys=r.strlist(d, "matchLabelKeys", path),
+    )
+
+
+def topology_spread_constraints(r: Reader, spec: Json) -> tuple[TopologySpreadConstraint, ...]:
+    """``spec.topologySpreadConstraints``."""
+    return r.each(spec, "topologySpreadConstraints", "spec", _spread_constraint)
+
+
+def _volume(r: Reader, raw: object, path: str) -> Volume:
+    """A volume: its one source key is kept as read; a volume with none is an ``emptyDir``,
+    as the API server defaults it."""
+    d = r.as_map(raw, path)
+    kinds = [key for key in d if key != "name" and d[key] is not None]
+    if len(kinds) > 1:
+        r.fail(path, "may not specify more than one volume source", sorted(kinds))
+    kind = kinds[0] if kinds else "emptyDir"
+    raw_source = r.getmap(d, kind, path)
+    source: dict[str, Any] = {} if raw_source is None else _json_copy(raw_source)
+    claim_name = None
+    read_only = False
+    if kind == "persistentVolumeClaim":
+        claim_path = join(path, kind)
+        claim_name = r.reqstr(source, "claimName", claim_path)
+        read_only = r.getbool(source, "readOnly", claim_path)
+    return Volume(
+        name=r.reqstr(d, "name", path),
+        claim_name=claim_name,
+        ephemeral=kind == "ephemeral",
+        read_only=read_only,
+        source_kind=kind,
+        source=source,
+    )
+
+
+def _json_copy(value: Any) -> Any:
+    """A copy of a JSON value, so that a volume source shares nothing mutable with the input.
+
+    Sources are small and volumes rare, so this costs little where a blanket deep copy of
+    every pod would not.
+    """
+    if isinstance(value, Mapping):
+        return {key: _json_copy(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_copy(item) for item in value]
+    return value
+
+
+def volumes(r: Reader, spec: Json) -> tuple[Volume, ...]:
+    """``spec.volumes``."""
+    return r.each(spec, "volumes", "spec", _volume)
+
+
+def _owner_reference(r: Reader, raw: object, path: str) -> OwnerReference:
+    d = r.as_map(raw, path)
+    return OwnerReference(
+        kind=r.getstr(d, "kind", path),
+        name=r.getstr(d, "name", path),
+        uid=r.getstr(d, "uid", path),
+        api_version=r.getstr(d, "apiVersion", path),
+        controller=r.getbool(d, "controller", path),
+    )
+
+
+def owner_references(r: Reader, meta: Json) -> tuple[OwnerReference, ...]:
+    """``metadata.ownerReferences``."""
+    return r.each(meta, "ownerReferences", "metadata", _owner_reference)
+
+
+def _pod_condition(r: Reader, raw: object, path: str) -> PodCondition:
+    d = r.as_map(raw, path)
+    return PodCondition(
+        type=r.getstr(d, "type", path),
+        status=r.getstr(d, "status", path),
+        reason=r.getstr(d, "reason", path),
+        message=r.getstr(d, "message", path),
+    )
+
+
+def pod_conditions(r: Reader, status: Json) -> tuple[PodCondition, ...]:
+    """``status.conditions`` of a pod (preemption reads ``DisruptionTarget``)."""
+    return r.each(status, "conditions", "status", _pod_condition)

@@ -1,0 +1,282 @@
+"""Conversion between Kubernetes v1 objects (plain dicts from JSON or YAML) and the model.
+
+Reading applies the defaults an API server would have applied before
+kube-scheduler ever saw the object, so a cluster dump and a hand-written
+scenario are read alike:
+
+* a missing ``metadata.namespace`` is ``default``; a missing pod ``uid`` is ``namespace/name``;
+* ``spec.schedulerName`` defaults to ``default-scheduler``; a missing ``spec.priority`` stays ``None``;
+* a container (or init container) with a ``limits`` entry but no ``requests`` entry for a
+  resource requests its limit;
+* a port's ``protocol`` defaults to ``TCP``, and with ``spec.hostNetwork`` its ``hostPort`` to
+  its ``containerPort``;
+* a toleration's empty operator is ``Equal``; a volume without a source is an ``emptyDir``;
+* a node without ``status.allocatable`` has allocatable = capacity;
+* a namespace carries the label ``kubernetes.io/metadata.name: <name>``;
+* a ReplicationController without a selector selects its template's labels.
+
+Unknown fields are ignored; malformed ones raise :class:`~kschedlib.errors.ManifestError`
+naming the object, the field path and the value.  Writing (``*_to_dict``) produces the
+v1 shape with defaults and empty fields left out, and ``x_from_dict(x_to_dict(obj)) == obj``
+for every object as read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Final
+
+from kschedlib.errors import ManifestError
+from kschedlib.model import _convert_spec as spec_
+from kschedlib.model._convert_base import Json, Reader, label_selector
+from kschedlib.model._convert_write import (
+    label_selector_to_dict,
+    namespace_to_dict,
+    node_to_dict,
+    object_to_dict,
+    owner_selector_to_dict,
+    pdb_to_dict,
+    pod_to_dict,
+)
+from kschedlib.model.labels import LabelSelector, selector_from_labels
+from kschedlib.model.objects import (
+    ContainerImage,
+    Namespace,
+    Node,
+    OwnerSelector,
+    Pod,
+    PodDisruptionBudget,
+)
+
+__all__ = [
+    "KubeObject",
+    "label_selector_from_dict",
+    "label_selector_to_dict",
+    "namespace_from_dict",
+    "namespace_to_dict",
+    "node_from_dict",
+    "node_to_dict",
+    "object_from_dict",
+    "object_to_dict",
+    "objects_from_document",
+    "owner_selector_from_dict",
+    "owner_selector_to_dict",
+    "pdb_from_dict",
+    "pdb_to_dict",
+    "pod_from_dict",
+    "pod_to_dict",
+]
+
+KubeObject = Node | Pod | Namespace | PodDisruptionBudget | OwnerSelector
+"""What a Kubernetes object can be read as."""
+
+NAMESPACE_NAME_LABEL: Final = "kubernetes.io/metadata.name"
+_OWNER_KINDS: Final = frozenset({"Service", "ReplicaSet", "StatefulSet", "ReplicationController"})
+_EMPTY: Final[Mapping[str, Any]] = {}
+
+
+def _open(d: object, kind: str, *, namespaced: bool) -> tuple[Reader, Json, str, str]:
+    """Check the object's shape and name; return a Reader naming it, its metadata, name, namespace."""
+    if not isinstance(d, Mapping):
+        raise ManifestError(f"a {kind} must be an object", obj=kind, value=type(d).__name__)
+    r = Reader(kind)
+    meta = r.getmap(d, "metadata", "") or _EMPTY
+    name = r.reqstr(meta, "name", "metadata")
+    namespace = (r.getstr(meta, "namespace", "metadata") or "default") if namespaced else ""
+    r.obj = f"{kind} {namespace}/{name}" if namespaced else f"{kind} {name}"
+    return r, meta, name, namespace
+
+
+def _section(r: Reader, d: Json, key: str) -> Json:
+    return r.getmap(d, key, "") or _EMPTY
+
+
+def label_selector_from_dict(d: Mapping[str, Any] | None) -> LabelSelector | None:
+    """A metav1.LabelSelector; ``None`` stays ``None`` (the nil selector, which matches nothing)."""
+    return label_selector(Reader("LabelSelector"), d, "")
+
+
+def _gate_name(r: Reader, raw: object, path: str) -> str:
+    return r.reqstr(r.as_map(raw, path), "name", path)
+
+
+def pod_from_dict(d: Mapping[str, Any]) -> Pod:
+    """A v1 Pod, defaulted as an API server would (see the module docstring)."""
+    r, meta, name, namespace = _open(d, "Pod", namespaced=True)
+    spec = _section(r, d, "spec")
+    status = _section(r, d, "status")
+    host_network = r.getbool(spec, "hostNetwork", "spec")
+    return Pod(
+        name=name,
+        namespace=namespace,
+        uid=r.getstr(meta, "uid", "metadata"),
+        labels=r.strmap(meta, "labels", "metadata") or {},
+        annotations=r.strmap(meta, "annotations", "metadata") or {},
+        owner_references=spec_.owner_references(r, meta),
+        node_name=r.getstr(spec, "nodeName", "spec"),
+        scheduler_name=r.getstr(spec, "schedulerName", "spec") or "default-scheduler",
+        priority=r.optint(spec, "priority", "spec"),
+        preemption_policy=r.optstr(spec, "preemptionPolicy", "spec"),
+        containers=spec_.containers(r, spec, "containers", host_network),
+        init_containers=spec_.containers(r, spec, "initContainers", host_network),
+        overhead=r.resources(spec, "overhead", "spec"),
+        node_selector=r.strmap(spec, "nodeSelector", "spec"),
+        affinity=spec_.affinity(r, spec),
+        tolerations=spec_.tolerations(r, spec),
+        topology_spread_constraints=spec_.topology_spread_constraints(r, spec),
+        scheduling_gates=r.each(spec, "schedulingGates", "spec", _gate_name),
+        host_network=host_network,
+        volumes=spec_.volumes(r, spec),
+        phase=r.getstr(status, "phase", "status") or "Pending",
+        conditions=spec_.pod_conditions(r, status),
+        nominated_node_name=r.getstr(status, "nominatedNodeName", "status"),
+        creation_timestamp=r.timestamp(meta, "creationTimestamp", "metadata"),
+        start_time=r.timestamp(status, "startTime", "status"),
+        deletion_timestamp=r.timestamp(meta, "deletionTimestamp", "metadata"),
+    )
+
+
+def _image(r: Reader, raw: object, path: str) -> ContainerImage:
+    image = r.as_map(raw, path)
+    return ContainerImage(r.strlist(image, "names", path), r.getint(image, "sizeBytes", path))
+
+
+def _node_condition(r: Reader, raw: object, path: str) -> tuple[str, str]:
+    condition = r.as_map(raw, path)
+    return r.reqstr(condition, "type", path), r.getstr(condition, "status", path)
+
+
+def node_from_dict(d: Mapping[str, Any]) -> Node:
+    """A v1 Node; without ``status.allocatable`` the capacity is allocatable (API server default)."""
+    r, meta, name, _ = _open(d, "Node", namespaced=False)
+    spec = _section(r, d, "spec")
+    status = _section(r, d, "status")
+    capacity = r.resources(status, "capacity", "status") or {}
+    allocatable = r.resources(status, "allocatable", "status")
+    return Node(
+        name=name,
+        labels=r.strmap(meta, "labels", "metadata") or {},
+        annotations=r.strmap(meta, "annotations", "metadata") or {},
+        taints=spec_.taints(r, spec),
+        unschedulable=r.getbool(spec, "unschedulable", "spec"),
+        allocatable=dict(capacity) if allocatable is None else allocatable,
+        capacity=capacity,
+        images=r.each(status, "images", "status", _image),
+        conditions=dict(r.each(status, "conditions", "status", _node_condition)),
+        uid=r.getstr(meta, "uid", "metadata"),
+    )
+
+
+def namespace_from_dict(d: Mapping[str, Any]) -> Namespace:
+    """A v1 Namespace, labelled ``kubernetes.io/metadata.name: <name>`` as the API server does."""
+    r, meta, name, _ = _open(d, "Namespace", namespaced=False)
+    labels = r.strmap(meta, "labels", "metadata") or {}
+    labels[NAMESPACE_NAME_LABEL] = name
+    return Namespace(name=name, labels=labels)
+
+
+def pdb_from_dict(d: Mapping[str, Any]) -> PodDisruptionBudget:
+    """A policy/v1 PodDisruptionBudget: its selector and the two status fields preemption reads."""
+    r, _, name, namespace = _open(d, "PodDisruptionBudget", namespaced=True)
+    spec = _section(r, d, "spec")
+    status = _section(r, d, "status")
+    disrupted = r.getmap(status, "disruptedPods", "status") or _EMPTY
+    return PodDisruptionBudget(
+        name=name,
+        namespace=namespace,
+        selector=label_selector(r, spec.get("selector"), "spec.selector"),
+        disruptions_allowed=r.getint(status, "disruptionsAllowed", "status"),
+        disrupted_pods=frozenset(disrupted),
+    )
+
+
+def _map_selector(r: Reader, spec: Json) -> LabelSelector | None:
+    """A plain-map selector (Service, ReplicationController); absent or empty selects nothing."""
+    labels = r.strmap(spec, "selector", "spec")
+    return selector_from_labels(labels) if labels else None
+
+
+def _template_labels(r: Reader, spec: Json) -> dict[str, str] | None:
+    template = r.getmap(spec, "template", "spec") or _EMPTY
+    meta = r.getmap(template, "metadata", "spec.template") or _EMPTY
+    return r.strmap(meta, "labels", "spec.template.metadata")
+
+
+def owner_selector_from_dict(d: Mapping[str, Any]) -> OwnerSelector:
+    """A Service, ReplicaSet, StatefulSet or ReplicationController, reduced to its pod selector.
+
+    A Service without a selector selects nothing (``None``).  A ReplicationController
+    without one selects its pod template's labels, as the API server defaults it.
+    """
+    kind = d.get("kind") if isinstance(d, Mapping) else None
+    if kind not in _OWNER_KINDS:
+        raise ManifestError("kind must be Service, ReplicaSet, StatefulSet or ReplicationController",
+                            field="kind", value=kind)
+    r, _, name, namespace = _open(d, kind, namespaced=True)
+    spec = _section(r, d, "spec")
+    if kind in ("ReplicaSet", "StatefulSet"):
+        selector = label_selector(r, spec.get("selector"), "spec.selector")
+    else:
+        selector = _map_selector(r, spec)
+        if selector is None and kind == "ReplicationController":
+            template_labels = _template_labels(r, spec)
+            selector = selector_from_labels(template_labels) if template_labels else None
+    return OwnerSelector(kind=kind, name=name, namespace=namespace, selector=selector)
+
+
+_READERS: Final[dict[str, Callable[[Mapping[str, Any]], KubeObject]]] = {
+    "Pod": pod_from_dict,
+    "Node": node_from_dict,
+    "Namespace": namespace_from_dict,
+    "PodDisruptionBudget": pdb_from_dict,
+    **dict.fromkeys(_OWNER_KINDS, owner_selector_from_dict),
+}
+
+
+def object_from_dict(d: Mapping[str, Any]) -> KubeObject | None:
+    """The model object for ``d``, chosen by its ``kind``; ``None`` for kinds the model does not hold.
+
+    Other kinds (PersistentVolume, ConfigMap, ...) are ignored rather than rejected, so a
+    whole-cluster dump can be loaded as it is.
+    """
+    if not isinstance(d, Mapping):
+        raise ManifestError("a Kubernetes object must be a JSON object", value=type(d).__name__)
+    kind = d.get("kind")
+    if type(kind) is not str or not kind:
+        raise ManifestError("every object needs a kind", field="kind", value=kind)
+    reader = _READERS.get(kind)
+    return None if reader is None else reader(d)
+
+
+def _is_list(d: Mapping[str, Any]) -> bool:
+    kind = d.get("kind")
+    return type(kind) is str and kind.endswith("List")
+
+
+def objects_from_document(doc: object) -> list[KubeObject]:
+    """Every object of a document: one object, a ``List`` / ``PodList`` / ... (``items``), or a
+    JSON array, nested to any depth; ``None`` (an empty YAML document) holds nothing."""
+    out: list[KubeObject] = []
+    _collect(doc, out)
+    return out
+
+
+def _collect(doc: object, out: list[KubeObject]) -> None:
+    if doc is None:
+        return
+    if isinstance(doc, (list, tuple)):
+        items: Iterable[object] = doc
+    elif isinstance(doc, Mapping) and _is_list(doc):
+        items = doc.get("items") or ()
+        if not isinstance(items, (list, tuple)):
+            raise ManifestError("a List's items must be an array", obj=str(doc.get("kind")), field="items",
+                                value=type(items).__name__)
+    elif isinstance(doc, Mapping):
+        obj = object_from_dict(doc)
+        if obj is not None:
+            out.append(obj)
+        return
+    else:
+        raise ManifestError("a document must hold objects or arrays of them", value=type(doc).__name__)
+    for item in items:
+        _collect(item, out)

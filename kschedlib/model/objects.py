@@ -1,0 +1,362 @@
+"""The nouns of scheduling: nodes, pods and what they say about placement.
+
+Plain frozen data with no scheduling logic beyond what a noun knows about
+itself (a toleration knows which taints it tolerates).  Conversion from
+Kubernetes v1 dicts lives in :mod:`kschedlib.model.convert`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final, Literal, final
+
+import attrs
+
+from kschedlib.model.labels import LabelSelector, NodeSelector, NodeSelectorTerm
+from kschedlib.model.quantity import Quantity
+
+__all__ = [
+    "Affinity",
+    "Container",
+    "ContainerImage",
+    "ContainerPort",
+    "NO_EXECUTE",
+    "NO_SCHEDULE",
+    "Namespace",
+    "Node",
+    "NodeAffinity",
+    "OwnerReference",
+    "OwnerSelector",
+    "PREFER_NO_SCHEDULE",
+    "Pod",
+    "PodAffinity",
+    "PodAffinityTerm",
+    "PodCondition",
+    "PodDisruptionBudget",
+    "PreferredSchedulingTerm",
+    "ResourceList",
+    "Taint",
+    "TaintEffect",
+    "Toleration",
+    "TopologySpreadConstraint",
+    "Volume",
+    "WeightedPodAffinityTerm",
+]
+
+ResourceList = Mapping[str, Quantity]
+"""Resource name -> quantity, as in a container's ``requests`` or a node's ``allocatable``."""
+
+TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+NO_SCHEDULE: Final = "NoSchedule"
+PREFER_NO_SCHEDULE: Final = "PreferNoSchedule"
+NO_EXECUTE: Final = "NoExecute"
+TAINT_EFFECTS: Final = frozenset({NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE})
+
+
+def _empty_map() -> Mapping[str, str]:
+    return {}
+
+
+def _empty_resources() -> ResourceList:
+    return {}
+
+
+@final
+@attrs.frozen(slots=True)
+class Taint:
+    """A node taint: pods that do not tolerate it are repelled according to ``effect``."""
+
+    key: str
+    effect: str
+    value: str = ""
+
+
+@final
+@attrs.frozen(slots=True)
+class Toleration:
+    """Lets a pod land on nodes with matching taints.
+
+    An empty ``key`` with operator ``Exists`` tolerates everything; an empty
+    ``effect`` matches every effect.
+    """
+
+    key: str = ""
+    operator: str = "Equal"
+    value: str = ""
+    effect: str = ""
+    toleration_seconds: int | None = None
+
+    def tolerates(self, taint: Taint) -> bool:
+        """Kubernetes' ``ToleratesTaint``: effect, key and value (or ``Exists``) must agree."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator == "Exists":
+            return True
+        if self.operator in ("", "Equal"):
+            return self.value == taint.value
+        return False
+
+
+@final
+@attrs.frozen(slots=True)
+class ContainerPort:
+    """A container port; only ``host_port > 0`` entries occupy the node."""
+
+    container_port: int
+    host_port: int = 0
+    protocol: str = "TCP"
+    host_ip: str = ""
+    name: str = ""
+
+
+@final
+@attrs.frozen(slots=True)
+class Container:
+    """A container (regular or init) as far as scheduling reads it.
+
+    ``restart_policy == "Always"`` on an init container makes it a sidecar.
+    """
+
+    name: str
+    image: str = ""
+    requests: ResourceList = attrs.field(factory=_empty_resources)
+    limits: ResourceList = attrs.field(factory=_empty_resources)
+    ports: tuple[ContainerPort, ...] = ()
+    restart_policy: str | None = None
+
+    @property
+    def is_sidecar(self) -> bool:
+        """A restartable init container (``restartPolicy: Always``)."""
+        return self.restart_policy == "Always"
+
+
+@final
+@attrs.frozen(slots=True)
+class PreferredSchedulingTerm:
+    """A weighted node-affinity preference."""
+
+    weight: int
+    preference: NodeSelectorTerm
+
+
+@final
+@attrs.frozen(slots=True)
+class NodeAffinity:
+    """Hard (``required``) and soft (``preferred``) constraints on node labels."""
+
+    required: NodeSelector | None = None
+    preferred: tuple[PreferredSchedulingTerm, ...] = ()
+
+
+@final
+@attrs.frozen(slots=True)
+class PodAffinityTerm:
+    """Pods matching ``label_selector`` in the given namespaces, grouped by ``topology_key``.
+
+    ``label_selector`` / ``namespace_selector`` of ``None`` match nothing; ``{}`` matches all.
+    """
+
+    topology_key: str
+    label_selector: LabelSelector | None = None
+    namespaces: tuple[str, ...] = ()
+    namespace_selector: LabelSelector | None = None
+    match_label_keys: tuple[str, ...] = ()
+    mismatch_label_keys: tuple[str, ...] = ()
+
+
+@final
+@attrs.frozen(slots=True)
+class WeightedPodAffinityTerm:
+    """A weighted inter-pod (anti-)affinity preference."""
+
+    weight: int
+    term: PodAffinityTerm
+
+
+@final
+@attrs.frozen(slots=True)
+class PodAffinity:
+    """Required and preferred terms; used for both affinity and anti-affinity."""
+
+    required: tuple[PodAffinityTerm, ...] = ()
+    preferred: tuple[WeightedPodAffinityTerm, ...] = ()
+
+
+@final
+@attrs.frozen(slots=True)
+class Affinity:
+    """A pod's ``spec.affinity``; ``None`` parts were absent."""
+
+    node_affinity: NodeAffinity | None = None
+    pod_affinity: PodAffinity | None = None
+    pod_anti_affinity: PodAffinity | None = None
+
+
+@final
+@attrs.frozen(slots=True)
+class TopologySpreadConstraint:
+    """How evenly matching pods must (``DoNotSchedule``) or should (``ScheduleAnyway``) spread."""
+
+    max_skew: int
+    topology_key: str
+    when_unsatisfiable: str
+    label_selector: LabelSelector | None = None
+    min_domains: int | None = None
+    node_affinity_policy: str | None = None
+    node_taints_policy: str | None = None
+    match_label_keys: tuple[str, ...] = ()
+
+
+@final
+@attrs.frozen(slots=True)
+class OwnerReference:
+    """A ``metadata.ownerReferences`` entry."""
+
+    kind: str
+    name: str
+    uid: str = ""
+    api_version: str = ""
+    controller: bool = False
+
+
+@final
+@attrs.frozen(slots=True)
+class Volume:
+    """A pod volume; ``source`` keeps the Kubernetes volume source as read.
+
+    ``claim_name`` is set for ``persistentVolumeClaim`` volumes; ``ephemeral``
+    for generic ephemeral volumes (whose claim is ``<pod>-<volume>``).
+    """
+
+    name: str
+    claim_name: str | None = None
+    ephemeral: bool = False
+    read_only: bool = False
+    source_kind: str = ""
+    source: Mapping[str, object] = attrs.field(factory=dict)
+
+
+@final
+@attrs.frozen(slots=True)
+class PodCondition:
+    """A ``status.conditions`` entry (preemption reads ``DisruptionTarget``)."""
+
+    type: str
+    status: str
+    reason: str = ""
+    message: str = ""
+
+
+@final
+@attrs.frozen(slots=True)
+class Pod:
+    """A pod, pending (``node_name == ""``) or bound.
+
+    Defaults are those an API server applies.  ``priority`` of ``None`` reads
+    as 0.  Times (``creation_timestamp``, ``start_time``,
+    ``deletion_timestamp``) are seconds since the epoch, or ``None``.
+    """
+
+    name: str
+    namespace: str = "default"
+    uid: str = ""
+    labels: Mapping[str, str] = attrs.field(factory=_empty_map)
+    annotations: Mapping[str, str] = attrs.field(factory=_empty_map)
+    owner_references: tuple[OwnerReference, ...] = ()
+    node_name: str = ""
+    scheduler_name: str = "default-scheduler"
+    priority: int | None = None
+    preemption_policy: str | None = None
+    containers: tuple[Container, ...] = ()
+    init_containers: tuple[Container, ...] = ()
+    overhead: ResourceList | None = None
+    node_selector: Mapping[str, str] | None = None
+    affinity: Affinity | None = None
+    tolerations: tuple[Toleration, ...] = ()
+    topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
+    scheduling_gates: tuple[str, ...] = ()
+    host_network: bool = False
+    volumes: tuple[Volume, ...] = ()
+    phase: str = "Pending"
+    conditions: tuple[PodCondition, ...] = ()
+    nominated_node_name: str = ""
+    creation_timestamp: float | None = None
+    start_time: float | None = None
+    deletion_timestamp: float | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if not self.uid:
+            object.__setattr__(self, "uid", f"{self.namespace}/{self.name}")
+
+    @property
+    def key(self) -> str:
+        """``namespace/name``, the pod's identity in queues and reports."""
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def effective_priority(self) -> int:
+        """``spec.priority``, with a missing priority read as 0."""
+        return self.priority if self.priority is not None else 0
+
+
+@final
+@attrs.frozen(slots=True)
+class ContainerImage:
+    """An image present on a node: every name it is known by, and its size."""
+
+    names: tuple[str, ...]
+    size_bytes: int = 0
+
+
+@final
+@attrs.frozen(slots=True)
+class Node:
+    """A node as far as scheduling reads it."""
+
+    name: str
+    labels: Mapping[str, str] = attrs.field(factory=_empty_map)
+    annotations: Mapping[str, str] = attrs.field(factory=_empty_map)
+    taints: tuple[Taint, ...] = ()
+    unschedulable: bool = False
+    allocatable: ResourceList = attrs.field(factory=_empty_resources)
+    capacity: ResourceList = attrs.field(factory=_empty_resources)
+    images: tuple[ContainerImage, ...] = ()
+    conditions: Mapping[str, str] = attrs.field(factory=_empty_map)
+    uid: str = ""
+
+
+@final
+@attrs.frozen(slots=True)
+class Namespace:
+    """A namespace; its labels feed ``namespaceSelector`` in pod affinity."""
+
+    name: str
+    labels: Mapping[str, str] = attrs.field(factory=_empty_map)
+
+
+@final
+@attrs.frozen(slots=True)
+class PodDisruptionBudget:
+    """A PodDisruptionBudget as preemption reads it (only its status counts)."""
+
+    name: str
+    namespace: str = "default"
+    selector: LabelSelector | None = None
+    disruptions_allowed: int = 0
+    disrupted_pods: frozenset[str] = frozenset()
+
+
+@final
+@attrs.frozen(slots=True)
+class OwnerSelector:
+    """A Service, ReplicaSet, StatefulSet or ReplicationController, reduced to its pod selector.
+
+    PodTopologySpread's system default constraints apply to pods such objects select.
+    """
+
+    kind: str
+    name: str
+    namespace: str = "default"
+    selector: LabelSelector | None = None

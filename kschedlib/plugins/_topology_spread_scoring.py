@@ -1,0 +1,239 @@
+"""PodTopologySpread, scoring half: PreScore's counts, Score and NormalizeScore.
+
+Split from :mod:`kschedlib.plugins.pod_topology_spread` to keep modules small.
+Soft constraints prefer domains holding fewer matching pods.  PreScore
+registers the domains of the feasible nodes, then counts matching pods of
+every node of the cluster into those domains; a hostname constraint's domain
+is the node itself, so its pods are counted at Score instead.  Domains live in
+one map for all constraints, as in kube-scheduler: two constraints on the same
+key share a domain's counter, and only the first to register a domain counts
+it in its topology size.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Final, final
+
+from kschedlib.framework.cycle_state import StateKey
+from kschedlib.framework.node_info import NodeInfo
+from kschedlib.framework.results import NodeScore
+from kschedlib.model.objects import Pod
+from kschedlib.plugins._topology_spread_common import (
+    HOSTNAME_KEY,
+    NodeInclusion,
+    SpreadConstraint,
+    has_all_keys,
+)
+from kschedlib.plugins._topology_spread_counting import CountCache, NodeCounter
+
+__all__ = [
+    "PRE_SCORE_KEY",
+    "PreScoreState",
+    "build_pre_score_state",
+    "normalize_spread_scores",
+    "round_half_away",
+    "score_node",
+]
+
+MAX_NODE_SCORE: Final = 100
+_INVALID_SCORE: Final = -1
+
+_Term = tuple[str, dict[str, int] | None, NodeCounter, float, float]
+"""Per constraint: topology key, domain counts (``None``: hostname), hostname counter, weight, maxSkew - 1."""
+
+
+@final
+class PreScoreState:
+    """What Score and NormalizeScore read; never mutated after PreScore, so clones are itself."""
+
+    __slots__ = ("ignored", "terms")
+
+    def __init__(self, ignored: frozenset[str], terms: tuple[_Term, ...]) -> None:
+        self.ignored = ignored
+        self.terms = terms
+
+    def clone(self) -> PreScoreState:
+        return self
+
+
+PRE_SCORE_KEY: Final[StateKey[PreScoreState]] = StateKey("PreScorePodTopologySpread")
+
+
+def build_pre_score_state(
+    pod: Pod,
+    constraints: tuple[SpreadConstraint, ...],
+    require_all: bool,
+    feasible: Sequence[NodeInfo],
+    all_nodes: Sequence[NodeInfo],
+    cache: CountCache,
+) -> PreScoreState:
+    """Register the feasible nodes' domains, weigh each constraint, count matching pods per domain.
+
+    With ``require_all`` a feasible node lacking a constraint key is ignored (scores 0)
+    and a node lacking one is not counted; otherwise a missing label reads as ``""``.
+    """
+    keys = tuple(dict.fromkeys(c.topology_key for c in constraints))
+    domains: dict[str, dict[str, int]] = {key: {} for key in keys if key != HOSTNAME_KEY}
+    sizes, ignored = _register(constraints, keys if require_all else (), feasible, domains)
+    _count_domains(pod, constraints, keys, require_all, domains, all_nodes, cache)
+    hosts = len(feasible) - len(ignored)
+    terms = tuple(
+        _term(pod, c, domains, hosts if c.topology_key == HOSTNAME_KEY else sizes[i], cache, len(all_nodes))
+        for i, c in enumerate(constraints)
+    )
+    return PreScoreState(frozenset(ignored), terms)
+
+
+def _register(
+    constraints: tuple[SpreadConstraint, ...],
+    required_keys: tuple[str, ...],
+    feasible: Sequence[NodeInfo],
+    domains: dict[str, dict[str, int]],
+) -> tuple[list[int], set[str]]:
+    """Create the feasible nodes' domains; per constraint, how many it created first; the ignored nodes."""
+    registrants = [(i, c.topology_key, domains[c.topology_key])
+                   for i, c in enumerate(constraints) if c.topology_key in domains]
+    sizes = [0] * len(constraints)
+    ignored: set[str] = set()
+    for info in feasible:
+        node = info.node
+        assert node is not None
+        labels = node.labels
+        if required_keys and not has_all_keys(labels, required_keys):
+            ignored.add(node.name)
+            continue
+        for i, key, by_value in registrants:
+            value = labels.get(key, "")
+            if value not in by_value:
+                by_value[value] = 0
+                sizes[i] += 1
+    return sizes, ignored
+
+
+def _term(
+    pod: Pod, c: SpreadConstraint, domains: dict[str, dict[str, int]], size: int, cache: CountCache,
+    num_nodes: int,
+) -> _Term:
+    counter = cache.node_counter((c.selector,), pod.namespace, num_nodes)
+    weight = math.log(size + 2)
+    return (c.topology_key, domains.get(c.topology_key), counter, weight, float(c.max_skew - 1))
+
+
+_Plan = tuple[tuple[tuple[int, str], ...], NodeCounter]
+
+
+def _count_domains(
+    pod: Pod,
+    constraints: tuple[SpreadConstraint, ...],
+    keys: tuple[str, ...],
+    require_all: bool,
+    domains: dict[str, dict[str, int]],
+    all_nodes: Sequence[NodeInfo],
+    cache: CountCache,
+) -> None:
+    """Add each node's matching pods to its registered domains (skipping hostname constraints)."""
+    inclusion = NodeInclusion(pod, constraints)
+    plans: dict[tuple[bool, bool], _Plan] = {}
+
+    def plan_for(standing: tuple[bool, bool]) -> _Plan:
+        plan = plans.get(standing)
+        if plan is None:
+            eligible = inclusion.eligible(standing)
+            plan = plans[standing] = _plan(pod, constraints, eligible, cache, len(all_nodes))
+        return plan
+
+    uniform = plan_for((True, True)) if inclusion.uniform else None
+    if uniform is not None and len(keys) == 1 and len(uniform[0]) == 1:
+        _count_one_key(keys[0], uniform[1], all_nodes, domains[keys[0]], None if require_all else "")
+        return
+    required_keys = keys if require_all else ()
+    for info in all_nodes:
+        node = info.node
+        assert node is not None
+        labels = node.labels
+        if required_keys and not has_all_keys(labels, required_keys):
+            continue
+        targets, count = uniform or plan_for(inclusion.standing(node))
+        counts: list[int] | None = None
+        for slot, key in targets:
+            by_value = domains[key]
+            value = labels.get(key, "")
+            if value in by_value:
+                if counts is None:
+                    counts = count(node.name, info.pods)
+                by_value[value] += counts[slot]
+
+
+def _count_one_key(
+    key: str, count: NodeCounter, all_nodes: Sequence[NodeInfo], by_value: dict[str, int], missing: str | None
+) -> None:
+    """The common case, one key and every node counting (``missing``: the value read on unlabeled nodes)."""
+    for info in all_nodes:
+        node = info.node
+        assert node is not None
+        value = node.labels.get(key, missing)
+        if value is not None and value in by_value:
+            by_value[value] += count(node.name, info.pods)[0]
+
+
+def _plan(
+    pod: Pod, constraints: tuple[SpreadConstraint, ...], eligible: tuple[int, ...], cache: CountCache,
+    num_nodes: int,
+) -> _Plan:
+    chosen = [constraints[i] for i in eligible if constraints[i].topology_key != HOSTNAME_KEY]
+    targets = tuple((slot, c.topology_key) for slot, c in enumerate(chosen))
+    return targets, cache.node_counter([c.selector for c in chosen], pod.namespace, num_nodes)
+
+
+def round_half_away(value: float) -> int:
+    """Go's ``math.Round``: halves round away from zero (Python's ``round`` goes to even)."""
+    if value < 0:
+        return -round_half_away(-value)
+    whole = math.floor(value)
+    return int(whole) + (1 if value - whole >= 0.5 else 0)
+
+
+def score_node(state: PreScoreState, node_info: NodeInfo) -> int:
+    """Sum over constraints whose key the node has of count * weight + (maxSkew - 1), rounded.
+
+    The count is the node's domain's (hostname: the node's own matching pods); an
+    ignored node scores 0.
+    """
+    node = node_info.node
+    assert node is not None
+    if node.name in state.ignored:
+        return 0
+    labels = node.labels
+    total = 0.0
+    for key, by_value, counter, weight, bonus in state.terms:
+        value = labels.get(key)
+        if value is None:
+            continue
+        count = counter(node.name, node_info.pods)[0] if by_value is None else by_value[value]
+        total += count * weight + bonus
+    whole = int(total)  # total >= 0: the inlined round_half_away
+    return whole + 1 if total - whole >= 0.5 else whole
+
+
+def normalize_spread_scores(state: PreScoreState, scores: list[NodeScore]) -> None:
+    """Fewer matching pods score higher: ``100 * (max + min - s) // max``; ignored nodes 0.
+
+    ``min``/``max`` range over non-ignored nodes (``max`` starting at 0); when
+    ``max`` is 0 every non-ignored node gets 100.
+    """
+    ignored = state.ignored
+    for entry in scores:
+        if entry.name in ignored:
+            entry.score = _INVALID_SCORE
+    counted = [entry.score for entry in scores if entry.score != _INVALID_SCORE]
+    lowest = min(counted, default=2**63 - 1)
+    highest = max(max(counted, default=0), 0)
+    for entry in scores:
+        if entry.score == _INVALID_SCORE:
+            entry.score = 0
+        elif highest == 0:
+            entry.score = MAX_NODE_SCORE
+        else:
+            entry.score = MAX_NODE_SCORE * (highest + lowest - entry.score) // highest

@@ -1,0 +1,99 @@
+"""NodePorts: a pod's host ports must be free on the node.
+
+Only regular containers' ports with ``hostPort > 0`` count (init containers
+are ignored, as in kube).  An empty ``hostIP`` means ``0.0.0.0``, which clashes
+with the same protocol and port on any IP; a specific IP clashes with itself
+and with ``0.0.0.0`` (:func:`kschedlib.framework.node_info.ports_conflict`).
+PreFilter collects the wanted ports once and Skips pods that want none, so the
+per-node Filter is a few set lookups against ``NodeInfo.used_ports``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import ClassVar, Final, final
+
+import attrs
+
+from kschedlib.framework.cycle_state import CycleState, StateKey
+from kschedlib.framework.extension_points import FilterPlugin, PreFilterPlugin
+from kschedlib.framework.handle import Handle
+from kschedlib.framework.node_info import NodeInfo, ports_conflict
+from kschedlib.framework.pod_info import HostPort
+from kschedlib.framework.results import PreFilterResult
+from kschedlib.framework.status import Status
+from kschedlib.model.objects import Pod
+
+__all__ = ["ERR_REASON", "NodePorts", "fits", "fits_ports", "wanted_host_ports"]
+
+ERR_REASON: Final = "node(s) didn't have free ports for the requested pod ports"
+_REJECTED: Final = Status.unschedulable(ERR_REASON)
+
+
+def wanted_host_ports(pod: Pod) -> tuple[HostPort, ...]:
+    """(host IP, protocol, port) of every regular-container port with ``hostPort > 0``, defaults applied.
+
+    The same triples :attr:`PodInfo.host_ports` holds, computed from the bare pod PreFilter receives.
+    """
+    return tuple(
+        (port.host_ip or "0.0.0.0", port.protocol or "TCP", port.host_port)
+        for container in pod.containers
+        for port in container.ports
+        if port.host_port > 0
+    )
+
+
+def fits_ports(wanted: Iterable[HostPort], node_info: NodeInfo) -> bool:
+    """Whether none of the ``wanted`` ports clashes with the ports in use on the node."""
+    used = node_info.used_ports
+    if not used:
+        return True
+    for ip, protocol, port in wanted:
+        if ports_conflict(used, ip, protocol, port):
+            return False
+    return True
+
+
+def fits(pod: Pod, node_info: NodeInfo) -> bool:
+    """kube's ``nodeports.Fits``: the pod's host ports are all free on the node."""
+    return fits_ports(wanted_host_ports(pod), node_info)
+
+
+@final
+@attrs.frozen(slots=True)
+class _PreFilterState:
+    """The pod's wanted host ports (never empty: PreFilter Skips otherwise)."""
+
+    ports: tuple[HostPort, ...]
+
+    def clone(self) -> _PreFilterState:
+        return self
+
+
+_PRE_FILTER_KEY: Final[StateKey[_PreFilterState]] = StateKey("PreFilterNodePorts")
+
+
+@final
+class NodePorts(PreFilterPlugin, FilterPlugin):
+    """Rejects nodes where a wanted host port is taken (Unschedulable: evicting its user frees it)."""
+
+    name: ClassVar[str] = "NodePorts"
+    __slots__ = ()
+
+    def __init__(self, args: None, handle: Handle) -> None:
+        """Nothing to configure: kube's NodePorts has no args."""
+
+    def pre_filter(self, state: CycleState, pod: Pod) -> Status | PreFilterResult:
+        """Skip pods without host ports; otherwise remember the wanted ports for Filter."""
+        ports = wanted_host_ports(pod)
+        if not ports:
+            return Status.skip()
+        state.write(_PRE_FILTER_KEY, _PreFilterState(ports))
+        return Status.success()
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        """Needs PreFilter's state; without it the result is an Error, as in kube."""
+        wanted = state.get(_PRE_FILTER_KEY)
+        if wanted is None:
+            return Status.from_error(f'reading "{_PRE_FILTER_KEY.name}" from cycleState: not found')
+        return Status.SUCCESS if fits_ports(wanted.ports, node_info) else _REJECTED

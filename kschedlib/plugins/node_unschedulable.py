@@ -1,0 +1,59 @@
+"""NodeUnschedulable: cordoned nodes (``spec.unschedulable``) take only pods that tolerate it.
+
+A pod tolerates a cordon exactly when it tolerates the taint
+``node.kubernetes.io/unschedulable:NoSchedule`` (the taint the node lifecycle
+controller adds to cordoned nodes), so both are expressed with one toleration.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Final, final
+
+from kschedlib.framework.cycle_state import CycleState
+from kschedlib.framework.extension_points import FilterPlugin
+from kschedlib.framework.handle import Handle
+from kschedlib.framework.node_info import NodeInfo
+from kschedlib.framework.status import Status
+from kschedlib.model.objects import NO_SCHEDULE, Pod, Taint
+
+__all__ = [
+    "ERR_REASON_UNSCHEDULABLE",
+    "UNSCHEDULABLE_TAINT",
+    "NodeUnschedulable",
+    "fits",
+    "tolerates_unschedulable",
+]
+
+ERR_REASON_UNSCHEDULABLE: Final = "node(s) were unschedulable"
+UNSCHEDULABLE_TAINT: Final = Taint(key="node.kubernetes.io/unschedulable", effect=NO_SCHEDULE)
+"""The taint a cordon stands for; no value."""
+
+_REJECTED: Final = Status.unresolvable(ERR_REASON_UNSCHEDULABLE)
+_NO_NODE: Final = Status.from_error("node not found")
+
+
+def tolerates_unschedulable(pod: Pod) -> bool:
+    """Whether any of the pod's tolerations tolerates :data:`UNSCHEDULABLE_TAINT`."""
+    return any(toleration.tolerates(UNSCHEDULABLE_TAINT) for toleration in pod.tolerations)
+
+
+def fits(pod: Pod, node_info: NodeInfo) -> bool:
+    """The node is not cordoned, or the pod tolerates the cordon. A ghost node (no Node) never fits."""
+    node = node_info.node
+    return node is not None and (not node.unschedulable or tolerates_unschedulable(pod))
+
+
+@final
+class NodeUnschedulable(FilterPlugin):
+    """Rejects cordoned nodes (UnschedulableAndUnresolvable) unless the pod tolerates the cordon."""
+
+    name: ClassVar[str] = "NodeUnschedulable"
+    __slots__ = ()
+
+    def __init__(self, args: None, handle: Handle) -> None:
+        """Nothing to configure: kube's NodeUnschedulable has no args."""
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        if node_info.node is None:
+            return _NO_NODE
+        return Status.SUCCESS if fits(pod, node_info) else _REJECTED

@@ -1,0 +1,393 @@
+"""PodTopologySpread: spread matching pods evenly across topology domains (zones, hosts, ...).
+
+A ``DoNotSchedule`` constraint filters: placing the pod in a domain must not
+make that domain hold more than ``maxSkew`` matching pods above the least
+loaded domain.  A ``ScheduleAnyway`` constraint scores: domains with fewer
+matching pods win (see :mod:`kschedlib.plugins._topology_spread_scoring`).
+Pods without constraints get the configured default constraints, selecting
+the pods that share the pod's Services and controller.
+
+PreFilter counts matching pods per domain once per cycle (recounting only
+nodes whose pods changed, see :mod:`kschedlib.plugins._topology_spread_counting`)
+and keeps, per topology key, kube-scheduler's two "critical paths" (the two
+least loaded domains).  AddPod/RemovePod maintain them with kube-scheduler's
+update rule, which is approximate after several updates and reproduced as is.
+Filter is then a few dictionary reads per node.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Callable, Sequence
+from typing import ClassVar, Final
+
+from kschedlib.framework.cycle_state import CycleState, StateKey
+from kschedlib.framework.extension_points import (
+    FilterPlugin,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScoreExtensions,
+    ScorePlugin,
+)
+from kschedlib.framework.handle import Handle
+from kschedlib.framework.node_info import NodeInfo
+from kschedlib.framework.pod_info import PodInfo
+from kschedlib.framework.results import NodeScore, PreFilterResult
+from kschedlib.framework.status import Status
+from kschedlib.model.objects import Node, Pod
+from kschedlib.plugins._topology_spread_args import (
+    DO_NOT_SCHEDULE,
+    SCHEDULE_ANYWAY,
+    SYSTEM_DEFAULT_CONSTRAINTS,
+    SYSTEM_DEFAULTING,
+    PodTopologySpreadArgs,
+    decode_args,
+    validate_args,
+)
+from kschedlib.plugins._topology_spread_common import (
+    NodeInclusion,
+    SpreadConstraint,
+    default_selector,
+    has_all_keys,
+    spread_constraints,
+    with_selector,
+)
+from kschedlib.plugins._topology_spread_counting import CountCache, NodeCounter
+from kschedlib.plugins._topology_spread_scoring import (
+    PRE_SCORE_KEY,
+    build_pre_score_state,
+    normalize_spread_scores,
+    score_node,
+)
+
+__all__ = [
+    "ERR_REASON_CONSTRAINTS_NOT_MATCH",
+    "ERR_REASON_NODE_LABEL_NOT_MATCH",
+    "PRE_FILTER_KEY",
+    "PRE_SCORE_KEY",
+    "CriticalPaths",
+    "PodTopologySpread",
+    "PodTopologySpreadArgs",
+    "PreFilterState",
+    "build_pre_filter_state",
+    "decode_args",
+    "filter_node",
+]
+
+ERR_REASON_CONSTRAINTS_NOT_MATCH: Final = "node(s) didn't match pod topology spread constraints"
+ERR_REASON_NODE_LABEL_NOT_MATCH: Final = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
+_SKEW: Final = Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
+_MISSING_LABEL: Final = Status.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
+_FITS: Final = Status.success()
+_MAX_INT32: Final = 2**31 - 1
+
+
+@typing.final
+class CriticalPaths:
+    """kube-scheduler's two "critical paths" of one topology key: ``first_count`` is the minimum.
+
+    Exact after PreFilter; AddPod/RemovePod keep it with kube-scheduler's update
+    rule, which tracks only these two domains (good enough for one node's
+    nominated pods or victims, and what must be reproduced).
+    """
+
+    __slots__ = ("first_count", "first_value", "second_count", "second_value")
+
+    def __init__(self) -> None:
+        self.first_value, self.first_count = "", _MAX_INT32
+        self.second_value, self.second_count = "", _MAX_INT32
+
+    def update(self, value: str, count: int) -> None:
+        """Record that domain ``value`` now holds ``count`` matching pods."""
+        if value in (self.first_value, self.second_value):
+            if value == self.first_value:
+                self.first_count = count
+            else:
+                self.second_count = count
+            if self.first_count > self.second_count:
+                self.first_value, self.first_count, self.second_value, self.second_count = (
+                    self.second_value, self.second_count, self.first_value, self.first_count)
+        elif count < self.first_count:
+            self.second_value, self.second_count = self.first_value, self.first_count
+            self.first_value, self.first_count = value, count
+        elif count < self.second_count:
+            self.second_value, self.second_count = value, count
+
+    def copy(self) -> CriticalPaths:
+        twin = CriticalPaths()
+        twin.first_value, twin.first_count = self.first_value, self.first_count
+        twin.second_value, twin.second_count = self.second_value, self.second_count
+        return twin
+
+
+_Check = tuple[str, dict[str, int] | None, CriticalPaths, bool, int]
+"""Per hard constraint: key, domain counts (``None``: no domain), paths, minDomains met, maxSkew - self."""
+
+
+@typing.final
+class PreFilterState:
+    """Hard constraints and matching-pod counts per (topology key, value); AddPod/RemovePod mutate it.
+
+    Constraints with the same key share one count per domain.  ``domains`` (the
+    number of domains per key) is fixed at PreFilter, and a key without any
+    domain is absent from it.
+    """
+
+    __slots__ = ("checks", "constraints", "counts", "domains", "inclusion", "paths", "self_match")
+
+    def __init__(
+        self,
+        inclusion: NodeInclusion,
+        counts: dict[str, dict[str, int]],
+        domains: dict[str, int],
+        paths: dict[str, CriticalPaths],
+        self_match: tuple[int, ...],
+    ) -> None:
+        self.inclusion = inclusion
+        self.constraints = inclusion.constraints
+        self.counts = counts
+        self.domains = domains
+        self.paths = paths
+        self.self_match = self_match
+        self.checks: tuple[_Check, ...] = tuple(
+            (
+                c.topology_key,
+                counts[c.topology_key] if c.topology_key in domains else None,
+                paths[c.topology_key],
+                domains.get(c.topology_key, 0) >= c.min_domains,
+                c.max_skew - matched,
+            )
+            for c, matched in zip(self.constraints, self_match, strict=True)
+        )
+
+    def clone(self) -> PreFilterState:
+        counts = {key: dict(by_value) for key, by_value in self.counts.items()}
+        paths = {key: p.copy() for key, p in self.paths.items()}
+        return PreFilterState(self.inclusion, counts, self.domains, paths, self.self_match)
+
+    def update(self, pod_to_schedule: Pod, pod: Pod, node: Node | None, delta: int) -> None:
+        """Count ``pod`` on ``node`` (``delta`` +1) or stop counting it (-1), as AddPod/RemovePod do.
+
+        Unlike PreFilter's count, this ignores ``deletionTimestamp`` and lets ``{}`` select the pod.
+        """
+        if node is None or pod.namespace != pod_to_schedule.namespace:
+            return
+        labels = node.labels
+        if not has_all_keys(labels, (c.topology_key for c in self.constraints)):
+            return
+        eligible = self.inclusion.eligible(self.inclusion.standing(node))
+        for i in eligible:
+            c = self.constraints[i]
+            if c.selects(pod.labels):
+                by_value = self.counts[c.topology_key]
+                value = labels[c.topology_key]
+                count = by_value[value] = by_value.get(value, 0) + delta
+                self.paths[c.topology_key].update(value, count)
+
+
+PRE_FILTER_KEY: Final[StateKey[PreFilterState]] = StateKey("PreFilterPodTopologySpread")
+_Plan = tuple[tuple[tuple[int, str], ...], NodeCounter]
+
+
+def build_pre_filter_state(
+    pod: Pod, constraints: tuple[SpreadConstraint, ...], node_infos: Sequence[NodeInfo], cache: CountCache
+) -> PreFilterState:
+    """Count matching pods per domain over every node that has all keys, for the constraints it counts for.
+
+    Each domain a counted node belongs to exists even with 0 pods.  When several
+    constraints share a key, a node contributes the count of the last one it counts for.
+    """
+    inclusion = NodeInclusion(pod, constraints)
+    keys = tuple(dict.fromkeys(c.topology_key for c in constraints))
+    counts: dict[str, dict[str, int]] = {key: {} for key in keys}
+    plans: dict[tuple[bool, bool], _Plan] = {}
+
+    def plan_for(standing: tuple[bool, bool]) -> _Plan:
+        plan = plans.get(standing)
+        if plan is None:
+            eligible = inclusion.eligible(standing)
+            plan = plans[standing] = _plan(pod, constraints, eligible, cache, len(node_infos))
+        return plan
+
+    if inclusion.uniform and len(keys) == 1:
+        _count_one_key(keys[0], plan_for((True, True))[1], node_infos, counts[keys[0]])
+    else:
+        _count_keys(keys, plan_for, inclusion, node_infos, counts)
+    paths = {key: CriticalPaths() for key in keys}
+    for key, by_value in counts.items():
+        for value, n in by_value.items():
+            paths[key].update(value, n)
+    domains = {key: len(by_value) for key, by_value in counts.items() if by_value}
+    self_match = tuple(int(c.selects(pod.labels)) for c in constraints)
+    return PreFilterState(inclusion, counts, domains, paths, self_match)
+
+
+def _count_one_key(
+    key: str, count: NodeCounter, node_infos: Sequence[NodeInfo], by_value: dict[str, int]
+) -> None:
+    """The common case, one key and every node counting: a tight loop."""
+    for info in node_infos:
+        node = info.node
+        assert node is not None
+        value = node.labels.get(key)
+        if value is not None:
+            by_value[value] = by_value.get(value, 0) + count(node.name, info.pods)[0]
+
+
+def _count_keys(
+    keys: tuple[str, ...],
+    plan_for: Callable[[tuple[bool, bool]], _Plan],
+    inclusion: NodeInclusion,
+    node_infos: Sequence[NodeInfo],
+    counts: dict[str, dict[str, int]],
+) -> None:
+    """The general case: nodes need every key and count per the inclusion policies."""
+    uniform = plan_for((True, True)) if inclusion.uniform else None
+    for info in node_infos:
+        node = info.node
+        assert node is not None
+        labels = node.labels
+        if not has_all_keys(labels, keys):
+            continue
+        targets, count = uniform or plan_for(inclusion.standing(node))
+        if targets:
+            found = count(node.name, info.pods)
+            for slot, key in targets:
+                by_value = counts[key]
+                value = labels[key]
+                by_value[value] = by_value.get(value, 0) + found[slot]
+
+
+def _plan(
+    pod: Pod, constraints: tuple[SpreadConstraint, ...], eligible: tuple[int, ...], cache: CountCache,
+    num_nodes: int,
+) -> _Plan:
+    """For nodes counting for ``eligible``: per key the last such constraint, and their counter."""
+    last = {constraints[i].topology_key: i for i in eligible}
+    chosen = sorted(last.values())
+    targets = tuple((slot, constraints[i].topology_key) for slot, i in enumerate(chosen))
+    return targets, cache.node_counter([constraints[i].selector for i in chosen], pod.namespace, num_nodes)
+
+
+def filter_node(state: PreFilterState, node: Node) -> Status:
+    """Check every hard constraint on ``node``, in order.
+
+    A node without the constraint's key is UnschedulableAndUnresolvable; a key
+    without any domain is skipped; otherwise the node fails when its domain's
+    count + self-match - global minimum exceeds maxSkew (the minimum reads 0
+    while fewer than ``minDomains`` domains exist).
+    """
+    labels = node.labels
+    for key, by_value, paths, use_minimum, limit in state.checks:
+        value = labels.get(key)
+        if value is None:
+            return _MISSING_LABEL
+        if by_value is None:
+            continue
+        if by_value.get(value, 0) - (paths.first_count if use_minimum else 0) > limit:
+            return _SKEW
+    return _FITS
+
+
+def _missing(key: StateKey[typing.Any]) -> str:
+    return f'reading "{key.name}" from cycleState: not found'
+
+
+@typing.final
+class PodTopologySpread(
+    PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions
+):
+    """Filters on ``DoNotSchedule`` constraints and scores on ``ScheduleAnyway`` ones."""
+
+    name: ClassVar[str] = "PodTopologySpread"
+    __slots__ = ("_cache", "_default_hard", "_default_soft", "_handle", "_system_defaulted")
+
+    def __init__(self, args: PodTopologySpreadArgs | None, handle: Handle) -> None:
+        args = args if args is not None else PodTopologySpreadArgs()
+        validate_args(args)
+        self._handle = handle
+        self._cache = CountCache()
+        self._system_defaulted = args.defaulting_type == SYSTEM_DEFAULTING
+        defaults = SYSTEM_DEFAULT_CONSTRAINTS if self._system_defaulted else args.default_constraints
+        self._default_hard = spread_constraints(defaults, {}, DO_NOT_SCHEDULE)
+        self._default_soft = spread_constraints(defaults, {}, SCHEDULE_ANYWAY)
+
+    def _constraints(
+        self, pod: Pod, action: str, defaults: tuple[SpreadConstraint, ...]
+    ) -> tuple[SpreadConstraint, ...]:
+        """The pod's own constraints for ``action``, else the defaults with the owners' selector."""
+        if pod.topology_spread_constraints:
+            return spread_constraints(pod.topology_spread_constraints, pod.labels, action)
+        if not defaults:
+            return ()
+        selector = default_selector(pod, self._handle.owner_selectors(pod.namespace))
+        return with_selector(defaults, selector) if selector is not None else ()
+
+    # --- PreFilter / Filter ------------------------------------------------------------------
+
+    def pre_filter(self, state: CycleState, pod: Pod) -> Status | PreFilterResult:
+        """Count per domain for the hard constraints; Skip (at once) for a pod that has none."""
+        if not pod.topology_spread_constraints and not self._default_hard:
+            return Status.skip()
+        constraints = self._constraints(pod, DO_NOT_SCHEDULE, self._default_hard)
+        if not constraints:
+            return Status.skip()
+        node_infos = self._handle.snapshot.node_infos
+        state.write(PRE_FILTER_KEY, build_pre_filter_state(pod, constraints, node_infos, self._cache))
+        return Status.success()
+
+    def add_pod(self, state: CycleState, pod: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo) -> Status:
+        return self._update(state, pod, pod_info_to_add, node_info, 1)
+
+    def remove_pod(
+        self, state: CycleState, pod: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status:
+        return self._update(state, pod, pod_info_to_remove, node_info, -1)
+
+    def _update(self, state: CycleState, pod: Pod, other: PodInfo, node_info: NodeInfo, delta: int) -> Status:
+        """AddPod/RemovePod: the state was cloned for this evaluation, so it is updated in place."""
+        s = state.get(PRE_FILTER_KEY)
+        if s is None:
+            return Status.from_error(_missing(PRE_FILTER_KEY))
+        s.update(pod, other.pod, node_info.node, delta)
+        return Status.success()
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        s = state.get(PRE_FILTER_KEY)
+        if s is None:
+            return Status.from_error(_missing(PRE_FILTER_KEY))
+        node = node_info.node
+        if node is None:
+            return Status.from_error("node not found")
+        return filter_node(s, node)
+
+    # --- PreScore / Score / NormalizeScore ---------------------------------------------------
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status:
+        """Count per domain for the soft constraints; Skip without any (or without nodes)."""
+        all_nodes = self._handle.snapshot.node_infos
+        if not all_nodes:
+            return Status.skip()
+        if not pod.topology_spread_constraints and not self._default_soft:
+            return Status.skip()
+        constraints = self._constraints(pod, SCHEDULE_ANYWAY, self._default_soft)
+        if not constraints:
+            return Status.skip()
+        require_all = bool(pod.topology_spread_constraints) or not self._system_defaulted
+        prepared = build_pre_score_state(pod, constraints, require_all, nodes, all_nodes, self._cache)
+        state.write(PRE_SCORE_KEY, prepared)
+        return Status.success()
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        s = state.get(PRE_SCORE_KEY)
+        if s is None:
+            raise LookupError("error " + _missing(PRE_SCORE_KEY))
+        return score_node(s, node_info)
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
+        s = state.get(PRE_SCORE_KEY)
+        if s is None:
+            return Status.from_error("error " + _missing(PRE_SCORE_KEY))
+        normalize_spread_scores(s, scores)
+        return Status.success()

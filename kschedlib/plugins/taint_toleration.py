@@ -1,0 +1,147 @@
+"""TaintToleration: hard taints filter nodes, soft (``PreferNoSchedule``) taints lower their score.
+
+Filter rejects a node carrying a ``NoSchedule`` or ``NoExecute`` taint that no
+toleration of the pod tolerates (the first such taint, in ``spec.taints``
+order, is named in the reason).  Score counts the node's ``PreferNoSchedule``
+taints the pod does not tolerate; normalization reverses the counts so the
+node with the fewest untolerated soft taints gets 100.
+
+Toleration matching is :meth:`kschedlib.model.objects.Toleration.tolerates`
+(kube's ``ToleratesTaint``): empty effect matches every effect, empty key
+matches every key, ``Exists`` ignores the value, empty operator means ``Equal``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Iterable, Sequence
+from typing import ClassVar, Final, final
+
+import attrs
+
+from kschedlib.framework.cycle_state import CycleState, StateKey
+from kschedlib.framework.extension_points import FilterPlugin, PreScorePlugin, ScoreExtensions, ScorePlugin
+from kschedlib.framework.handle import Handle
+from kschedlib.framework.node_info import NodeInfo
+from kschedlib.framework.results import NodeScore
+from kschedlib.framework.status import Status
+from kschedlib.model.objects import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, Pod, Taint, Toleration
+from kschedlib.plugins._normalize import default_normalize_score
+
+__all__ = [
+    "DO_NOT_SCHEDULE_EFFECTS",
+    "TaintToleration",
+    "count_untolerated_prefer_no_schedule",
+    "find_untolerated_taint",
+    "prefer_no_schedule_tolerations",
+    "tolerations_tolerate_taint",
+    "untolerated_taint_reason",
+]
+
+DO_NOT_SCHEDULE_EFFECTS: Final = frozenset({NO_SCHEDULE, NO_EXECUTE})
+"""The effects that keep pods off a node (kube's ``DoNotScheduleTaintsFilterFunc``)."""
+
+_NO_NODE: Final = "node not found"
+
+
+def tolerations_tolerate_taint(tolerations: Iterable[Toleration], taint: Taint) -> bool:
+    """Whether any toleration tolerates ``taint``."""
+    for toleration in tolerations:
+        if toleration.tolerates(taint):
+            return True
+    return False
+
+
+def find_untolerated_taint(
+    taints: Iterable[Taint], tolerations: Sequence[Toleration], effects: Container[str] | None
+) -> Taint | None:
+    """The first taint (in order) whose effect is in ``effects`` and that no toleration tolerates.
+
+    ``effects`` of ``None`` considers every taint.  This is kube's
+    ``FindMatchingUntoleratedTaint``; TaintToleration, the queue's node
+    pre-check, PodTopologySpread's ``nodeTaintsPolicy`` and preemption share it.
+    """
+    for taint in taints:
+        if effects is not None and taint.effect not in effects:
+            continue
+        if not tolerations_tolerate_taint(tolerations, taint):
+            return taint
+    return None
+
+
+def untolerated_taint_reason(taint: Taint) -> str:
+    """``node(s) had untolerated taint {<key>: <value>}`` (an empty value leaves ``{key: }``)."""
+    return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+
+
+def prefer_no_schedule_tolerations(tolerations: Iterable[Toleration]) -> tuple[Toleration, ...]:
+    """The tolerations that can tolerate a ``PreferNoSchedule`` taint: empty effect or that effect."""
+    return tuple(t for t in tolerations if not t.effect or t.effect == PREFER_NO_SCHEDULE)
+
+
+def count_untolerated_prefer_no_schedule(taints: Iterable[Taint], tolerations: Sequence[Toleration]) -> int:
+    """How many ``PreferNoSchedule`` taints no toleration tolerates (the raw score)."""
+    count = 0
+    for taint in taints:
+        if taint.effect == PREFER_NO_SCHEDULE and not tolerations_tolerate_taint(tolerations, taint):
+            count += 1
+    return count
+
+
+@final
+@attrs.frozen(slots=True)
+class _PreScoreState:
+    """The pod's tolerations that matter for scoring, filtered once per pod."""
+
+    tolerations: tuple[Toleration, ...]
+
+    def clone(self) -> _PreScoreState:
+        return self
+
+
+_PRE_SCORE_KEY: Final[StateKey[_PreScoreState]] = StateKey("PreScoreTaintToleration")
+
+
+@final
+class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions):
+    """Filter on hard taints (UnschedulableAndUnresolvable); score by untolerated soft taints (reversed)."""
+
+    name: ClassVar[str] = "TaintToleration"
+    __slots__ = ()
+
+    def __init__(self, args: None, handle: Handle) -> None:
+        """Nothing to configure: kube's TaintToleration has no args."""
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        node = node_info.node
+        if node is None:
+            return Status.from_error(_NO_NODE)
+        if not node.taints:
+            return Status.SUCCESS
+        taint = find_untolerated_taint(node.taints, pod.tolerations, DO_NOT_SCHEDULE_EFFECTS)
+        if taint is None:
+            return Status.SUCCESS
+        return Status.unresolvable(untolerated_taint_reason(taint))
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status:
+        """Keep the tolerations with an empty or ``PreferNoSchedule`` effect (never skips, as in kube)."""
+        if not nodes:
+            return Status.SUCCESS
+        state.write(_PRE_SCORE_KEY, _PreScoreState(prefer_no_schedule_tolerations(pod.tolerations)))
+        return Status.SUCCESS
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        """The number of untolerated ``PreferNoSchedule`` taints; needs PreScore's state, like kube."""
+        node = node_info.node
+        if node is None:
+            raise LookupError(_NO_NODE)
+        prescored = state.get(_PRE_SCORE_KEY)
+        if prescored is None:
+            raise LookupError(f'failed to read "{_PRE_SCORE_KEY.name}" from cycleState: not found')
+        if not node.taints:
+            return 0
+        return count_untolerated_prefer_no_schedule(node.taints, prescored.tolerations)
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
+        """Fewer untolerated soft taints is better: ``100 - 100 * count // max`` (all 100 when max is 0)."""
+        default_normalize_score(scores, reverse=True)
+        return Status.SUCCESS

@@ -1,0 +1,135 @@
+"""explain: where would this pod go, and why not elsewhere — one pure scheduling cycle."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from os import PathLike
+from typing import Any, final
+
+import attrs
+
+from kschedlib._internal.cycle import CycleOutcome, run_cycle
+from kschedlib._internal.documents import load_config
+from kschedlib.framework.config import SchedulerConfig
+from kschedlib.framework.status import Status
+from kschedlib.model.objects import Pod
+from kschedlib.scheduler import Scheduler
+from kschedlib.simulation.cluster import Cluster, load_cluster, resolve_pod
+
+__all__ = ["Explanation", "explain"]
+
+
+def _status_dict(status: Status) -> dict[str, Any]:
+    return {"plugin": status.plugin, "code": status.code.label, "reasons": list(status.all_reasons())}
+
+
+@final
+@attrs.frozen(slots=True)
+class Explanation:
+    """The outcome of one scheduling cycle, with every node's verdict and score."""
+
+    pod: Pod
+    outcome: CycleOutcome | None
+    error: str | None = None
+    pre_enqueue: Status | None = None
+
+    @property
+    def selected(self) -> str | None:
+        return self.outcome.selected if self.outcome is not None else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``explain`` JSON of DESIGN.md."""
+        out = self.outcome
+        if out is None:
+            pre_enqueue = _status_dict(self.pre_enqueue) if self.pre_enqueue is not None else None
+            return {"pod": self.pod.key, "preenqueue": pre_enqueue, "prefilter": None, "prefilter_nodes": None,
+                    "feasible": [], "filtered": {}, "scores": {}, "best": [], "selected": None,
+                    "message": None, "postfilter": None, "num_all_nodes": 0, "evaluated_nodes": 0,
+                    "error": self.error}
+        return {
+            "pod": self.pod.key,
+            "preenqueue": None,
+            "prefilter": _status_dict(out.pre_filter_status) if out.pre_filter_status is not None else None,
+            "prefilter_nodes": sorted(out.pre_filter_nodes) if out.pre_filter_nodes is not None else None,
+            "feasible": sorted(out.feasible),
+            "filtered": {name: _status_dict(s) for name, s in sorted(out.node_statuses.items())},
+            "scores": self._scores(out),
+            "best": list(out.best),
+            "selected": out.selected,
+            "message": out.fit_error,
+            "postfilter": self._post_filter(out),
+            "num_all_nodes": out.num_all_nodes,
+            "evaluated_nodes": out.evaluated_nodes,
+            "start_index": out.start_index,
+            "next_start_index": out.next_start_index,
+            "error": out.error.message() if out.error is not None else self.error,
+        }
+
+    @staticmethod
+    def _scores(out: CycleOutcome) -> dict[str, Any]:
+        table = out.scores
+        if table is None:
+            return {}
+        result: dict[str, Any] = {}
+        for column, name in enumerate(out.scored_nodes):
+            plugins = {plugin: table.scores[row][column] for row, plugin in enumerate(table.plugins)}
+            result[name] = {"plugins": dict(sorted(plugins.items())), "total": table.totals[column]}
+        return dict(sorted(result.items()))
+
+    @staticmethod
+    def _post_filter(out: CycleOutcome) -> dict[str, Any] | None:
+        post = out.post_filter
+        if post is None:
+            return None
+        return {"code": post.status.code.label, "message": post.status.message() or None,
+                "nominatedNode": post.nominated_node_name or None, "victims": sorted(post.victims)}
+
+
+def _explain_config(config: Any) -> SchedulerConfig:
+    """The config explain uses: every node is evaluated unless the config sets percentageOfNodesToScore."""
+    parsed = load_config(config)
+    if isinstance(config, Mapping) and "percentageOfNodesToScore" in config:
+        return parsed
+    if isinstance(config, SchedulerConfig):
+        return parsed
+    return attrs.evolve(parsed, percentage_of_nodes_to_score=100)
+
+
+def explain(
+    cluster: Cluster | str | PathLike[str] | Mapping[str, Any],
+    pod: Pod | Mapping[str, Any] | str,
+    config: Any = None,
+    *,
+    start_index: int = 0,
+    seed: int = 0,
+) -> Explanation:
+    """Run one scheduling cycle for ``pod`` against ``cluster`` without changing anything.
+
+    ``pod`` is a Pod, a v1 Pod dict, ``namespace/name`` of a pod in the cluster, or a pod file.
+    Other pending pods of the cluster that carry ``status.nominatedNodeName`` count as nominated.
+    """
+    loaded = load_cluster(cluster)
+    target = resolve_pod(loaded, pod)
+    scheduler = Scheduler(_explain_config(config), seed=seed)
+    scheduler.add_objects(loaded.without_pod(target).objects)
+    if target.scheduler_name not in scheduler.profiles:
+        return Explanation(target, None, f'profile not found for scheduler name "{target.scheduler_name}"')
+    runtime = scheduler.runtime(target.scheduler_name)
+    gate = runtime.run_pre_enqueue(target)
+    if not gate.is_success:
+        return Explanation(target, None, pre_enqueue=gate)
+    snapshot = scheduler.snapshot()
+    handle = scheduler.handle(target.scheduler_name)
+    handle.set_snapshot(snapshot)
+    scheduler.store.pods[target.key] = target
+    outcome = run_cycle(
+        runtime,
+        target,
+        snapshot,
+        start_index=start_index,
+        percentage_of_nodes_to_score=_explain_config(config).percentage_of_nodes_to_score,
+        rng=handle.rng,
+        nominator=scheduler.nominator,
+        score_single_node=True,
+    )
+    return Explanation(target, outcome)

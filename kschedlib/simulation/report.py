@@ -1,0 +1,76 @@
+"""Readable text for explain and simulate results."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from kschedlib.simulation.explain import Explanation
+from kschedlib.simulation.simulate import SimulationReport
+
+__all__ = ["explanation_text", "simulation_text", "table"]
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A plain left-aligned text table."""
+    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows, strict=False)]
+    lines = ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=False)).rstrip()
+             for row in (header, *rows)]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(lines)
+
+
+def explanation_text(explanation: Explanation) -> str:
+    """A table of every node: verdict or first failing plugin and reason, per-plugin scores, total."""
+    data = explanation.to_dict()
+    lines = [f"pod {data['pod']}"]
+    if data.get("error"):
+        lines.append(f"error: {data['error']}")
+        return "\n".join(lines)
+    scores: dict[str, Any] = data["scores"]
+    plugins = sorted({plugin for entry in scores.values() for plugin in entry["plugins"]})
+    rows: list[list[str]] = []
+    best = set(data["best"])
+    for node in data["feasible"]:
+        entry = scores.get(node, {"plugins": {}, "total": ""})
+        verdict = "selected" if node == data["selected"] else ("best" if node in best else "feasible")
+        rows.append([node, verdict, *[str(entry["plugins"].get(p, "-")) for p in plugins], str(entry["total"])])
+    for node, status in data["filtered"].items():
+        reason = "; ".join(status["reasons"])
+        rows.append([node, f"{status['plugin'] or 'PreFilter'}: {reason}", *["" for _ in plugins], ""])
+    lines.append(table(["node", "verdict", *plugins, "total"], rows))
+    lines.append(f"evaluated {data['evaluated_nodes']} of {data['num_all_nodes']} nodes")
+    if data["message"]:
+        lines.append(data["message"])
+    post = data.get("postfilter")
+    if post:
+        if post["nominatedNode"]:
+            victims = ", ".join(post["victims"]) or "none"
+            lines.append(f"preemption would help: nominate {post['nominatedNode']}, evicting {victims}")
+        else:
+            lines.append(f"preemption would not help: {post['message']}")
+    return "\n".join(lines)
+
+
+def simulation_text(report: SimulationReport) -> str:
+    """Where each pending pod went, why the others fit nowhere, and a summary."""
+    rows = [[pod, node or "-"] for pod, node in report.placements.items()]
+    lines = [table(["pod", "node"], rows)] if rows else ["no pending pods"]
+    if report.unschedulable:
+        lines.append("")
+        lines.append("unschedulable:")
+        lines.extend(f"  {pod}: {message}" for pod, message in report.unschedulable.items())
+    if report.gated:
+        lines.append("")
+        lines.append("gated: " + ", ".join(report.gated))
+    if report.evicted:
+        lines.append("")
+        lines.append("evicted: " + ", ".join(report.evicted))
+    summary = report.summary()
+    lines.append("")
+    lines.append(f"scheduled {summary['scheduled']} of {summary['pods']} pods, "
+                 f"{summary['unschedulable']} unschedulable, {summary['gated']} gated")
+    for message, count in report.unschedulable_reasons().most_common():
+        lines.append(f"  {count} x {message}")
+    lines.append(f"{summary['seconds']:.3f} s scheduling, {summary['pods_per_second']} pods/s")
+    return "\n".join(lines)

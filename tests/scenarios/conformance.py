@@ -1,0 +1,111 @@
+"""Loading kube-scheduler's recorded decisions (tests/data/conformance) and comparing kschedlib with them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from kschedlib import Cluster, explain, load_cluster
+
+DATA = Path(__file__).parent.parent / "data" / "conformance"
+CONFIG_HEADER = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
+
+
+def case_files(*folders: str) -> list[Path]:
+    return sorted(path for folder in folders for path in (DATA / folder).glob("*.json"))
+
+
+def load_case(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+def _typed(objects: list[dict[str, Any]], kind: str) -> Iterator[dict[str, Any]]:
+    for obj in objects:
+        yield obj if "kind" in obj else {"apiVersion": "v1", "kind": kind, **obj}
+
+
+def scenario_cluster(scenario: dict[str, Any], *, pods_key: str = "pods") -> Cluster:
+    """The scenario's namespaces, nodes, pods and extra objects as a cluster."""
+    objects: list[Any] = [
+        *scenario.get("namespaces", []),
+        *_typed(scenario.get("nodes", []), "Node"),
+        *_typed(scenario.get(pods_key, []), "Pod"),
+        *scenario.get("objects", []),
+    ]
+    return load_cluster(objects)
+
+
+def scenario_config(scenario: dict[str, Any]) -> dict[str, Any] | None:
+    config = scenario.get("config")
+    return None if config is None else {**CONFIG_HEADER, **config}
+
+
+def run_explain(case: dict[str, Any]) -> dict[str, Any]:
+    scenario = case["scenario"]
+    result = explain(scenario_cluster(scenario), scenario["pod"], scenario_config(scenario),
+                     start_index=scenario.get("start_index", 0))
+    return result.to_dict()
+
+
+def _normalize_reasons(status: dict[str, Any]) -> dict[str, Any]:
+    """Several ``Insufficient`` reasons come from a Go map, so their order is unspecified."""
+    reasons = status["reasons"]
+    if sum(reason.startswith("Insufficient ") for reason in reasons) > 1:
+        reasons = sorted(reasons)
+    return {"plugin": status["plugin"], "code": status["code"], "reasons": reasons}
+
+
+def decision_view(out: dict[str, Any], expected: dict[str, Any]) -> dict[str, Any]:
+    """The fields of the scheduling decision that must equal kube-scheduler's, without PostFilter."""
+    view = {
+        "preenqueue": out["preenqueue"],
+        "feasible": sorted(out["feasible"]),
+        "filtered": {node: _normalize_reasons(s) for node, s in out["filtered"].items()},
+        "scores": out["scores"],
+        "best": out["best"],
+        "message": out["message"],
+        "prefilter": out["prefilter"],
+        "prefilter_nodes": out["prefilter_nodes"],
+        "num_all_nodes": out["num_all_nodes"],
+        "evaluated_nodes": out["evaluated_nodes"],
+        "selected_in_best": out["selected"] in out["best"] if out["best"] else out["selected"] is None,
+    }
+    if "next_start_index" in expected:
+        view["next_start_index"] = out["next_start_index"]
+    if expected.get("error"):
+        view["error"] = out["error"]
+    return view
+
+
+def expected_view(expected: dict[str, Any]) -> dict[str, Any]:
+    view = {
+        "preenqueue": expected.get("preenqueue"),
+        "feasible": sorted(expected["feasible"]),
+        "filtered": {node: _normalize_reasons(s) for node, s in expected["filtered"].items()},
+        "scores": expected["scores"],
+        "best": sorted(expected["best"]),
+        "message": expected["message"],
+        "prefilter": expected["prefilter"],
+        "prefilter_nodes": sorted(expected["prefilter_nodes"]) if expected["prefilter_nodes"] is not None else None,
+        "num_all_nodes": expected["num_all_nodes"],
+        "evaluated_nodes": expected["evaluated_nodes"],
+        "selected_in_best": True,
+    }
+    if "next_start_index" in expected:
+        view["next_start_index"] = expected["next_start_index"]
+    if expected.get("error"):
+        view["error"] = expected["error"]
+    return view
+
+
+def postfilter_view(postfilter: dict[str, Any] | None, *, exact_victims: bool) -> dict[str, Any] | None:
+    if postfilter is None:
+        return None
+    view = {"code": postfilter["code"], "message": postfilter["message"]}
+    if exact_victims:
+        view["nominatedNode"] = postfilter["nominatedNode"]
+        view["victims"] = sorted(postfilter["victims"])
+    return view
