@@ -10,6 +10,7 @@ from kschedlib._internal.cycle import filter_with_nominated
 from kschedlib._internal.nominator import Nominator
 from kschedlib._internal.runtime import ProfileRuntime
 from kschedlib._internal.store import ObjectStore
+from kschedlib._internal.waiting import WaitingPod, WaitingPods
 from kschedlib.clock import Clock
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.node_info import NodeInfo
@@ -25,10 +26,12 @@ __all__ = ["FrameworkHandle"]
 class FrameworkHandle:
     """Implements :class:`kschedlib.framework.Handle` over the scheduler's state."""
 
-    __slots__ = ("_clock", "_nominator", "_rng", "_runtime", "_snapshot", "_store")
+    __slots__ = ("_clock", "_nominator", "_rng", "_runtime", "_snapshot", "_store", "_waiting")
 
-    def __init__(self, store: ObjectStore, nominator: Nominator, clock: Clock, rng: random.Random) -> None:
+    def __init__(self, store: ObjectStore, nominator: Nominator, clock: Clock, rng: random.Random,
+                 waiting: WaitingPods | None = None) -> None:
         self._store = store
+        self._waiting = waiting if waiting is not None else WaitingPods()
         self._nominator = nominator
         self._clock = clock
         self._rng = rng
@@ -85,3 +88,16 @@ class FrameworkHandle:
         self, state: CycleState, pod: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo
     ) -> Status:
         return self.runtime.run_pre_filter_extension(state, pod, pod_info_to_remove, node_info, add=False)
+
+    def iterate_waiting_pods(self) -> Sequence[WaitingPod]:
+        return list(self._waiting)
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        return self._waiting.get(uid)
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        waiting = self._waiting.get(uid)
+        if waiting is None:
+            return False
+        waiting.reject("", "removed")
+        return True

@@ -1,33 +1,53 @@
-"""The scheduling queue: pods waiting for a scheduling attempt.
+"""The scheduling queue (kube-scheduler v1.30, queueing hints off).
 
-Pods enter through PreEnqueue (a gated pod is parked until it is updated),
-are popped in QueueSort order, and after a failed attempt wait in the
-unschedulable pool until a cluster event may help them.
+Three places a pending pod can be, plus "in flight" while it is being scheduled::
+
+    add ──PreEnqueue ok──> activeQ ──pop──> (attempt) ──fails──> backoffQ or unschedulable pool
+         └─PreEnqueue no──> unschedulable pool (gated)        │
+    backoffQ ──backoff expired (flush)──> activeQ              │ a cluster event of interest to one
+    unschedulable pool ──event / 5-minute flush──> backoffQ or activeQ <┘ of its rejector plugins
+
+A failed pod goes straight to backoffQ when it has no rejector plugin (an
+error) or when a cluster event arrived while it was in flight.  All time is
+read from the injected clock.
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Callable
-from typing import final
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Final, final
 
 import attrs
 
+from kschedlib.framework.events import ClusterEvent
 from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.queued_pod import QueuedPodInfo
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import Pod
 
-__all__ = ["SchedulingQueue"]
+__all__ = ["EventRegistration", "SchedulingQueue"]
 
 Less = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
 PreEnqueue = Callable[[Pod], Status]
+PreCheck = Callable[[Pod], bool]
+SCHEDULING_GATES: Final = "SchedulingGates"
+DEFAULT_MAX_IN_UNSCHEDULABLE: Final = 300.0
 
 
 @final
-class _Entry:
-    """A heap entry ordered by the profile's QueueSort ``less``."""
+@attrs.frozen(slots=True)
+class EventRegistration:
+    """A plugin of a profile watches ``event``."""
+
+    plugin: str
+    event: ClusterEvent
+
+
+@final
+class _ActiveEntry:
+    """An activeQ heap entry ordered by the QueueSort plugin."""
 
     __slots__ = ("info", "less", "removed")
 
@@ -36,115 +56,329 @@ class _Entry:
         self.less = less
         self.removed = False
 
-    def __lt__(self, other: _Entry) -> bool:
+    def __lt__(self, other: _ActiveEntry) -> bool:
         return self.less(self.info, other.info)
 
 
 @final
+class _BackoffEntry:
+    """A backoffQ heap entry ordered by backoff expiry."""
+
+    __slots__ = ("expiry", "info", "removed")
+
+    def __init__(self, info: QueuedPodInfo, expiry: float) -> None:
+        self.info = info
+        self.expiry = expiry
+        self.removed = False
+
+    def __lt__(self, other: _BackoffEntry) -> bool:
+        return (self.expiry, self.info.sequence) < (other.expiry, other.info.sequence)
+
+
+@final
 class SchedulingQueue:
-    """activeQ (a heap), the unschedulable pool and gated pods, keyed by ``namespace/name``."""
+    """activeQ, backoffQ and the unschedulable pool, keyed by ``namespace/name``."""
 
-    __slots__ = ("_active", "_entries", "_less", "_pre_enqueue", "_sequence", "_unschedulable", "now", "retry_failed")
-
-    def __init__(self, less: Less, pre_enqueue: PreEnqueue, now: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        less: Less,
+        pre_enqueue: PreEnqueue,
+        now: Callable[[], float],
+        *,
+        registrations: Mapping[str, Sequence[EventRegistration]] | None = None,
+        initial_backoff: float = 1.0,
+        max_backoff: float = 10.0,
+        max_in_unschedulable: float = DEFAULT_MAX_IN_UNSCHEDULABLE,
+    ) -> None:
         self._less = less
         self._pre_enqueue = pre_enqueue
-        self._active: list[_Entry] = []
-        self._entries: dict[str, _Entry] = {}
-        self._unschedulable: dict[str, QueuedPodInfo] = {}
-        self._sequence = itertools.count()
         self.now = now
+        self._registrations = dict(registrations or {})
+        self.initial_backoff = initial_backoff
+        self.max_backoff = max_backoff
+        self.max_in_unschedulable = max_in_unschedulable
+        self._active: list[_ActiveEntry] = []
+        self._active_by_key: dict[str, _ActiveEntry] = {}
+        self._backoff: list[_BackoffEntry] = []
+        self._backoff_by_key: dict[str, _BackoffEntry] = {}
+        self._unschedulable: dict[str, QueuedPodInfo] = {}
+        self._order = itertools.count()
+        self.scheduling_cycle = 0
+        self.move_request_cycle = -1
         self.retry_failed = True
+        self.incoming: dict[tuple[str, str], int] = {}
+
+    # --- bookkeeping --------------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self._entries) + len(self._unschedulable)
+        return len(self._active_by_key) + len(self._backoff_by_key) + len(self._unschedulable)
 
-    @property
-    def active_count(self) -> int:
-        return len(self._entries)
+    def _count(self, queue: str, event: str) -> None:
+        key = (queue, event)
+        self.incoming[key] = self.incoming.get(key, 0) + 1
 
-    def add(self, pod_info: PodInfo) -> QueuedPodInfo:
-        """A new pending pod: to activeQ, or parked as gated when a PreEnqueue plugin says no."""
-        info = QueuedPodInfo(pod_info, self.now(), sequence=next(self._sequence))
-        self._enqueue(info)
-        return info
+    def _stamp(self, info: QueuedPodInfo) -> None:
+        """Set the pod's timestamp to now; ``sequence`` keeps equal timestamps in stamping order."""
+        info.timestamp = self.now()
+        info.sequence = next(self._order)
 
-    def _enqueue(self, info: QueuedPodInfo) -> None:
+    def backoff_duration(self, attempts: int) -> float:
+        """1 s doubling per attempt up to the maximum (reference §11.1)."""
+        duration = self.initial_backoff
+        for _ in range(1, attempts):
+            if duration > self.max_backoff - duration:
+                return self.max_backoff
+            duration += duration
+        return duration
+
+    def backoff_expiry(self, info: QueuedPodInfo) -> float:
+        return info.timestamp + self.backoff_duration(info.attempts)
+
+    def is_backing_off(self, info: QueuedPodInfo) -> bool:
+        return not info.gated and self.backoff_expiry(info) > self.now()
+
+    # --- entering -----------------------------------------------------------------------------
+
+    def _to_active(self, info: QueuedPodInfo) -> bool:
+        """Run PreEnqueue; into activeQ, or into the pool as gated. Returns whether it is active."""
         status = self._pre_enqueue(info.pod)
         if not status.is_success:
             info.gated = True
-            info.unschedulable_plugins = frozenset({status.plugin}) if status.plugin else frozenset()
+            if status.plugin:
+                info.unschedulable_plugins = info.unschedulable_plugins | {status.plugin}
             self._unschedulable[info.pod.key] = info
-            return
+            return False
         info.gated = False
         if info.initial_attempt_timestamp is None:
             info.initial_attempt_timestamp = self.now()
-        entry = _Entry(info, self._less)
-        self._entries[info.pod.key] = entry
+        entry = _ActiveEntry(info, self._less)
+        self._active_by_key[info.pod.key] = entry
         heapq.heappush(self._active, entry)
+        return True
+
+    def _to_backoff(self, info: QueuedPodInfo) -> None:
+        entry = _BackoffEntry(info, self.backoff_expiry(info))
+        self._backoff_by_key[info.pod.key] = entry
+        heapq.heappush(self._backoff, entry)
+
+    def add(self, pod_info: PodInfo) -> QueuedPodInfo:
+        """A new pending pod."""
+        info = QueuedPodInfo(pod_info, 0.0)
+        self._stamp(info)
+        self._remove(info.pod.key)
+        if self._to_active(info):
+            self._count("active", "PodAdd")
+        return info
+
+    def _remove(self, key: str) -> QueuedPodInfo | None:
+        active = self._active_by_key.pop(key, None)
+        if active is not None:
+            active.removed = True
+            return active.info
+        backoff = self._backoff_by_key.pop(key, None)
+        if backoff is not None:
+            backoff.removed = True
+            return backoff.info
+        return self._unschedulable.pop(key, None)
+
+    # --- leaving ------------------------------------------------------------------------------
 
     def pop(self) -> QueuedPodInfo | None:
-        """The head of activeQ (its attempt counted), or ``None`` when activeQ is empty."""
+        """The head of activeQ with its attempt counted, or ``None`` when activeQ is empty."""
         while self._active:
             entry = heapq.heappop(self._active)
             if entry.removed:
                 continue
-            del self._entries[entry.info.pod.key]
+            del self._active_by_key[entry.info.pod.key]
             info = entry.info
             info.attempts += 1
+            self.scheduling_cycle += 1
             info.unschedulable_plugins = frozenset()
             info.pending_plugins = frozenset()
             return info
         return None
 
-    def add_unschedulable(self, info: QueuedPodInfo, rejectors: frozenset[str]) -> None:
-        """Park a pod after a failed attempt until an event moves it."""
-        info.timestamp = self.now()
-        info.unschedulable_plugins = rejectors
-        self._unschedulable[info.pod.key] = info
-
-    def move_all_to_active(self) -> int:
-        """Give every parked (non-gated) pod another attempt; returns how many moved."""
-        moved = [info for info in self._unschedulable.values()
-                 if not info.gated and (self.retry_failed or info.attempts == 0)]
-        for info in moved:
-            del self._unschedulable[info.pod.key]
-            self._enqueue(info)
-        return len(moved)
+    def add_unschedulable_if_not_present(self, info: QueuedPodInfo, cycle: int) -> str:
+        """Requeue a pod after a failed attempt; returns ``backoff`` or ``unschedulable``."""
+        key = info.pod.key
+        if key in self._active_by_key or key in self._backoff_by_key or key in self._unschedulable:
+            return "present"
+        self._stamp(info)
+        rejectors = info.unschedulable_plugins | info.pending_plugins
+        if (self.move_request_cycle >= cycle or not rejectors) and self.retry_failed:
+            self._to_backoff(info)
+            self._count("backoff", "ScheduleAttemptFailure")
+            return "backoff"
+        self._unschedulable[key] = info
+        self._count("unschedulable", "ScheduleAttemptFailure")
+        return "unschedulable"
 
     def delete(self, pod: Pod) -> bool:
         """Forget a pending pod wherever it is; returns whether it was queued."""
-        entry = self._entries.pop(pod.key, None)
-        if entry is not None:
-            entry.removed = True
-            return True
-        return self._unschedulable.pop(pod.key, None) is not None
+        return self._remove(pod.key) is not None
 
-    def update(self, pod_info: PodInfo) -> None:
-        """A pending pod changed: replace it in place, or give a parked one a new chance."""
+    def update(self, old: Pod | None, pod_info: PodInfo) -> QueuedPodInfo:
+        """A pending pod changed (kube-scheduler's ``Update``)."""
         key = pod_info.pod.key
-        entry = self._entries.pop(key, None)
-        if entry is not None:
-            entry.removed = True
-            info = attrs.evolve(entry.info, pod_info=pod_info)
-            fresh = _Entry(info, self._less)
-            self._entries[key] = fresh
-            heapq.heappush(self._active, fresh)
-            return
-        parked = self._unschedulable.pop(key, None)
+        active = self._active_by_key.get(key)
+        if active is not None:
+            self._remove(key)
+            info = attrs.evolve(active.info, pod_info=pod_info)
+            entry = _ActiveEntry(info, self._less)
+            self._active_by_key[key] = entry
+            heapq.heappush(self._active, entry)
+            return info
+        backoff = self._backoff_by_key.get(key)
+        if backoff is not None:
+            backoff.info.pod_info = pod_info
+            return backoff.info
+        parked = self._unschedulable.get(key)
         if parked is None:
-            self.add(pod_info)
-            return
+            info = QueuedPodInfo(pod_info, 0.0)
+            self._stamp(info)
+            if self._to_active(info):
+                self._count("active", "PodUpdate")
+            return info
         parked.pod_info = pod_info
-        self._enqueue(parked)
+        if old is None or old != pod_info.pod:
+            del self._unschedulable[key]
+            if self.is_backing_off(parked):
+                self._to_backoff(parked)
+                self._count("backoff", "PodUpdate")
+            elif self._to_active(parked):
+                self._count("active", "PodUpdate")
+        return parked
+
+    # --- time ---------------------------------------------------------------------------------
+
+    def flush_backoff_completed(self) -> int:
+        """Move every pod whose backoff has expired to activeQ; returns how many."""
+        moved = 0
+        now = self.now()
+        while self._backoff:
+            entry = self._backoff[0]
+            if entry.removed:
+                heapq.heappop(self._backoff)
+                continue
+            if entry.expiry > now:
+                break
+            heapq.heappop(self._backoff)
+            del self._backoff_by_key[entry.info.pod.key]
+            if self._to_active(entry.info):
+                self._count("active", "BackoffComplete")
+                moved += 1
+        return moved
+
+    def next_backoff_expiry(self) -> float | None:
+        """When the earliest backoff ends, or ``None`` when backoffQ is empty."""
+        while self._backoff and self._backoff[0].removed:
+            heapq.heappop(self._backoff)
+        return self._backoff[0].expiry if self._backoff else None
+
+    def flush_unschedulable_leftover(self, event: ClusterEvent) -> int:
+        """Move pods that sat in the pool longer than the maximum (5 minutes)."""
+        now = self.now()
+        stale = [info for info in self._unschedulable.values() if now - info.timestamp > self.max_in_unschedulable]
+        return self.move_pods(stale, event)
+
+    # --- events -------------------------------------------------------------------------------
+
+    def is_event_of_interest(self, event: ClusterEvent) -> bool:
+        if event.is_wildcard:
+            return True
+        return any(reg.event.matches(event) for regs in self._registrations.values() for reg in regs)
+
+    def _worth_requeuing(self, info: QueuedPodInfo, event: ClusterEvent) -> bool:
+        rejectors = info.unschedulable_plugins | info.pending_plugins
+        if not rejectors or event.is_wildcard:
+            return True
+        for reg in self._registrations.get(info.pod.scheduler_name, ()):
+            if reg.plugin in rejectors and reg.event.matches(event):
+                return True
+        return False
+
+    def move_all(self, event: ClusterEvent, pre_check: PreCheck | None = None) -> int:
+        """Move every pooled pod that passes ``pre_check`` and that ``event`` may help."""
+        if not self.is_event_of_interest(event):
+            return 0
+        candidates = [info for info in self._unschedulable.values() if pre_check is None or pre_check(info.pod)]
+        return self.move_pods(candidates, event)
+
+    def move_pods(self, infos: Iterable[QueuedPodInfo], event: ClusterEvent) -> int:
+        """Move the given pooled pods that ``event`` may help; returns how many left the pool."""
+        if not self.is_event_of_interest(event):
+            return 0
+        moved = 0
+        for info in list(infos):
+            if info.gated and SCHEDULING_GATES in info.unschedulable_plugins:
+                continue
+            if not self.retry_failed and info.attempts > 0:
+                continue
+            if not self._worth_requeuing(info, event):
+                continue
+            del self._unschedulable[info.pod.key]
+            moved += 1
+            if self.is_backing_off(info):
+                self._to_backoff(info)
+                self._count("backoff", event.label)
+            elif self._to_active(info):
+                self._count("active", event.label)
+        self.move_request_cycle = self.scheduling_cycle
+        return moved
+
+    def unschedulable_pods(self) -> list[QueuedPodInfo]:
+        return list(self._unschedulable.values())
+
+    def activate(self, keys: Iterable[str]) -> int:
+        """Move pods from the pool or backoffQ straight to activeQ (PodsToActivate)."""
+        moved = 0
+        for key in keys:
+            if key in self._active_by_key:
+                continue
+            info = self._unschedulable.get(key)
+            if info is None and key in self._backoff_by_key:
+                info = self._backoff_by_key[key].info
+            if info is None:
+                continue
+            self._remove(key)
+            if self._to_active(info):
+                self._count("active", "ForceActivate")
+                moved += 1
+        return moved
+
+    # --- inspection ---------------------------------------------------------------------------
 
     def get(self, key: str) -> QueuedPodInfo | None:
-        entry = self._entries.get(key)
-        return entry.info if entry is not None else self._unschedulable.get(key)
+        for store in (self._active_by_key, self._backoff_by_key):
+            entry = store.get(key)
+            if entry is not None:
+                return entry.info
+        return self._unschedulable.get(key)
+
+    def where(self, key: str) -> str | None:
+        """``active``, ``backoff``, ``unschedulable``, ``gated`` or ``None``."""
+        if key in self._active_by_key:
+            return "active"
+        if key in self._backoff_by_key:
+            return "backoff"
+        info = self._unschedulable.get(key)
+        if info is None:
+            return None
+        return "gated" if info.gated else "unschedulable"
 
     def pending(self) -> dict[str, tuple[str, QueuedPodInfo]]:
-        """Every queued pod with where it is: ``active``, ``gated`` or ``unschedulable``."""
-        out = {key: ("active", entry.info) for key, entry in self._entries.items()}
+        """Every queued pod with where it is."""
+        out: dict[str, tuple[str, QueuedPodInfo]] = {}
+        for key, entry in self._active_by_key.items():
+            out[key] = ("active", entry.info)
+        for key, backoff in self._backoff_by_key.items():
+            out[key] = ("backoff", backoff.info)
         for key, info in self._unschedulable.items():
             out[key] = ("gated" if info.gated else "unschedulable", info)
         return out
+
+    def counts(self) -> dict[str, int]:
+        """Sizes by queue, for the ``scheduler_pending_pods`` gauge."""
+        gated = sum(1 for info in self._unschedulable.values() if info.gated)
+        return {"active": len(self._active_by_key), "backoff": len(self._backoff_by_key),
+                "unschedulable": len(self._unschedulable) - gated, "gated": gated}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from kschedlib.clock import Clock
 from kschedlib.framework.cycle_state import CycleState
@@ -19,6 +19,9 @@ from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import OwnerSelector, Pod, PodDisruptionBudget
+
+if TYPE_CHECKING:
+    from kschedlib.framework.waiting import WaitingPodView
 
 __all__ = ["Handle"]
 
@@ -71,4 +74,16 @@ class Handle(Protocol):
         self, state: CycleState, pod: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo
     ) -> Status:
         """Tell every non-skipped PreFilterExtensions plugin that ``pod_info_to_remove`` left the node."""
+        ...
+
+    def iterate_waiting_pods(self) -> Sequence[WaitingPodView]:
+        """Pods a Permit plugin parked, not yet allowed, rejected or timed out."""
+        ...
+
+    def get_waiting_pod(self, uid: str) -> WaitingPodView | None:
+        """The waiting pod with ``uid``, if any."""
+        ...
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        """Reject a waiting pod (message ``removed``); returns whether it was waiting."""
         ...

@@ -19,6 +19,7 @@ import attrs
 
 from kschedlib.errors import ConfigError, KschedError
 from kschedlib.framework.cycle_state import CycleState, StateKey
+from kschedlib.framework.events import ActionType, ClusterEventWithHint, EnqueueExtensions, node_events, pod_events
 from kschedlib.framework.extension_points import (
     FilterPlugin,
     PreFilterExtensions,
@@ -264,11 +265,18 @@ def _missing(verb: str, key: StateKey[Any]) -> str:
 @final
 class InterPodAffinity(
     PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions
-):
+, EnqueueExtensions):
     """Required pod (anti-)affinity as a filter, preferred terms as a score."""
 
     name: ClassVar[str] = "InterPodAffinity"
     __slots__ = ("_args", "_handle")
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        """The cluster events that may make a pod this plugin rejected schedulable (kube-scheduler v1.30)."""
+        return (
+            pod_events(ActionType.ALL),
+            node_events(ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT),
+        )
 
     def __init__(self, args: InterPodAffinityArgs | None, handle: Handle) -> None:
         self._args = args if args is not None else InterPodAffinityArgs()

@@ -29,6 +29,7 @@ import attrs
 
 from kschedlib.errors import ConfigError, SelectorError
 from kschedlib.framework.cycle_state import CycleState, StateKey
+from kschedlib.framework.events import ActionType, ClusterEventWithHint, EnqueueExtensions, node_events
 from kschedlib.framework.extension_points import (
     FilterPlugin,
     PreFilterPlugin,
@@ -391,11 +392,15 @@ _CONFLICT: Final = Status.unresolvable(ERR_REASON_CONFLICT)
 
 
 @final
-class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions):
+class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions, EnqueueExtensions):
     """Required node affinity filters (UnschedulableAndUnresolvable); preferred node affinity scores."""
 
     name: ClassVar[str] = "NodeAffinity"
     __slots__ = ("_added_preferred", "_added_required", "_has_added_preferred")
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        """The cluster events that may make a pod this plugin rejected schedulable (kube-scheduler v1.30)."""
+        return (node_events(ActionType.ADD | ActionType.UPDATE),)
 
     def __init__(self, args: NodeAffinityArgs | None, handle: Handle) -> None:
         """Validate ``args`` (kube's ``New`` does too) and pre-parse addedAffinity."""

@@ -7,9 +7,11 @@ node pre-check.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar, Final, final
 
 from kschedlib.framework.cycle_state import CycleState
+from kschedlib.framework.events import ActionType, ClusterEventWithHint, EnqueueExtensions, node_events
 from kschedlib.framework.extension_points import FilterPlugin
 from kschedlib.framework.handle import Handle
 from kschedlib.framework.node_info import NodeInfo
@@ -28,11 +30,15 @@ def fits(pod: Pod, node_info: NodeInfo) -> bool:
 
 
 @final
-class NodeName(FilterPlugin):
+class NodeName(FilterPlugin, EnqueueExtensions):
     """Rejects every node but the requested one (UnschedulableAndUnresolvable)."""
 
     name: ClassVar[str] = "NodeName"
     __slots__ = ()
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        """The cluster events that may make a pod this plugin rejected schedulable (kube-scheduler v1.30)."""
+        return (node_events(ActionType.ADD | ActionType.UPDATE),)
 
     def __init__(self, args: None, handle: Handle) -> None:
         """Nothing to configure: kube's NodeName has no args."""

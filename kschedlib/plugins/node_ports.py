@@ -10,12 +10,13 @@ per-node Filter is a few set lookups against ``NodeInfo.used_ports``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import ClassVar, Final, final
 
 import attrs
 
 from kschedlib.framework.cycle_state import CycleState, StateKey
+from kschedlib.framework.events import ActionType, ClusterEventWithHint, EnqueueExtensions, node_events, pod_events
 from kschedlib.framework.extension_points import FilterPlugin, PreFilterPlugin
 from kschedlib.framework.handle import Handle
 from kschedlib.framework.node_info import NodeInfo, ports_conflict
@@ -74,11 +75,15 @@ _PRE_FILTER_KEY: Final[StateKey[_PreFilterState]] = StateKey("PreFilterNodePorts
 
 
 @final
-class NodePorts(PreFilterPlugin, FilterPlugin):
+class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     """Rejects nodes where a wanted host port is taken (Unschedulable: evicting its user frees it)."""
 
     name: ClassVar[str] = "NodePorts"
     __slots__ = ()
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        """The cluster events that may make a pod this plugin rejected schedulable (kube-scheduler v1.30)."""
+        return (pod_events(ActionType.DELETE), node_events(ActionType.ADD | ActionType.UPDATE))
 
     def __init__(self, args: None, handle: Handle) -> None:
         """Nothing to configure: kube's NodePorts has no args."""

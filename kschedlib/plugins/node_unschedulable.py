@@ -7,9 +7,11 @@ controller adds to cordoned nodes), so both are expressed with one toleration.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar, Final, final
 
 from kschedlib.framework.cycle_state import CycleState
+from kschedlib.framework.events import ActionType, ClusterEventWithHint, EnqueueExtensions, node_events
 from kschedlib.framework.extension_points import FilterPlugin
 from kschedlib.framework.handle import Handle
 from kschedlib.framework.node_info import NodeInfo
@@ -44,11 +46,15 @@ def fits(pod: Pod, node_info: NodeInfo) -> bool:
 
 
 @final
-class NodeUnschedulable(FilterPlugin):
+class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
     """Rejects cordoned nodes (UnschedulableAndUnresolvable) unless the pod tolerates the cordon."""
 
     name: ClassVar[str] = "NodeUnschedulable"
     __slots__ = ()
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        """The cluster events that may make a pod this plugin rejected schedulable (kube-scheduler v1.30)."""
+        return (node_events(ActionType.ADD | ActionType.UPDATE),)
 
     def __init__(self, args: None, handle: Handle) -> None:
         """Nothing to configure: kube's NodeUnschedulable has no args."""

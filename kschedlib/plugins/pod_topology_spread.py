@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import ClassVar, Final
 
 from kschedlib.framework.cycle_state import CycleState, StateKey
+from kschedlib.framework.events import ActionType, ClusterEventWithHint, EnqueueExtensions, node_events, pod_events
 from kschedlib.framework.extension_points import (
     FilterPlugin,
     PreFilterExtensions,
@@ -297,11 +298,20 @@ def _missing(key: StateKey[typing.Any]) -> str:
 @typing.final
 class PodTopologySpread(
     PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions
-):
+, EnqueueExtensions):
     """Filters on ``DoNotSchedule`` constraints and scores on ``ScheduleAnyway`` ones."""
 
     name: ClassVar[str] = "PodTopologySpread"
     __slots__ = ("_cache", "_default_hard", "_default_soft", "_handle", "_system_defaulted")
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        """The cluster events that may make a pod this plugin rejected schedulable (kube-scheduler v1.30)."""
+        return (
+            pod_events(ActionType.ALL),
+            node_events(
+                ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT
+            ),
+        )
 
     def __init__(self, args: PodTopologySpreadArgs | None, handle: Handle) -> None:
         args = args if args is not None else PodTopologySpreadArgs()

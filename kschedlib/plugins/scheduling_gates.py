@@ -6,8 +6,10 @@ The plugin registers no cluster events: only an update of the pod itself
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar, final
 
+from kschedlib.framework.events import ClusterEventWithHint, EnqueueExtensions
 from kschedlib.framework.extension_points import PreEnqueuePlugin
 from kschedlib.framework.handle import Handle
 from kschedlib.framework.status import Status
@@ -25,11 +27,15 @@ def gates_message(pod: Pod) -> str | None:
 
 
 @final
-class SchedulingGates(PreEnqueuePlugin):
+class SchedulingGates(PreEnqueuePlugin, EnqueueExtensions):
     """Gated pods are UnschedulableAndUnresolvable until their gates are removed."""
 
     name: ClassVar[str] = "SchedulingGates"
     __slots__ = ()
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        """The cluster events that may make a pod this plugin rejected schedulable (kube-scheduler v1.30)."""
+        return ()
 
     def __init__(self, args: None, handle: Handle) -> None:
         """Nothing to configure: kube's SchedulingGates has no args."""

@@ -19,6 +19,7 @@ from typing import ClassVar, Final, final
 import attrs
 
 from kschedlib.framework.cycle_state import CycleState, StateKey
+from kschedlib.framework.events import ActionType, ClusterEventWithHint, EnqueueExtensions, node_events
 from kschedlib.framework.extension_points import FilterPlugin, PreScorePlugin, ScoreExtensions, ScorePlugin
 from kschedlib.framework.handle import Handle
 from kschedlib.framework.node_info import NodeInfo
@@ -102,11 +103,15 @@ _PRE_SCORE_KEY: Final[StateKey[_PreScoreState]] = StateKey("PreScoreTaintTolerat
 
 
 @final
-class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions):
+class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions, EnqueueExtensions):
     """Filter on hard taints (UnschedulableAndUnresolvable); score by untolerated soft taints (reversed)."""
 
     name: ClassVar[str] = "TaintToleration"
     __slots__ = ()
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        """The cluster events that may make a pod this plugin rejected schedulable (kube-scheduler v1.30)."""
+        return (node_events(ActionType.ADD | ActionType.UPDATE),)
 
     def __init__(self, args: None, handle: Handle) -> None:
         """Nothing to configure: kube's TaintToleration has no args."""

@@ -114,14 +114,15 @@ def explain(
     scheduler.add_objects(loaded.without_pod(target).objects)
     if target.scheduler_name not in scheduler.profiles:
         return Explanation(target, None, f'profile not found for scheduler name "{target.scheduler_name}"')
-    runtime = scheduler.runtime(target.scheduler_name)
+    engine = scheduler.engine
+    runtime = engine.profiles[target.scheduler_name]
     gate = runtime.run_pre_enqueue(target)
     if not gate.is_success:
         return Explanation(target, None, pre_enqueue=gate)
     snapshot = scheduler.snapshot()
-    handle = scheduler.handle(target.scheduler_name)
+    handle = engine.handles[target.scheduler_name]
     handle.set_snapshot(snapshot)
-    scheduler.store.pods[target.key] = target
+    engine.store.pods[target.key] = target
     outcome = run_cycle(
         runtime,
         target,
@@ -129,7 +130,7 @@ def explain(
         start_index=start_index,
         percentage_of_nodes_to_score=_explain_config(config).percentage_of_nodes_to_score,
         rng=handle.rng,
-        nominator=scheduler.nominator,
+        nominator=engine.nominator,
         score_single_node=True,
     )
     return Explanation(target, outcome)

@@ -1,0 +1,515 @@
+"""The scheduler's moving parts wired together: events in, cycles, binding, failure handling.
+
+kube-scheduler's ``scheduleOne`` / ``bindingCycle`` / ``handleSchedulingFailure``
+and its informer event handlers, run synchronously (or with binding on an
+executor).  :class:`kschedlib.Scheduler` is the public face of this class.
+"""
+
+from __future__ import annotations
+
+import queue as thread_queue
+import random
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Executor
+from typing import Final, final
+
+import attrs
+
+from kschedlib._internal.admission import event_registrations, node_pre_check
+from kschedlib._internal.cache import Cache
+from kschedlib._internal.cycle import CycleOutcome, run_cycle
+from kschedlib._internal.handle import FrameworkHandle
+from kschedlib._internal.metrics import Metrics
+from kschedlib._internal.nominator import Nominator
+from kschedlib._internal.profile import build_profile
+from kschedlib._internal.queue import SchedulingQueue
+from kschedlib._internal.results import ScheduleResult, SchedulerListener
+from kschedlib._internal.runtime import ProfileRuntime
+from kschedlib._internal.store import ObjectStore
+from kschedlib._internal.waiting import WaitingPod, WaitingPods
+from kschedlib.clock import Clock
+from kschedlib.errors import CacheError, ConfigError
+from kschedlib.framework import events as ev
+from kschedlib.framework.config import PluginSet, SchedulerConfig
+from kschedlib.framework.cycle_state import CycleState
+from kschedlib.framework.diagnosis import Diagnosis, fit_error_message
+from kschedlib.framework.pod_info import PodInfo
+from kschedlib.framework.queued_pod import QueuedPodInfo
+from kschedlib.framework.registry import Registry
+from kschedlib.framework.status import Code, Status
+from kschedlib.model.objects import Node, Pod
+
+__all__ = ["Engine", "node_changes"]
+
+_REJECTED: Final = frozenset({Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING})
+
+
+def node_changes(old: Node, new: Node) -> list[ev.ClusterEvent]:
+    """The scheduling-relevant changes between two versions of a node, as cluster events."""
+    events: list[ev.ClusterEvent] = []
+    if old.unschedulable != new.unschedulable and not new.unschedulable:
+        events.append(ev.NODE_SPEC_UNSCHEDULABLE_CHANGE)
+    if old.allocatable != new.allocatable:
+        events.append(ev.NODE_ALLOCATABLE_CHANGE)
+    if old.labels != new.labels:
+        events.append(ev.NODE_LABEL_CHANGE)
+    if old.taints != new.taints:
+        events.append(ev.NODE_TAINT_CHANGE)
+    if old.conditions != new.conditions:
+        events.append(ev.NODE_CONDITION_CHANGE)
+    if old.annotations != new.annotations:
+        events.append(ev.NODE_ANNOTATION_CHANGE)
+    return events
+
+
+def _spec_changed(old: Pod, new: Pod) -> bool:
+    """Whether a pending pod changed beyond its status (kube's ``isPodUpdated``)."""
+    def strip(pod: Pod) -> Pod:
+        return attrs.evolve(pod, phase="", conditions=(), nominated_node_name="", start_time=None)
+
+    return strip(old) != strip(new)
+
+
+@final
+@attrs.define(slots=True)
+class _Attempt:
+    """A pod between its scheduling cycle and the end of its binding cycle."""
+
+    info: QueuedPodInfo
+    runtime: ProfileRuntime
+    outcome: CycleOutcome
+    assumed: PodInfo
+    started: float
+
+    @property
+    def node(self) -> str:
+        return self.assumed.pod.node_name
+
+    @property
+    def state(self) -> CycleState:
+        return self.outcome.state
+
+
+@final
+class Engine:
+    """Cache, queue, nominator, waiting pods and one runtime per profile."""
+
+    def __init__(
+        self,
+        config: SchedulerConfig,
+        *,
+        clock: Clock,
+        seed: int,
+        registry: Registry,
+        defaults: dict[str, PluginSet],
+        retry_unschedulable: bool = True,
+        listeners: Sequence[SchedulerListener] = (),
+        binding_executor: Executor | None = None,
+        assumed_ttl: float = 0.0,
+    ) -> None:
+        self.config = config
+        self.clock = clock
+        self.rng = random.Random(seed)
+        self.cache = Cache(assumed_ttl)
+        self.store = ObjectStore()
+        self.nominator = Nominator()
+        self.waiting = WaitingPods()
+        self.metrics = Metrics()
+        self.listeners = list(listeners)
+        self.executor = binding_executor
+        self.profiles: dict[str, ProfileRuntime] = {}
+        self.handles: dict[str, FrameworkHandle] = {}
+        for index, profile in enumerate(config.profiles):
+            handle = FrameworkHandle(self.store, self.nominator, clock, self.rng, self.waiting)
+            built = build_profile(profile, registry, handle, defaults, where=f"profiles[{index}]")
+            runtime = ProfileRuntime(built)
+            handle.bind_runtime(runtime)
+            self.profiles[profile.scheduler_name] = runtime
+            self.handles[profile.scheduler_name] = handle
+        self._check_queue_sort()
+        first = next(iter(self.profiles.values()))
+        self.queue = SchedulingQueue(
+            first.less, self._pre_enqueue, clock.now,
+            registrations=event_registrations(self.profiles),
+            initial_backoff=config.pod_initial_backoff_seconds,
+            max_backoff=config.pod_max_backoff_seconds,
+        )
+        self.queue.retry_failed = retry_unschedulable
+        self.flush_unschedulable = True
+        self.next_start_index = 0
+        self._attempts: dict[str, _Attempt] = {}
+        self._completions: thread_queue.SimpleQueue[tuple[_Attempt, Status]] = thread_queue.SimpleQueue()
+        self._deferred: list[ScheduleResult] = []
+
+    def _check_queue_sort(self) -> None:
+        names = {(rt.profile.points["queueSort"][0], repr(rt.profile.plugin_args.get(rt.profile.points["queueSort"][0])))
+                 for rt in self.profiles.values()}
+        if len(names) > 1:
+            raise ConfigError("queueSort must be the same for all profiles", field="profiles",
+                              value=sorted(name for name, _ in names))
+
+    def _pre_enqueue(self, pod: Pod) -> Status:
+        return self.profiles[pod.scheduler_name].run_pre_enqueue(pod)
+
+    # --- events in ----------------------------------------------------------------------------
+
+    def add_node(self, node: Node) -> None:
+        known = self.cache.node(node.name)
+        if known is not None and known.node is not None:
+            self.update_node(node)
+            return
+        self.cache.add_node(node)
+        info = self.cache.node(node.name)
+        assert info is not None
+        self.queue.move_all(ev.NODE_ADD, node_pre_check(info))
+
+    def update_node(self, node: Node) -> None:
+        known = self.cache.node(node.name)
+        if known is None or known.node is None:
+            self.add_node(node)
+            return
+        old = known.node
+        self.cache.update_node(node)
+        info = self.cache.node(node.name)
+        assert info is not None
+        for event in node_changes(old, node):
+            self.queue.move_all(event, node_pre_check(info))
+
+    def remove_node(self, name: str) -> None:
+        self.cache.remove_node(name)
+        for waiting in self.waiting:
+            if waiting.node_name == name:
+                waiting.reject("", f'node "{name}" was removed')
+
+    def _affinity_matching(self, pod: Pod) -> list[QueuedPodInfo]:
+        labels = self.store.namespaces.get(pod.namespace)
+        ns_labels = labels.labels if labels is not None else {}
+        return [info for info in self.queue.unschedulable_pods()
+                if any(term.matches(pod, ns_labels) for term in info.pod_info.required_affinity_terms)]
+
+    def add_pod(self, pod: Pod) -> None:
+        if pod.key in self.store.pods:
+            self.update_pod(pod)
+            return
+        self.store.pods[pod.key] = pod
+        info = PodInfo.of(pod)
+        if pod.node_name:
+            self.cache.add_pod(info)
+            self.queue.move_pods(self._affinity_matching(pod), ev.ASSIGNED_POD_ADD)
+            return
+        if pod.scheduler_name not in self.profiles:
+            return
+        queued = self.queue.add(info)
+        if not queued.gated and pod.nominated_node_name:
+            self.nominator.add(info, pod.nominated_node_name)
+
+    def update_pod(self, pod: Pod) -> None:
+        old = self.store.pods.get(pod.key)
+        if old is None:
+            self.add_pod(pod)
+            return
+        if not pod.nominated_node_name and old.nominated_node_name and not pod.node_name:
+            pod = attrs.evolve(pod, nominated_node_name=old.nominated_node_name)
+        self.store.pods[pod.key] = pod
+        info = PodInfo.of(pod)
+        if pod.node_name:
+            self._update_bound(old, info)
+            return
+        if old.node_name:
+            raise CacheError(f"pod {pod.key} is bound to {old.node_name}; it cannot become pending")
+        if self.cache.is_assumed(pod.uid) or pod.scheduler_name not in self.profiles:
+            return
+        self.queue.update(old if not _spec_changed(old, pod) else None, info)
+        self.nominator.add(info, pod.nominated_node_name or self.nominator.node_of(pod.uid) or "")
+
+    def _update_bound(self, old: Pod, info: PodInfo) -> None:
+        pod = info.pod
+        if old.node_name:
+            self.cache.update_pod(info)
+            self.queue.move_pods(self._affinity_matching(pod), ev.ASSIGNED_POD_UPDATE)
+            return
+        self.queue.delete(old)
+        self.nominator.remove(old.uid)
+        state = self.cache.pod_state(pod.uid)
+        if state is not None and not state.assumed:
+            self.cache.update_pod(info)
+        else:
+            self.waiting.pop(pod.uid)
+            self._attempts.pop(pod.uid, None)
+            self.cache.add_pod(info)
+        self.queue.move_pods(self._affinity_matching(pod), ev.ASSIGNED_POD_ADD)
+
+    def remove_pod(self, key: str) -> bool:
+        known = self.store.pods.pop(key, None)
+        if known is None:
+            return False
+        self.nominator.remove(known.uid)
+        waiting = self.waiting.get(known.uid)
+        if waiting is not None:
+            waiting.reject("", "removed")
+            self._advance()
+            self.queue.move_all(ev.ASSIGNED_POD_DELETE)
+            return True
+        state = self.cache.pod_state(known.uid)
+        if state is not None and not state.assumed:
+            self.cache.remove_pod(state.pod_info.pod)
+            self.queue.move_all(ev.ASSIGNED_POD_DELETE)
+        elif state is None:
+            self.queue.delete(known)
+        return True
+
+    # --- the scheduling cycle -----------------------------------------------------------------
+
+    def schedule_one(self) -> ScheduleResult | None:
+        """One scheduling cycle for the head of activeQ (after processing what is due)."""
+        self._advance()
+        while True:
+            info = self.queue.pop()
+            if info is None:
+                return None
+            if self.cache.pod_state(info.pod.uid) is None:
+                break
+        started = time.perf_counter()
+        pod = info.pod
+        runtime = self.profiles[pod.scheduler_name]
+        handle = self.handles[pod.scheduler_name]
+        snapshot = self.cache.snapshot(self.store.namespaces)
+        handle.set_snapshot(snapshot)
+        outcome = run_cycle(
+            runtime, pod, snapshot,
+            start_index=self.next_start_index,
+            percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score,
+            rng=self.rng,
+            nominator=self.nominator,
+        )
+        self.next_start_index = outcome.next_start_index
+        self.metrics.observe("scheduler_scheduling_algorithm_duration_seconds", None,
+                             time.perf_counter() - started)
+        if outcome.selected is None:
+            return self._cycle_failed(info, runtime, outcome, started)
+        return self._assume(info, runtime, outcome, started)
+
+    def _assume(self, info: QueuedPodInfo, runtime: ProfileRuntime, outcome: CycleOutcome,
+                started: float) -> ScheduleResult:
+        node = outcome.selected
+        assert node is not None
+        assumed_pod = attrs.evolve(info.pod, node_name=node)
+        attempt = _Attempt(info, runtime, outcome, info.pod_info.with_pod(assumed_pod), started)
+        try:
+            self.cache.assume_pod(attempt.assumed)
+        except CacheError as exc:
+            return self._failed(attempt.info, runtime, outcome, Status.from_error(str(exc)), started, nominate="")
+        self.nominator.remove(info.pod.uid)
+        status = runtime.run_reserve(attempt.state, assumed_pod, node)
+        if status.is_success:
+            permit = runtime.run_permit(attempt.state, assumed_pod, node)
+            if isinstance(permit, dict):
+                return self._park(attempt, permit)
+            status = permit
+        if not status.is_success:
+            runtime.run_unreserve(attempt.state, assumed_pod, node)
+            self.cache.forget_pod(assumed_pod)
+            return self._failed(info, runtime, outcome, status, started, nominate="", node=node)
+        return self._bind(attempt)
+
+    def _park(self, attempt: _Attempt, timeouts: dict[str, float]) -> ScheduleResult:
+        pod = attempt.assumed.pod
+        self.waiting.add(WaitingPod(pod, attempt.node, attempt.state, timeouts, self.clock.now()))
+        self._attempts[pod.uid] = attempt
+        message = f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"'
+        result = ScheduleResult(pod, attempt.node, Status(Code.WAIT, (message,)), message,
+                                attempts=attempt.info.attempts, outcome=attempt.outcome)
+        for listener in self.listeners:
+            listener.on_waiting(result)
+        return result
+
+    # --- the binding cycle --------------------------------------------------------------------
+
+    def _bind(self, attempt: _Attempt) -> ScheduleResult:
+        if self.executor is None:
+            return self._finish_binding(attempt, self._binding_work(attempt))
+        self._attempts[attempt.assumed.pod.uid] = attempt
+        future = self.executor.submit(self._binding_work, attempt)
+        future.add_done_callback(lambda done: self._completions.put((attempt, _future_status(done))))
+        pod = attempt.assumed.pod
+        return ScheduleResult(pod, attempt.node, Status(Code.WAIT, ("binding",)), "binding",
+                              attempts=attempt.info.attempts, outcome=attempt.outcome)
+
+    @staticmethod
+    def _binding_work(attempt: _Attempt) -> Status:
+        """PreBind and Bind (safe to run on another thread: touches no scheduler state)."""
+        pod, node, state, runtime = attempt.assumed.pod, attempt.node, attempt.state, attempt.runtime
+        status = runtime.run_pre_bind(state, pod, node)
+        if status.is_success:
+            status = runtime.run_bind(state, pod, node)
+            if status.is_skip:
+                status = Status.from_error(f"no Bind plugin bound pod {pod.key}")
+        return status
+
+    def _finish_binding(self, attempt: _Attempt, status: Status) -> ScheduleResult:
+        self._attempts.pop(attempt.assumed.pod.uid, None)
+        pod = attempt.assumed.pod
+        self.cache.finish_binding(pod, self.clock.now())
+        if pod.key not in self.store.pods:
+            status = Status.from_error(f"pod {pod.key} was deleted while binding")
+        if not status.is_success:
+            return self._binding_failed(attempt, status)
+        self.cache.add_pod(attempt.assumed)
+        self.store.pods[pod.key] = pod
+        self.queue.move_pods(self._affinity_matching(pod), ev.ASSIGNED_POD_ADD)
+        attempt.runtime.run_post_bind(attempt.state, pod, attempt.node)
+        result = ScheduleResult(pod, attempt.node, Status.success(), attempts=attempt.info.attempts,
+                                outcome=attempt.outcome)
+        self._observe_attempt("scheduled", attempt.runtime, attempt.started)
+        self.metrics.observe("scheduler_pod_scheduling_attempts", None, attempt.info.attempts)
+        first = attempt.info.initial_attempt_timestamp
+        if first is not None:
+            label = str(attempt.info.attempts) if attempt.info.attempts < 15 else "15+"
+            self.metrics.observe("scheduler_pod_scheduling_sli_duration_seconds", {"attempts": label},
+                                 self.clock.now() - first)
+        for listener in self.listeners:
+            listener.on_bound(result)
+        return result
+
+    def _binding_failed(self, attempt: _Attempt, status: Status) -> ScheduleResult:
+        pod = attempt.assumed.pod
+        attempt.runtime.run_unreserve(attempt.state, pod, attempt.node)
+        self.cache.forget_pod(pod)
+        if status.code not in _REJECTED:
+            self.queue.move_all(ev.ASSIGNED_POD_DELETE)
+        result = self._failed(attempt.info, attempt.runtime, attempt.outcome, status, attempt.started, nominate="")
+        if status.code in _REJECTED:
+            self.queue.move_pods([i for i in self.queue.unschedulable_pods() if i.pod.key != pod.key],
+                                 ev.ASSIGNED_POD_DELETE)
+        return result
+
+    # --- failures -----------------------------------------------------------------------------
+
+    def _cycle_failed(self, info: QueuedPodInfo, runtime: ProfileRuntime, outcome: CycleOutcome,
+                      started: float) -> ScheduleResult:
+        if outcome.diagnosis is None:
+            status = outcome.error or Status.from_error("scheduling failed")
+            return self._failed(info, runtime, outcome, status, started, nominate="")
+        post = outcome.post_filter
+        nominate = post.nominated_node_name if post is not None else None
+        status = Status(Code.UNSCHEDULABLE, (outcome.message or "",))
+        return self._failed(info, runtime, outcome, status, started, nominate=nominate,
+                            diagnosis=outcome.diagnosis)
+
+    def _failed(
+        self,
+        info: QueuedPodInfo,
+        runtime: ProfileRuntime,
+        outcome: CycleOutcome,
+        status: Status,
+        started: float,
+        *,
+        nominate: str | None,
+        diagnosis: Diagnosis | None = None,
+        node: str | None = None,
+    ) -> ScheduleResult:
+        """kube-scheduler's failure handler: record rejectors, requeue, update the nomination."""
+        message = status.message()
+        if diagnosis is None and node is not None and status.code in _REJECTED:
+            diagnosis = Diagnosis({node: status}, frozenset({status.plugin}) if status.plugin else frozenset())
+            message = fit_error_message(1, diagnosis)
+        info.unschedulable_plugins = diagnosis.unschedulable_plugins if diagnosis is not None else frozenset()
+        info.pending_plugins = diagnosis.pending_plugins if diagnosis is not None else frozenset()
+        pod = self.store.pods.get(info.pod.key)
+        if pod is not None and not pod.node_name:
+            if nominate is not None and nominate != pod.nominated_node_name:
+                pod = attrs.evolve(pod, nominated_node_name=nominate)
+                self.store.pods[pod.key] = pod
+            info.pod_info = info.pod_info.with_pod(pod) if pod is not info.pod else info.pod_info
+            self.queue.add_unschedulable_if_not_present(info, self.queue.scheduling_cycle)
+            self.nominator.add(info.pod_info, nominate if nominate is not None else pod.nominated_node_name)
+        post = outcome.post_filter
+        victims = post.victims if post is not None and post.status.is_success else ()
+        if post is not None:
+            self.metrics.inc("scheduler_preemption_attempts_total")
+            if victims:
+                self.metrics.observe("scheduler_preemption_victims", None, len(victims))
+        result_pod = pod if pod is not None else info.pod
+        result = ScheduleResult(result_pod, None, status, message, nominate or None, victims,
+                                info.attempts, outcome)
+        self._observe_attempt("error" if status.code is Code.ERROR else "unschedulable", runtime, started)
+        for listener in self.listeners:
+            listener.on_failed(result)
+            if victims:
+                listener.on_preempting(result)
+        return result
+
+    def _observe_attempt(self, result: str, runtime: ProfileRuntime, started: float) -> None:
+        labels = {"result": result, "profile": runtime.scheduler_name}
+        self.metrics.inc("scheduler_schedule_attempts_total", labels)
+        self.metrics.observe("scheduler_scheduling_attempt_duration_seconds", labels, time.perf_counter() - started)
+
+    # --- what is due --------------------------------------------------------------------------
+
+    def _advance(self) -> None:
+        """Finish bindings, resolve waiting pods, flush expired backoff and stale pool entries."""
+        while not self._completions.empty():
+            attempt, status = self._completions.get()
+            self._deferred.append(self._finish_binding(attempt, status))
+        now = self.clock.now()
+        for waiting in self.waiting:
+            outcome = waiting.outcome(now)
+            if outcome is None:
+                continue
+            self.waiting.pop(waiting.pod.uid)
+            attempt = self._attempts.pop(waiting.pod.uid)
+            self.metrics.observe("scheduler_permit_wait_duration_seconds", {"result": outcome.code.label},
+                                 now - waiting.started)
+            if outcome.is_success:
+                self._deferred.append(self._bind(attempt))
+            else:
+                self._deferred.append(self._binding_failed(attempt, outcome))
+        for pod in self.cache.expire_assumed(now):
+            self.queue.move_all(ev.ASSIGNED_POD_DELETE)
+            del pod
+        self.queue.flush_backoff_completed()
+        if self.flush_unschedulable:
+            self.queue.flush_unschedulable_leftover(ev.UNSCHEDULABLE_TIMEOUT)
+        for name, count in self.queue.counts().items():
+            self.metrics.set_gauge("scheduler_pending_pods", {"queue": name}, count)
+
+    def tick(self) -> list[ScheduleResult]:
+        """Process what is due now; returns results of pods whose waiting or binding ended."""
+        self._advance()
+        return self.take_deferred()
+
+    def take_deferred(self) -> list[ScheduleResult]:
+        results, self._deferred = self._deferred, []
+        return results
+
+    def next_wakeup(self) -> float | None:
+        """The clock time at which something queued becomes due (backoff end, permit timeout)."""
+        times = [t for t in (self.queue.next_backoff_expiry(), self.waiting.next_deadline()) if t is not None]
+        return min(times) if times else None
+
+    def busy(self) -> bool:
+        """Whether bindings are in flight on the executor."""
+        return any(uid not in {w.pod.uid for w in self.waiting} for uid in self._attempts)
+
+    def add_objects(self, objects: Iterable[object], add_node: Callable[[Node], None]) -> None:
+        items = list(objects)
+        self.store.add(items)
+        for node in sorted((o for o in items if isinstance(o, Node)), key=lambda n: n.name):
+            add_node(node)
+        pods = [o for o in items if isinstance(o, Pod)]
+        for pod in pods:
+            if pod.node_name:
+                self.add_pod(pod)
+        for pod in pods:
+            if not pod.node_name:
+                self.add_pod(pod)
+
+
+def _future_status(done: object) -> Status:
+    try:
+        result = done.result()  # type: ignore[attr-defined]
+    except Exception as exc:  # noqa: BLE001 - a binder's failure is a status
+        return Status.from_error(str(exc))
+    assert isinstance(result, Status)
+    return result

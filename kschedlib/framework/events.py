@@ -1,0 +1,132 @@
+"""Cluster events, and how a plugin says which ones can make a pod it rejected schedulable.
+
+After a failed attempt a pod waits in the unschedulable pool.  A cluster event
+(a node added, a pod deleted, ...) moves it back only if one of the plugins
+that rejected it registered a matching event through
+:class:`EnqueueExtensions`.  A plugin that does not implement it is assumed
+to care about every event.  As in kube-scheduler v1.30 (queueing hints off),
+a registration's hint function is recorded but not consulted.
+"""
+
+from __future__ import annotations
+
+import abc
+import enum
+from collections.abc import Callable, Sequence
+from typing import Final, final
+
+import attrs
+
+from kschedlib.framework.extension_points import Plugin
+from kschedlib.model.objects import Pod
+
+__all__ = [
+    "ALL_EVENTS",
+    "ActionType",
+    "ClusterEvent",
+    "ClusterEventWithHint",
+    "EnqueueExtensions",
+    "NODE",
+    "POD",
+    "QueueingHint",
+    "QueueingHintFn",
+    "WILDCARD",
+]
+
+NODE: Final = "Node"
+POD: Final = "Pod"
+PERSISTENT_VOLUME: Final = "PersistentVolume"
+PERSISTENT_VOLUME_CLAIM: Final = "PersistentVolumeClaim"
+STORAGE_CLASS: Final = "storage.k8s.io/StorageClass"
+CSI_NODE: Final = "storage.k8s.io/CSINode"
+WILDCARD: Final = "*"
+
+
+@final
+class ActionType(enum.IntFlag):
+    """What happened to the object (bits, so a registration can name several)."""
+
+    ADD = 1
+    DELETE = 2
+    UPDATE_NODE_ALLOCATABLE = 4
+    UPDATE_NODE_LABEL = 8
+    UPDATE_NODE_TAINT = 16
+    UPDATE_NODE_CONDITION = 32
+    UPDATE_NODE_ANNOTATION = 64
+    UPDATE = 124
+    ALL = 127
+
+
+@final
+class QueueingHint(enum.IntEnum):
+    """A hint function's verdict on whether an event may make the pod schedulable."""
+
+    QUEUE_SKIP = 0
+    QUEUE = 1
+
+
+@final
+@attrs.frozen(slots=True)
+class ClusterEvent:
+    """A change to a kind of object; ``label`` names it in metrics and reports."""
+
+    resource: str
+    action: ActionType
+    label: str = ""
+
+    @property
+    def is_wildcard(self) -> bool:
+        return self.resource == WILDCARD and self.action == ActionType.ALL
+
+    def matches(self, incoming: ClusterEvent) -> bool:
+        """Whether this registration covers ``incoming`` (a wildcard registration covers everything)."""
+        if self.is_wildcard:
+            return True
+        if incoming.is_wildcard:
+            return False
+        return self.resource in (WILDCARD, incoming.resource) and bool(self.action & incoming.action)
+
+
+QueueingHintFn = Callable[[Pod, object, object], QueueingHint]
+"""``hint(pod, old_object, new_object)``: may the event make ``pod`` schedulable?"""
+
+
+@final
+@attrs.frozen(slots=True)
+class ClusterEventWithHint:
+    """A registered event, with an optional hint function (not consulted while hints are off)."""
+
+    event: ClusterEvent
+    hint: QueueingHintFn | None = None
+
+
+ALL_EVENTS: Final = ClusterEvent(WILDCARD, ActionType.ALL, "WildCardEvent")
+UNSCHEDULABLE_TIMEOUT: Final = ClusterEvent(WILDCARD, ActionType.ALL, "UnschedulableTimeout")
+NODE_ADD: Final = ClusterEvent(NODE, ActionType.ADD, "NodeAdd")
+NODE_SPEC_UNSCHEDULABLE_CHANGE: Final = ClusterEvent(NODE, ActionType.UPDATE_NODE_TAINT, "NodeSpecUnschedulableChange")
+NODE_ALLOCATABLE_CHANGE: Final = ClusterEvent(NODE, ActionType.UPDATE_NODE_ALLOCATABLE, "NodeAllocatableChange")
+NODE_LABEL_CHANGE: Final = ClusterEvent(NODE, ActionType.UPDATE_NODE_LABEL, "NodeLabelChange")
+NODE_TAINT_CHANGE: Final = ClusterEvent(NODE, ActionType.UPDATE_NODE_TAINT, "NodeTaintChange")
+NODE_CONDITION_CHANGE: Final = ClusterEvent(NODE, ActionType.UPDATE_NODE_CONDITION, "NodeConditionChange")
+NODE_ANNOTATION_CHANGE: Final = ClusterEvent(NODE, ActionType.UPDATE_NODE_ANNOTATION, "NodeAnnotationChange")
+ASSIGNED_POD_ADD: Final = ClusterEvent(POD, ActionType.ADD, "AssignedPodAdd")
+ASSIGNED_POD_UPDATE: Final = ClusterEvent(POD, ActionType.UPDATE, "AssignedPodUpdate")
+ASSIGNED_POD_DELETE: Final = ClusterEvent(POD, ActionType.DELETE, "AssignedPodDelete")
+
+
+class EnqueueExtensions(Plugin):
+    """Declares the cluster events that may make a pod this plugin rejected schedulable."""
+
+    @abc.abstractmethod
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        """The events to watch; an empty list means no event can help (only a pod update)."""
+
+
+def node_events(action: ActionType) -> ClusterEventWithHint:
+    """A registration for node events with ``action`` (a convenience for plugins)."""
+    return ClusterEventWithHint(ClusterEvent(NODE, action))
+
+
+def pod_events(action: ActionType) -> ClusterEventWithHint:
+    """A registration for pod events with ``action``."""
+    return ClusterEventWithHint(ClusterEvent(POD, action))
