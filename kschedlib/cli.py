@@ -34,6 +34,7 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--config", help="KubeSchedulerConfiguration file")
     sim.add_argument("--seed", type=int, default=0)
     sim.add_argument("--once", action="store_true", help="give every pending pod exactly one attempt")
+    sim.add_argument("--events", help="timeline of cluster changes to apply while simulating (JSON/YAML list)")
     sim.add_argument("--format", choices=("json", "text"), default="text")
     return parser
 
@@ -55,9 +56,11 @@ def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     progress = _progress(err) if err.isatty() else None
     if args.cluster is None:
         with resources.as_file(resources.files("kschedlib.simulation.data") / EXAMPLE_CLUSTER) as path:
-            report = simulate(path, args.config, seed=args.seed, once=args.once, progress=progress)
+            report = simulate(path, args.config, seed=args.seed, once=args.once, events=args.events,
+                              progress=progress)
     else:
-        report = simulate(args.cluster, args.config, seed=args.seed, once=args.once, progress=progress)
+        report = simulate(args.cluster, args.config, seed=args.seed, once=args.once, events=args.events,
+                          progress=progress)
     if progress is not None:
         err.write("\n")
     if args.format == "json":

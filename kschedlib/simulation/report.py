@@ -54,7 +54,8 @@ def explanation_text(explanation: Explanation) -> str:
 
 def simulation_text(report: SimulationReport) -> str:
     """Where each pending pod went, why the others fit nowhere, and a summary."""
-    rows = [[pod, node or "-"] for pod, node in report.placements.items()]
+    gated = set(report.gated)
+    rows = [[pod, node or ("(gated)" if pod in gated else "-")] for pod, node in report.placements.items()]
     lines = [table(["pod", "node"], rows)] if rows else ["no pending pods"]
     if report.unschedulable:
         lines.append("")

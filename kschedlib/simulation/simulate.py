@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from os import PathLike
 from typing import Any, final
 
 import attrs
 
+from kschedlib._internal.documents import read_documents
 from kschedlib.clock import FakeClock
-from kschedlib.scheduler import Scheduler, ScheduleResult
+from kschedlib.scheduler import ScheduleResult, Scheduler
 from kschedlib.simulation.cluster import Cluster, load_cluster
+from kschedlib.simulation.timeline import Batch, TimelineEvent, apply_event, batches, parse_events
 
 __all__ = ["SimulationReport", "simulate"]
 
@@ -30,9 +32,12 @@ class SimulationReport:
     gated: list[str] = attrs.field(factory=list)
     nominations: dict[str, str] = attrs.field(factory=dict)
     evicted: list[str] = attrs.field(factory=list)
+    deleted_by_events: list[str] = attrs.field(factory=list)
     pending: dict[str, dict[str, Any]] = attrs.field(factory=dict)
     attempts: dict[str, int] = attrs.field(factory=dict)
     bind_order: list[dict[str, Any]] = attrs.field(factory=list)
+    checkpoints: list[dict[str, Any]] | None = None
+    trace: list[dict[str, Any]] = attrs.field(factory=list)
     seconds: float = 0.0
 
     @property
@@ -46,7 +51,7 @@ class SimulationReport:
     def summary(self) -> dict[str, Any]:
         attempts = sum(self.attempts.values())
         return {
-            "pods": len(self.placements) + len(self.gated),
+            "pods": len(self.placements),
             "scheduled": self.scheduled,
             "unschedulable": len(self.unschedulable),
             "gated": len(self.gated),
@@ -56,7 +61,7 @@ class SimulationReport:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``simulate`` JSON of DESIGN.md."""
-        return {
+        out: dict[str, Any] = {
             "placements": dict(self.placements),
             "unschedulable": dict(self.unschedulable),
             "gated": list(self.gated),
@@ -67,29 +72,122 @@ class SimulationReport:
             "bind_order": list(self.bind_order),
             "summary": self.summary(),
         }
+        if self.checkpoints is not None:
+            out["checkpoints"] = list(self.checkpoints)
+            out["deleted_by_events"] = list(self.deleted_by_events)
+        return out
 
 
-def _record(report: SimulationReport, result: ScheduleResult) -> None:
-    key = result.pod.key
-    report.attempts[key] = result.attempts
-    if result.node_name is not None:
-        report.placements[key] = result.node_name
-        report.unschedulable.pop(key, None)
-        report.nominations.pop(key, None)
-        report.bind_order.append({"pod": key, "node": result.node_name, "attempt": result.attempts})
-        return
-    report.placements[key] = None
-    report.unschedulable[key] = result.message or ""
-    if result.nominated_node_name:
-        report.nominations[key] = result.nominated_node_name
+def _trace_entry(result: ScheduleResult) -> dict[str, Any]:
+    entry: dict[str, Any] = {"pod": result.pod.key, "attempt": result.attempts}
+    if result.scheduled:
+        entry.update(result="bound", node=result.node_name)
+        return entry
+    entry.update(result="unschedulable", message=result.message or "", nominated=result.nominated_node_name or "")
+    diagnosis = result.diagnosis
+    if diagnosis is not None and diagnosis.unschedulable_plugins:
+        entry["plugins"] = sorted(diagnosis.unschedulable_plugins)
+    if result.victims:
+        entry["victims"] = sorted(result.victims)
+    return entry
 
 
-def _evict(scheduler: Scheduler, report: SimulationReport, result: ScheduleResult) -> None:
-    for victim in result.victims:
-        scheduler.remove_pod(victim)
-        report.evicted.append(victim)
-        if report.placements.get(victim) is not None:
-            report.placements[victim] = None
+@final
+class _Run:
+    """One simulation: the scheduler, the report and the timeline still to apply."""
+
+    def __init__(self, scheduler: Scheduler, clock: FakeClock, events: Sequence[TimelineEvent],
+                 progress: Progress | None) -> None:
+        self.scheduler = scheduler
+        self.clock = clock
+        self.report = SimulationReport(checkpoints=[] if events else None)
+        self.batches: list[Batch] = batches(events)
+        self.progress = progress
+        self.done = 0
+
+    def record(self, result: ScheduleResult) -> None:
+        report = self.report
+        key = result.pod.key
+        report.attempts[key] = result.attempts
+        report.trace.append(_trace_entry(result))
+        if result.waiting:
+            return
+        if result.scheduled:
+            report.placements[key] = result.node_name
+            report.unschedulable.pop(key, None)
+            report.nominations.pop(key, None)
+            report.bind_order.append({"pod": key, "node": result.node_name, "attempt": result.attempts})
+        else:
+            report.placements[key] = None
+            report.unschedulable[key] = result.message or ""
+            if result.nominated_node_name:
+                report.nominations[key] = result.nominated_node_name
+        for victim in result.victims:
+            if self.scheduler.remove_pod(victim):
+                report.evicted.append(victim)
+        self.done += 1
+        if self.progress is not None:
+            self.progress(self.done, len(report.placements))
+
+    def pending_view(self) -> dict[str, dict[str, Any]]:
+        view = {}
+        for key, (queue, info) in sorted(self.scheduler.pending().items()):
+            if key in self.report.placements:
+                view[key] = {"queue": queue, "plugins": sorted(info.unschedulable_plugins | info.pending_plugins),
+                             "attempts": info.attempts}
+        return view
+
+    def triggered(self, result: ScheduleResult) -> bool:
+        if not self.batches:
+            return False
+        first = self.batches[0].first
+        if first.at == "attempts":
+            return result.pod.key == first.pod and result.attempts == first.attempts
+        if first.at == "nominated":
+            return self.scheduler.nominations().get(first.pod) is not None
+        return False
+
+    def apply_next(self, *, checkpoint: bool) -> None:
+        batch = self.batches.pop(0)
+        if checkpoint and self.report.checkpoints is not None:
+            self.report.checkpoints.append({"before_event": batch.first.index,
+                                            "placements": dict(self.report.placements),
+                                            "pending": self.pending_view()})
+        known = dict(self.scheduler.engine.store.pods)
+        for event in batch.events:
+            change = apply_event(self.scheduler, event, known)
+            if change.deleted is not None:
+                self.report.deleted_by_events.append(change.deleted)
+            if change.added_pending is not None:
+                self.report.placements.setdefault(change.added_pending, None)
+
+    def step(self) -> bool:
+        """Run one cycle, or move time on, or apply the next idle batch; False when done."""
+        result = self.scheduler.schedule_one()
+        for finished in self.scheduler.engine.take_deferred():
+            self.record(finished)
+        if result is not None:
+            self.record(result)
+            if self.triggered(result):
+                self.apply_next(checkpoint=False)
+            return True
+        wakeup = self.scheduler.next_wakeup()
+        if wakeup is not None:
+            self.clock.set(max(wakeup, self.clock.now()))
+            return True
+        if self.batches and self.batches[0].first.at == "idle":
+            self.apply_next(checkpoint=True)
+            return True
+        return False
+
+
+def _load_events(events: Any) -> list[TimelineEvent]:
+    if events is None:
+        return []
+    if isinstance(events, str | PathLike):
+        docs = read_documents(events)
+        events = docs[0] if len(docs) == 1 else docs
+    return parse_events(events)
 
 
 def simulate(
@@ -98,40 +196,31 @@ def simulate(
     *,
     seed: int = 0,
     once: bool = False,
+    events: Any = None,
     progress: Progress | None = None,
 ) -> SimulationReport:
     """Schedule every pending pod of ``cluster``; with ``once`` each pod gets exactly one attempt.
 
-    Victims of preemption are evicted as the simulation goes.  Time runs on a
-    fake clock, so the result depends only on the inputs and ``seed``.
+    Victims of preemption are evicted as the simulation goes.  ``events`` (a list or a
+    JSON/YAML file) changes the cluster while it runs.  Time runs on a fake clock that
+    jumps to the next backoff expiry or Permit timeout when nothing else is left to do,
+    so the result depends only on the inputs and ``seed``.
     """
     loaded = load_cluster(cluster)
-    scheduler = Scheduler(config, seed=seed, clock=FakeClock(), retry_unschedulable=not once)
+    timeline = _load_events(events)
+    clock = FakeClock()
+    scheduler = Scheduler(config, seed=seed, clock=clock, retry_unschedulable=not once)
+    scheduler.engine.flush_unschedulable = False
     scheduler.add_objects(loaded.objects)
-    report = SimulationReport()
-    pending = [p.key for p in loaded.pending_pods if p.scheduler_name in scheduler.profiles]
+    run = _Run(scheduler, clock, timeline, progress)
+    for pod in loaded.pending_pods:
+        if pod.scheduler_name in scheduler.profiles:
+            run.report.placements[pod.key] = None
     started = time.perf_counter()
-    done = 0
-    while (result := scheduler.schedule_one()) is not None:
-        _record(report, result)
-        _evict(scheduler, report, result)
-        done += 1
-        if progress is not None:
-            progress(done, len(pending))
-    report.seconds = time.perf_counter() - started
-    _finish(scheduler, report, pending)
+    while run.step():
+        pass
+    run.report.seconds = time.perf_counter() - started
+    report = run.report
+    report.pending = run.pending_view()
+    report.gated = [key for key, entry in report.pending.items() if entry["queue"] == "gated"]
     return report
-
-
-def _finish(scheduler: Scheduler, report: SimulationReport, pending: list[str]) -> None:
-    queued = scheduler.pending()
-    for key in pending:
-        where = queued.get(key)
-        if where is None:
-            continue
-        queue, info = where
-        if queue == "gated":
-            report.gated.append(key)
-            report.placements.pop(key, None)
-        report.pending[key] = {"queue": queue, "plugins": sorted(info.unschedulable_plugins),
-                               "attempts": info.attempts}
