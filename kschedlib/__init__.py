@@ -5,6 +5,8 @@ with kube-scheduler v1.30's plugins, scores and messages; or ask
 :func:`explain` where one pod would go and why not elsewhere.
 """
 
+from kschedlib._internal.cycle import CycleOutcome
+from kschedlib._internal.metrics import Metrics
 from kschedlib.clock import Clock, FakeClock, SystemClock
 from kschedlib.errors import (
     CacheError,
@@ -28,7 +30,7 @@ from kschedlib.framework import (
 )
 from kschedlib.model import Node, Pod, parse_quantity
 from kschedlib.plugins import default_plugin_sets, in_tree_registry
-from kschedlib.scheduler import Scheduler, ScheduleResult
+from kschedlib.scheduler import Scheduler, ScheduleResult, SchedulerListener
 from kschedlib.simulation import Cluster, Explanation, SimulationReport, explain, load_cluster, simulate
 
 __version__ = "0.1.0"
@@ -39,11 +41,13 @@ __all__ = [
     "Cluster",
     "Code",
     "ConfigError",
+    "CycleOutcome",
     "CycleState",
     "Explanation",
     "FakeClock",
     "KschedError",
     "ManifestError",
+    "Metrics",
     "Node",
     "NodeInfo",
     "Pod",
@@ -54,6 +58,7 @@ __all__ = [
     "ScheduleResult",
     "Scheduler",
     "SchedulerConfig",
+    "SchedulerListener",
     "SelectorError",
     "SimulationReport",
     "Snapshot",

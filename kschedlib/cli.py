@@ -1,4 +1,4 @@
-"""The ``kschedlib`` command line: ``explain`` and ``simulate`` over cluster files."""
+"""The ``kschedlib`` command line: ``explain`` and ``simulate`` over cluster files, ``serve-extender``."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from importlib import resources
 from typing import Any, TextIO
 
 from kschedlib.errors import KschedError
+from kschedlib.extender import command as serve_extender
 from kschedlib.simulation.explain import explain
 from kschedlib.simulation.report import explanation_text, simulation_text
 from kschedlib.simulation.simulate import simulate
@@ -36,6 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--once", action="store_true", help="give every pending pod exactly one attempt")
     sim.add_argument("--events", help="timeline of cluster changes to apply while simulating (JSON/YAML list)")
     sim.add_argument("--format", choices=("json", "text"), default="text")
+    serve_extender.add_parser(sub)
     return parser
 
 
@@ -46,8 +48,8 @@ def _dump(data: Any, out: TextIO) -> None:
 
 def _progress(stream: TextIO) -> Any:
     def report(done: int, total: int) -> None:
-        if done % 500 == 0 or done == total:
-            stream.write(f"\rscheduled {done}/{total} attempts")
+        if done % 500 == 0:
+            stream.write(f"\r{done} attempts, {total} pods")
             stream.flush()
     return report
 
@@ -62,7 +64,9 @@ def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
         report = simulate(args.cluster, args.config, seed=args.seed, once=args.once, events=args.events,
                           progress=progress)
     if progress is not None:
-        err.write("\n")
+        summary = report.summary()
+        err.write(f"\r{sum(report.attempts.values())} attempts, {summary['pods']} pods: "
+                  f"{summary['scheduled']} scheduled\n")
     if args.format == "json":
         _dump(report.to_dict(), out)
     else:
@@ -81,6 +85,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
                 _dump(result.to_dict(), out)
             else:
                 out.write(explanation_text(result) + "\n")
+        elif args.command == "serve-extender":
+            serve_extender.run(args, out)
         else:
             _simulate(args, out, err)
     except KschedError as exc:

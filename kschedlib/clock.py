@@ -28,6 +28,7 @@ class SystemClock:
     __slots__ = ()
 
     def now(self) -> float:
+        """``time.monotonic()``."""
         return time.monotonic()
 
 
@@ -41,6 +42,7 @@ class FakeClock:
         self._now = float(start)
 
     def now(self) -> float:
+        """The time the clock was last set or advanced to."""
         return self._now
 
     def advance(self, seconds: float) -> None:

@@ -11,6 +11,7 @@ from kschedlib._internal.engine import Engine
 from kschedlib._internal.metrics import Metrics
 from kschedlib._internal.results import ScheduleResult, SchedulerListener
 from kschedlib.clock import Clock, SystemClock
+from kschedlib.framework.extender import Extender
 from kschedlib.framework.queued_pod import QueuedPodInfo
 from kschedlib.framework.registry import Registry
 from kschedlib.framework.snapshot import Snapshot
@@ -27,13 +28,18 @@ class Scheduler:
     Feed it nodes and pods (:meth:`add_objects`, or the ``add_*``/``update_*``/
     ``remove_*`` events) and call :meth:`schedule_one` or :meth:`run_until_idle`.
     ``config`` is a SchedulerConfig, a KubeSchedulerConfiguration dict, a JSON/YAML
-    file path, or ``None`` for kube-scheduler's default profile.  Random choices use
+    file path, or ``None`` for kube-scheduler's default profile.  ``registry`` defaults to the
+    in-tree plugins plus those published under the ``kschedlib.plugins`` entry-point group.  Random choices use
     ``random.Random(seed)``; backoff and Permit timeouts read ``clock``.
 
     ``retry_unschedulable=False`` gives every pod a single attempt.  With a
     ``binding_executor``, PreBind and Bind plugins run on it and their results
     arrive through :meth:`tick` and the listeners; the cache is only ever
     changed on the calling thread.
+
+    Extenders come from the config's ``extenders`` section (HTTP extenders, built
+    once here) followed by ``extenders`` (e.g. in-process ones); ignorable
+    extenders run after the others.
     """
 
     def __init__(
@@ -47,25 +53,28 @@ class Scheduler:
         binding_executor: Executor | None = None,
         retry_unschedulable: bool = True,
         assumed_pod_ttl: float = 0.0,
+        extenders: Sequence[Extender] = (),
     ) -> None:
         self._engine = Engine(
             load_config(config),
             clock=clock if clock is not None else SystemClock(),
             seed=seed,
-            registry=registry if registry is not None else in_tree_registry(),
+            registry=registry if registry is not None else in_tree_registry().with_entry_points(),
             defaults=dict(default_plugin_sets()),
             retry_unschedulable=retry_unschedulable,
             listeners=listeners,
             binding_executor=binding_executor,
             assumed_ttl=assumed_pod_ttl,
+            extenders=extenders,
         )
 
     # --- events in ----------------------------------------------------------------------------
 
     def add_objects(self, objects: Iterable[object]) -> None:
-        """Add a cluster: nodes (in name order, as an API server lists them), bound pods, then
-        pending pods in the given order, plus namespaces, PodDisruptionBudgets and owners."""
-        self._engine.add_objects(getattr(objects, "objects", objects), self.add_node)
+        """Add a cluster (a :class:`~kschedlib.Cluster` or any iterable of model objects): nodes in name
+        order, as an API server lists them, then bound pods, then pending pods in the given order, plus
+        namespaces, PodDisruptionBudgets and owners."""
+        self._engine.add_objects(objects, self.add_node)
 
     def add_node(self, node: Node) -> None:
         """A node joined (or, if known, changed)."""
@@ -127,6 +136,7 @@ class Scheduler:
 
     @property
     def clock(self) -> Clock:
+        """The clock backoff and Permit timeouts read."""
         return self._engine.clock
 
     @property

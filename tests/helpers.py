@@ -5,10 +5,20 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Mapping, Sequence
 
+from kschedlib._internal.store import StorageStore
 from kschedlib.clock import Clock, FakeClock
 from kschedlib.framework import CycleState, NodeInfo, PodInfo, Snapshot, Status
 from kschedlib.model import Container, ContainerImage, Namespace, Node, Pod, parse_quantity
-from kschedlib.model.objects import ContainerPort, OwnerSelector, PodDisruptionBudget, Taint
+from kschedlib.model.labels import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
+from kschedlib.model.objects import ContainerPort, OwnerSelector, PodDisruptionBudget, Taint, Volume
+from kschedlib.model.storage import (
+    ClaimRef,
+    LocalVolumeSource,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    PersistentVolumeSource,
+    StorageClass,
+)
 
 
 def resources(**amounts: str) -> dict[str, object]:
@@ -134,3 +144,113 @@ class FakeHandle:
         self, state: CycleState, pod: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo
     ) -> Status:
         raise NotImplementedError("FakeHandle runs no plugins")
+
+    # --- storage (volume plugins) -------------------------------------------------------------
+
+    @property
+    def storage(self) -> StorageStore:
+        """PersistentVolumes, claims, classes and CSI objects; empty until :meth:`add_storage`."""
+        store: StorageStore | None = getattr(self, "_storage", None)
+        if store is None:
+            store = self._storage = StorageStore()
+        return store
+
+    def add_storage(self, *objects: object) -> FakeHandle:
+        """Record storage objects (PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, ...)."""
+        for obj in objects:
+            if not self.storage.add(obj):
+                raise TypeError(f"not a storage object: {obj!r}")
+        return self
+
+    def write_volume_bindings(
+        self, volumes: Sequence[PersistentVolume], claims: Sequence[PersistentVolumeClaim]
+    ) -> None:
+        self.storage.write_volume_bindings(volumes, claims)
+
+
+# --- storage builders (volume plugins) --------------------------------------------------------
+
+
+def hostname_affinity(*hostnames: str) -> NodeSelector:
+    """A PersistentVolume node affinity: ``kubernetes.io/hostname In hostnames``."""
+    return NodeSelector((NodeSelectorTerm((NodeSelectorRequirement("kubernetes.io/hostname", "In", hostnames),)),))
+
+
+def make_pv(
+    name: str,
+    *,
+    size: str = "10Gi",
+    modes: Sequence[str] = ("ReadWriteOnce",),
+    class_name: str = "",
+    source: PersistentVolumeSource | None = None,
+    affinity: NodeSelector | None = None,
+    labels: Mapping[str, str] | None = None,
+    claim: PersistentVolumeClaim | None = None,
+    phase: str = "Available",
+    **fields: object,
+) -> PersistentVolume:
+    """An Available PersistentVolume (``Bound`` to ``claim`` when given); extra fields go to the class."""
+    ref = ClaimRef(claim.name, claim.namespace, claim.uid) if claim is not None else None
+    return PersistentVolume(
+        name,
+        labels=dict(labels or {}),
+        capacity={"storage": parse_quantity(size)},
+        access_modes=tuple(modes),
+        storage_class_name=class_name,
+        node_affinity=affinity,
+        claim_ref=ref,
+        source=source if source is not None else LocalVolumeSource("/mnt"),
+        phase="Bound" if claim is not None else phase,
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def make_pvc(
+    name: str,
+    *,
+    namespace: str = "default",
+    size: str | None = "5Gi",
+    modes: Sequence[str] = ("ReadWriteOnce",),
+    class_name: str | None = None,
+    volume_name: str = "",
+    annotations: Mapping[str, str] | None = None,
+    **fields: object,
+) -> PersistentVolumeClaim:
+    """A claim; naming ``volume_name`` makes it fully bound (``bind-completed`` annotation, ``Bound``)."""
+    notes = dict(annotations or {})
+    if volume_name:
+        notes.setdefault("pv.kubernetes.io/bind-completed", "yes")
+    fields.setdefault("phase", "Bound" if volume_name else "Pending")
+    return PersistentVolumeClaim(
+        name,
+        namespace=namespace,
+        uid=f"uid-{namespace}-{name}",
+        annotations=notes,
+        access_modes=tuple(modes),
+        requests={"storage": parse_quantity(size)} if size is not None else {},
+        storage_class_name=class_name,
+        volume_name=volume_name,
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def make_storage_class(
+    name: str,
+    *,
+    provisioner: str = "kubernetes.io/no-provisioner",
+    mode: str | None = "WaitForFirstConsumer",
+    **fields: object,
+) -> StorageClass:
+    """A StorageClass (WaitForFirstConsumer, no provisioner, unless told otherwise)."""
+    return StorageClass(name, provisioner=provisioner, volume_binding_mode=mode, **fields)  # type: ignore[arg-type]
+
+
+def claim_volume(claim: str, name: str | None = None) -> Volume:
+    """A ``persistentVolumeClaim`` pod volume."""
+    return Volume(name or f"vol-{claim}", claim_name=claim, source_kind="persistentVolumeClaim",
+                  source={"claimName": claim})
+
+
+def inline_volume(name: str, kind: str, **source: object) -> Volume:
+    """An inline pod volume of ``kind`` (``gcePersistentDisk``, ``awsElasticBlockStore``, ...)."""
+    return Volume(name, source_kind=kind, source=dict(source))

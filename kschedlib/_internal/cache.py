@@ -47,6 +47,13 @@ class PodState:
     deadline: float | None = None
 
 
+def _track(names: frozenset[str], name: str, member: bool) -> frozenset[str]:
+    """``names`` with ``name`` in it exactly when ``member`` (unchanged sets are returned as they are)."""
+    if member is (name in names):
+        return names
+    return names | {name} if member else names - {name}
+
+
 def _pod_label(pod: Pod) -> str:
     return f"{pod.uid}({pod.namespace}/{pod.name})"
 
@@ -55,8 +62,22 @@ def _pod_label(pod: Pod) -> str:
 class Cache:
     """Nodes and pod placement; the single source of the scheduling snapshot."""
 
-    __slots__ = ("_dirty", "_images", "_nodes", "_order", "_order_changed", "_pods", "_positions",
-                 "_snapshot_infos", "_snapshot_list", "_tree", "assumed_ttl")
+    __slots__ = (
+        "_affinity_holders",
+        "_anti_holders",
+        "_dirty",
+        "_images",
+        "_nodes",
+        "_order",
+        "_order_changed",
+        "_pods",
+        "_positions",
+        "_pvc_holders",
+        "_snapshot_infos",
+        "_snapshot_list",
+        "_tree",
+        "assumed_ttl",
+    )
 
     def __init__(self, assumed_ttl: float = 0.0) -> None:
         self._nodes: dict[str, NodeInfo] = {}
@@ -69,6 +90,9 @@ class Cache:
         self._order: list[str] = []
         self._positions: dict[str, int] = {}
         self._order_changed = True
+        self._pvc_holders: frozenset[str] = frozenset()
+        self._affinity_holders: frozenset[str] = frozenset()
+        self._anti_holders: frozenset[str] = frozenset()
         self.assumed_ttl = assumed_ttl
 
     # --- nodes ------------------------------------------------------------------------------
@@ -173,6 +197,11 @@ class Cache:
         state = self._pods.get(pod.uid)
         if state is not None and not state.assumed:
             raise CacheError(f"pod {_pod_label(pod)} is already in the cache, so can't be added")
+        if state is not None and state.pod_info is pod_info:
+            state.assumed = False  # the binding of exactly what was assumed: nothing moves
+            state.binding_finished = False
+            state.deadline = None
+            return
         if state is not None:
             self._unplace(state.pod_info.pod)
         self._place(pod_info)
@@ -206,6 +235,8 @@ class Cache:
 
     def expire_assumed(self, now: float) -> list[Pod]:
         """Drop assumed pods whose binding finished before ``now - ttl``; returns them."""
+        if self.assumed_ttl <= 0:
+            return []
         expired = [s.pod_info.pod for s in self._pods.values()
                    if s.assumed and s.binding_finished and s.deadline is not None and now > s.deadline]
         for pod in expired:
@@ -232,22 +263,31 @@ class Cache:
         infos = self._snapshot_infos
         positions = self._positions
         listed = self._snapshot_list
+        holders = self._pvc_holders
+        affinity, anti = self._affinity_holders, self._anti_holders
         for name in self._dirty:
             info = self._nodes.get(name)
             if info is None or info.node is None:
                 infos.pop(name, None)
+                holders, affinity, anti = holders - {name}, affinity - {name}, anti - {name}
                 continue
+            holders = _track(holders, name, bool(info.pvc_ref_counts))
+            affinity = _track(affinity, name, bool(info.pods_with_affinity))
+            anti = _track(anti, name, bool(info.pods_with_required_anti_affinity))
             copy = infos[name] = self._snapshot_copy(info)
             position = positions.get(name)
             if position is not None and not self._order_changed:
                 listed[position] = copy
         self._dirty.clear()
+        self._pvc_holders = holders
+        self._affinity_holders, self._anti_holders = affinity, anti
         if self._order_changed:
             self._order = self._tree.ordered()
             self._positions = positions = {name: i for i, name in enumerate(self._order)}
             self._snapshot_list = listed = [infos[name] for name in self._order]
             self._order_changed = False
-        return Snapshot(listed, namespaces=namespaces, positions=positions)
+        return Snapshot(listed, namespaces=namespaces, positions=positions, pvc_holders=holders,
+                        affinity_holders=affinity, anti_affinity_holders=anti)
 
     def dump(self) -> dict[str, object]:
         """A plain summary for debugging: nodes with their pods, and the assumed pods."""

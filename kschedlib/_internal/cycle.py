@@ -12,10 +12,12 @@ from typing import Any, Final, final
 
 import attrs
 
+from kschedlib._internal.extenders import filter_with_extenders, has_filter_or_scoring, prioritize_with_extenders
 from kschedlib._internal.nominator import Nominator
-from kschedlib._internal.runtime import FilterRunner, ProfileRuntime, ScoreTable
+from kschedlib._internal.runtime import FilterRunner, MemoizedFilter, ProfileRuntime, ScoreTable
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis, fit_error_message
+from kschedlib.framework.extender import EXTENDER_PSEUDO_PLUGIN
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.results import PostFilterResult
 from kschedlib.framework.snapshot import Snapshot
@@ -46,6 +48,8 @@ class CycleOutcome:
     pre_filter_nodes: frozenset[str] | None = None
     scores: ScoreTable | None = None
     scored_nodes: tuple[str, ...] = ()
+    extender_scores: Mapping[str, tuple[tuple[str, int], ...]] = attrs.field(factory=dict)
+    """Per scored node, the extenders' entries ``(extender name, score x weight x 10)`` (in ``totals``)."""
     best: tuple[str, ...] = ()
     evaluated_nodes: int = 0
     search_stopped_at: str | None = None
@@ -108,20 +112,26 @@ def filter_with_nominated(
     return run(state, pod, node_info)
 
 
-def _diagnosis(statuses: Mapping[str, Status], *, pre_filter_message: str = "") -> Diagnosis:
-    unschedulable = frozenset(s.plugin for s in statuses.values() if s.plugin and s.is_rejected)
+def _rejectors(statuses: Mapping[str, Status]) -> frozenset[str]:
+    return frozenset(s.plugin for s in statuses.values() if s.plugin and s.is_rejected)
+
+
+def _diagnosis(statuses: Mapping[str, Status], *, pre_filter_message: str = "",
+               also: frozenset[str] = frozenset()) -> Diagnosis:
+    unschedulable = _rejectors(statuses) | also
     pending = frozenset(s.plugin for s in statuses.values() if s.plugin and s.code is Code.PENDING)
     return Diagnosis(dict(statuses), unschedulable, pending, pre_filter_message)
 
 
 def select_host(names: Sequence[str], totals: Sequence[int], rng: random.Random) -> tuple[str, tuple[str, ...]]:
-    """A uniformly random node among those with the top total (reservoir sampling), and all of them."""
+    """A uniformly random node among those with the top total, and all of them (sorted).
+
+    kube-scheduler draws the same uniform choice by reservoir sampling with its own RNG; one draw
+    from the seeded generator gives the same distribution.
+    """
     top = max(totals)
     best = [name for name, total in zip(names, totals, strict=True) if total == top]
-    chosen = best[0]
-    for count, name in enumerate(best[1:], start=2):
-        if rng.randrange(count) == 0:
-            chosen = name
+    chosen = best[0] if len(best) == 1 else best[rng.randrange(len(best))]
     return chosen, tuple(sorted(best))
 
 
@@ -142,9 +152,14 @@ class _Search:
         count = len(nodes)
         feasible = self.feasible
         statuses = self.statuses
+        table = check.table if isinstance(check, MemoizedFilter) else None
         for offset in range(count):
             node_info = nodes[(start + offset) % count]
-            status = check(state, pod, node_info)
+            entry = table.get(id(node_info)) if table is not None else None
+            if entry is not None and entry[0] is node_info:
+                status = entry[1]
+            else:
+                status = check(state, pod, node_info)
             if status.code is _SUCCESS:
                 if len(feasible) >= to_find:
                     self.stopped_at = node_info.name
@@ -167,6 +182,7 @@ def run_cycle(
     rng: random.Random,
     nominator: Nominator,
     score_single_node: bool = False,
+    detail: bool = True,
 ) -> CycleOutcome:
     """One scheduling cycle for ``pod`` on ``snapshot`` (no side effects besides plugin state)."""
     state = CycleState()
@@ -182,30 +198,40 @@ def run_cycle(
             return CycleOutcome(next_start_index=start_index, error=status, pre_filter_nodes=names, **base)
         statuses = dict.fromkeys((info.name for info in snapshot.node_infos), status)
         diagnosis = _diagnosis(statuses, pre_filter_message=status.message())
-        return _no_fit(runtime, base, state, pod, statuses, diagnosis, start_index, 0, status, names)
-    check = runtime.filter_runner(state)
+        return _no_fit(runtime, base, state, pod, statuses, diagnosis, start_index, len(statuses), status, names)
+    check = runtime.filter_runner(state, pod)
 
-    def check_nominated(state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+    def with_nominated(state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         return filter_with_nominated(runtime, check, state, pod, node_info, nominator)
+
+    check_nominated = with_nominated if nominator else check
 
     search = _Search()
     if pod.nominated_node_name:
         nominated = snapshot.find(pod.nominated_node_name)
         if nominated is not None and (names is None or nominated.name in names):
             first = check_nominated(state, pod, nominated)
-            if first.code is _SUCCESS:
+            if first.code is _SUCCESS and runtime.extenders:
+                passed = filter_with_extenders(runtime.extenders, pod, [nominated], search.statuses, snapshot)
+                if isinstance(passed, Status):
+                    return CycleOutcome(next_start_index=start_index, error=passed, pre_filter_nodes=names, **base)
+                if passed:
+                    return _scored(runtime, base, state, pod, passed, search.statuses, snapshot, rng, start_index,
+                                   start_index, None, names, score_single_node, detail)
+            elif first.code is _SUCCESS:
                 return _scored(runtime, base, state, pod, [nominated], {}, snapshot, rng, start_index,
-                               start_index, None, names, score_single_node)
-            if first.code is Code.ERROR:
+                               start_index, None, names, score_single_node, detail)
+            elif first.code is Code.ERROR:
                 return CycleOutcome(next_start_index=start_index, error=first, pre_filter_nodes=names, **base)
-            search.statuses[nominated.name] = first
+            else:
+                search.statuses[nominated.name] = first
     nodes: Sequence[NodeInfo] = snapshot.node_infos
     if names is not None:
         nodes = [info for info in nodes if info.name in names]
     percentage = runtime.percentage_of_nodes_to_score
     to_find = num_feasible_nodes_to_find(
         percentage if percentage is not None else percentage_of_nodes_to_score, len(nodes))
-    if not runtime.score:
+    if not runtime.score and not has_filter_or_scoring(runtime.extenders):
         to_find = 1
     if not runtime.filter:
         search.feasible = [nodes[(start_index + i) % len(nodes)] for i in range(min(to_find, len(nodes)))]
@@ -215,11 +241,21 @@ def run_cycle(
     next_start = (start_index + processed) % num_all
     if search.error is not None:
         return CycleOutcome(next_start_index=next_start, error=search.error, pre_filter_nodes=names, **base)
+    also: frozenset[str] = frozenset()
+    if runtime.extenders and search.feasible:  # reference §3 step 8b
+        also = _rejectors(search.statuses)
+        passed = filter_with_extenders(runtime.extenders, pod, search.feasible, search.statuses, snapshot)
+        if isinstance(passed, Status):
+            return CycleOutcome(next_start_index=next_start, error=passed, pre_filter_nodes=names, **base)
+        if len(passed) != len(search.feasible):
+            also |= {EXTENDER_PSEUDO_PLUGIN}
+        search.feasible = passed
     if not search.feasible:
-        diagnosis = _diagnosis(search.statuses)
-        return _no_fit(runtime, base, state, pod, search.statuses, diagnosis, next_start, processed, None, names)
+        diagnosis = _diagnosis(search.statuses, also=also)
+        return _no_fit(runtime, base, state, pod, search.statuses, diagnosis, next_start, len(search.statuses),
+                       None, names)
     return _scored(runtime, base, state, pod, search.feasible, search.statuses, snapshot, rng, next_start,
-                   processed, search.stopped_at, names, score_single_node)
+                   processed, search.stopped_at, names, score_single_node, detail)
 
 
 def _no_fit(
@@ -263,10 +299,12 @@ def _scored(
     stopped_at: str | None,
     names: frozenset[str] | None,
     score_single_node: bool,
+    detail: bool = True,
 ) -> CycleOutcome:
+    scored = tuple([info.name for info in feasible])
     common: dict[str, Any] = {
         "next_start_index": next_start,
-        "feasible": tuple(info.name for info in feasible),
+        "feasible": scored,
         "node_statuses": statuses,
         "pre_filter_nodes": names,
         "evaluated_nodes": len(feasible) + len(statuses),
@@ -276,21 +314,37 @@ def _scored(
     if len(feasible) == 1 and not score_single_node:
         only = feasible[0].name
         return CycleOutcome(selected=only, best=(only,), **common)
-    table = _score(runtime, state, pod, feasible)
+    table = _score(runtime, state, pod, feasible, detail, snapshot)
     if isinstance(table, Status):
         return CycleOutcome(error=table, **common)
-    scored = tuple(info.name for info in feasible)
+    entries: dict[str, tuple[tuple[str, int], ...]] = {}
+    if runtime.extenders and len(feasible) > 1:  # reference §3 step 11 (kube never scores a lone node)
+        added, by_node = prioritize_with_extenders(runtime.extenders, pod, feasible)
+        table = table._replace(totals=[total + extra for total, extra in zip(table.totals, added, strict=True)])
+        entries = {name: tuple(values) for name, values in by_node.items()}
     selected, best = select_host(scored, table.totals, rng)
     if len(feasible) == 1:
         selected = scored[0]
     return CycleOutcome(selected=selected, best=best, scores=table, scored_nodes=scored,
-                        **common)
+                        extender_scores=entries, **common)
 
 
-def _score(runtime: ProfileRuntime, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> ScoreTable | Status:
-    if not runtime.score:
+def _score(
+    runtime: ProfileRuntime, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], detail: bool,
+    snapshot: Snapshot,
+) -> ScoreTable | Status:
+    if not runtime.score and not runtime.extenders:
         return ScoreTable((), (), [1] * len(nodes))
     status = runtime.run_pre_score(state, pod, nodes)
     if status.code is not _SUCCESS:
         return status
-    return runtime.run_score(state, pod, nodes)
+    if not runtime.score:
+        return ScoreTable((), (), [0] * len(nodes))
+    if runtime.extenders and len(nodes) > 1:
+        unknown = next((info.name for info in nodes if snapshot.find(info.name) is None), None)
+        active = [name for name, _ in runtime.score if name not in state.skip_score_plugins]
+        if unknown is not None and active:  # a node an extender made up: kube's Score plugins fail on it
+            return Status.from_error(f'running Score plugins: plugin "{active[0]}" failed with: getting node '
+                                     f'"{unknown}" from Snapshot: nodeinfo not found for node name "{unknown}"',
+                                     plugin=active[0])
+    return runtime.run_score(state, pod, nodes, detail=detail)

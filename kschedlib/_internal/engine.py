@@ -19,7 +19,14 @@ import attrs
 from kschedlib._internal.admission import event_registrations, node_pre_check
 from kschedlib._internal.cache import Cache
 from kschedlib._internal.cycle import CycleOutcome, run_cycle
+from kschedlib._internal.extenders import (
+    bind_with_extenders,
+    check_ignored_resources,
+    order_extenders,
+    with_ignored_resources,
+)
 from kschedlib._internal.handle import FrameworkHandle
+from kschedlib._internal.http_extender import build_extenders
 from kschedlib._internal.metrics import Metrics
 from kschedlib._internal.nominator import Nominator
 from kschedlib._internal.profile import build_profile
@@ -34,6 +41,7 @@ from kschedlib.framework import events as ev
 from kschedlib.framework.config import PluginSet, SchedulerConfig
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.diagnosis import Diagnosis, fit_error_message
+from kschedlib.framework.extender import Extender
 from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.queued_pod import QueuedPodInfo
 from kschedlib.framework.registry import Registry
@@ -43,6 +51,7 @@ from kschedlib.model.objects import Node, Pod
 __all__ = ["Engine", "node_changes"]
 
 _REJECTED: Final = frozenset({Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING})
+_TERMINATED: Final = frozenset({"Succeeded", "Failed"})
 
 
 def node_changes(old: Node, new: Node) -> list[ev.ClusterEvent]:
@@ -107,8 +116,11 @@ class Engine:
         listeners: Sequence[SchedulerListener] = (),
         binding_executor: Executor | None = None,
         assumed_ttl: float = 0.0,
+        extenders: Sequence[Extender] = (),
     ) -> None:
         self.config = config
+        configured, ignored = build_extenders(config.extenders)
+        self.extenders = order_extenders((*configured, *extenders))
         self.clock = clock
         self.rng = random.Random(seed)
         self.cache = Cache(assumed_ttl)
@@ -122,8 +134,11 @@ class Engine:
         self.handles: dict[str, FrameworkHandle] = {}
         for index, profile in enumerate(config.profiles):
             handle = FrameworkHandle(self.store, self.nominator, clock, self.rng, self.waiting)
-            built = build_profile(profile, registry, handle, defaults, where=f"profiles[{index}]")
-            runtime = ProfileRuntime(built)
+            built = build_profile(with_ignored_resources(profile, ignored), registry, handle, defaults,
+                                  where=f"profiles[{index}]")
+            if ignored:
+                check_ignored_resources(profile, built.plugin_args, f"profiles[{index}]")
+            runtime = ProfileRuntime(built, self.extenders)
             handle.bind_runtime(runtime)
             self.profiles[profile.scheduler_name] = runtime
             self.handles[profile.scheduler_name] = handle
@@ -143,8 +158,10 @@ class Engine:
         self._deferred: list[ScheduleResult] = []
 
     def _check_queue_sort(self) -> None:
-        names = {(rt.profile.points["queueSort"][0], repr(rt.profile.plugin_args.get(rt.profile.points["queueSort"][0])))
-                 for rt in self.profiles.values()}
+        names = set()
+        for runtime in self.profiles.values():
+            sort = runtime.profile.points["queueSort"][0]
+            names.add((sort, repr(runtime.profile.plugin_args.get(sort))))
         if len(names) > 1:
             raise ConfigError("queueSort must be the same for all profiles", field="profiles",
                               value=sorted(name for name, _ in names))
@@ -189,6 +206,8 @@ class Engine:
                 if any(term.matches(pod, ns_labels) for term in info.pod_info.required_affinity_terms)]
 
     def add_pod(self, pod: Pod) -> None:
+        if pod.phase in _TERMINATED:
+            return  # kube-scheduler's informers never hand it finished pods
         if pod.key in self.store.pods:
             self.update_pod(pod)
             return
@@ -205,6 +224,9 @@ class Engine:
             self.nominator.add(info, pod.nominated_node_name)
 
     def update_pod(self, pod: Pod) -> None:
+        if pod.phase in _TERMINATED:
+            self.remove_pod(pod.key)  # a finished pod frees its node, as if deleted
+            return
         old = self.store.pods.get(pod.key)
         if old is None:
             self.add_pod(pod)
@@ -220,7 +242,7 @@ class Engine:
             raise CacheError(f"pod {pod.key} is bound to {old.node_name}; it cannot become pending")
         if self.cache.is_assumed(pod.uid) or pod.scheduler_name not in self.profiles:
             return
-        self.queue.update(old if not _spec_changed(old, pod) else None, info)
+        self.queue.update(info, changed=_spec_changed(old, pod))
         self.nominator.add(info, pod.nominated_node_name or self.nominator.node_of(pod.uid) or "")
 
     def _update_bound(self, old: Pod, info: PodInfo) -> None:
@@ -282,6 +304,7 @@ class Engine:
             percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score,
             rng=self.rng,
             nominator=self.nominator,
+            detail=False,
         )
         self.next_start_index = outcome.next_start_index
         self.metrics.observe("scheduler_scheduling_algorithm_duration_seconds", None,
@@ -319,7 +342,7 @@ class Engine:
         self._attempts[pod.uid] = attempt
         message = f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"'
         result = ScheduleResult(pod, attempt.node, Status(Code.WAIT, (message,)), message,
-                                attempts=attempt.info.attempts, outcome=attempt.outcome)
+                                attempts=attempt.info.attempts, outcome=_slim(attempt.outcome))
         for listener in self.listeners:
             listener.on_waiting(result)
         return result
@@ -334,7 +357,7 @@ class Engine:
         future.add_done_callback(lambda done: self._completions.put((attempt, _future_status(done))))
         pod = attempt.assumed.pod
         return ScheduleResult(pod, attempt.node, Status(Code.WAIT, ("binding",)), "binding",
-                              attempts=attempt.info.attempts, outcome=attempt.outcome)
+                              attempts=attempt.info.attempts, outcome=_slim(attempt.outcome))
 
     @staticmethod
     def _binding_work(attempt: _Attempt) -> Status:
@@ -342,7 +365,8 @@ class Engine:
         pod, node, state, runtime = attempt.assumed.pod, attempt.node, attempt.state, attempt.runtime
         status = runtime.run_pre_bind(state, pod, node)
         if status.is_success:
-            status = runtime.run_bind(state, pod, node)
+            by_extender = bind_with_extenders(runtime.extenders, pod, node)  # reference §4 step 3
+            status = by_extender if by_extender is not None else runtime.run_bind(state, pod, node)
             if status.is_skip:
                 status = Status.from_error(f"no Bind plugin bound pod {pod.key}")
         return status
@@ -355,12 +379,17 @@ class Engine:
             status = Status.from_error(f"pod {pod.key} was deleted while binding")
         if not status.is_success:
             return self._binding_failed(attempt, status)
-        self.cache.add_pod(attempt.assumed)
+        latest = self.store.pods.get(pod.key)
+        if latest is not None and latest is not attempt.info.pod and not latest.node_name:
+            pod = attrs.evolve(latest, node_name=attempt.node)
+            self.cache.add_pod(PodInfo.of(pod))
+        else:
+            self.cache.add_pod(attempt.assumed)
         self.store.pods[pod.key] = pod
         self.queue.move_pods(self._affinity_matching(pod), ev.ASSIGNED_POD_ADD)
         attempt.runtime.run_post_bind(attempt.state, pod, attempt.node)
         result = ScheduleResult(pod, attempt.node, Status.success(), attempts=attempt.info.attempts,
-                                outcome=attempt.outcome)
+                                outcome=_slim(attempt.outcome))
         self._observe_attempt("scheduled", attempt.runtime, attempt.started)
         self.metrics.observe("scheduler_pod_scheduling_attempts", None, attempt.info.attempts)
         first = attempt.info.initial_attempt_timestamp
@@ -372,13 +401,15 @@ class Engine:
             listener.on_bound(result)
         return result
 
-    def _binding_failed(self, attempt: _Attempt, status: Status) -> ScheduleResult:
+    def _binding_failed(self, attempt: _Attempt, status: Status, *, in_permit: bool = False) -> ScheduleResult:
+        """Roll back a pod whose Permit wait, PreBind or Bind failed; a Permit rejection is a FitError."""
         pod = attempt.assumed.pod
         attempt.runtime.run_unreserve(attempt.state, pod, attempt.node)
         self.cache.forget_pod(pod)
         if status.code not in _REJECTED:
             self.queue.move_all(ev.ASSIGNED_POD_DELETE)
-        result = self._failed(attempt.info, attempt.runtime, attempt.outcome, status, attempt.started, nominate="")
+        result = self._failed(attempt.info, attempt.runtime, attempt.outcome, status, attempt.started, nominate="",
+                              node=attempt.node, fit_error=in_permit)
         if status.code in _REJECTED:
             self.queue.move_pods([i for i in self.queue.unschedulable_pods() if i.pod.key != pod.key],
                                  ev.ASSIGNED_POD_DELETE)
@@ -408,14 +439,28 @@ class Engine:
         nominate: str | None,
         diagnosis: Diagnosis | None = None,
         node: str | None = None,
+        fit_error: bool = True,
     ) -> ScheduleResult:
-        """kube-scheduler's failure handler: record rejectors, requeue, update the nomination."""
+        """kube-scheduler's failure handler: record rejectors, requeue, update the nomination.
+
+        ``node`` is the node tried after the cycle chose one (Reserve, Permit or binding failed);
+        a rejection there is a FitError on that one node unless ``fit_error`` is false (PreBind/Bind).
+        """
         message = status.message()
-        if diagnosis is None and node is not None and status.code in _REJECTED:
+        if fit_error and diagnosis is None and node is not None and status.code in _REJECTED:
             diagnosis = Diagnosis({node: status}, frozenset({status.plugin}) if status.plugin else frozenset())
             message = fit_error_message(1, diagnosis)
         info.unschedulable_plugins = diagnosis.unschedulable_plugins if diagnosis is not None else frozenset()
         info.pending_plugins = diagnosis.pending_plugins if diagnosis is not None else frozenset()
+        if nominate:  # preemption chose this node: lower-priority pods nominated there lose it (§10 step 7)
+            for other in self.nominator.pods_for_node(nominate):
+                if other.pod.effective_priority < info.pod.effective_priority:
+                    self.nominator.remove(other.pod.uid)
+                    stored = self.store.pods.get(other.pod.key)
+                    if stored is not None and stored.nominated_node_name:
+                        self.store.pods[stored.key] = cleared = attrs.evolve(stored, nominated_node_name="")
+                        if (queued := self.queue.get(stored.key)) is not None:
+                            queued.pod_info = queued.pod_info.with_pod(cleared)
         pod = self.store.pods.get(info.pod.key)
         if pod is not None and not pod.node_name:
             if nominate is not None and nominate != pod.nominated_node_name:
@@ -431,8 +476,8 @@ class Engine:
             if victims:
                 self.metrics.observe("scheduler_preemption_victims", None, len(victims))
         result_pod = pod if pod is not None else info.pod
-        result = ScheduleResult(result_pod, None, status, message, nominate or None, victims,
-                                info.attempts, outcome)
+        result = ScheduleResult(result_pod, node, status, message, nominate or None, victims,
+                                info.attempts, _slim(outcome))
         self._observe_attempt("error" if status.code is Code.ERROR else "unschedulable", runtime, started)
         for listener in self.listeners:
             listener.on_failed(result)
@@ -451,6 +496,8 @@ class Engine:
         """Finish bindings, resolve waiting pods, flush expired backoff and stale pool entries."""
         while not self._completions.empty():
             attempt, status = self._completions.get()
+            if self._attempts.get(attempt.assumed.pod.uid) is not attempt:
+                continue  # the embedder reported the pod bound (or deleted it) while its binding ran
             self._deferred.append(self._finish_binding(attempt, status))
         now = self.clock.now()
         for waiting in self.waiting:
@@ -464,7 +511,7 @@ class Engine:
             if outcome.is_success:
                 self._deferred.append(self._bind(attempt))
             else:
-                self._deferred.append(self._binding_failed(attempt, outcome))
+                self._deferred.append(self._binding_failed(attempt, outcome, in_permit=True))
         for pod in self.cache.expire_assumed(now):
             self.queue.move_all(ev.ASSIGNED_POD_DELETE)
             del pod
@@ -485,7 +532,10 @@ class Engine:
 
     def next_wakeup(self) -> float | None:
         """The clock time at which something queued becomes due (backoff end, permit timeout)."""
-        times = [t for t in (self.queue.next_backoff_expiry(), self.waiting.next_deadline()) if t is not None]
+        candidates = [self.queue.next_backoff_expiry(), self.waiting.next_deadline()]
+        if self.flush_unschedulable:
+            candidates.append(self.queue.next_unschedulable_flush())
+        times = [t for t in candidates if t is not None]
         return min(times) if times else None
 
     def busy(self) -> bool:
@@ -506,10 +556,18 @@ class Engine:
                 self.add_pod(pod)
 
 
+def _slim(outcome: CycleOutcome) -> CycleOutcome:
+    """The outcome a result keeps: its diagnosis, without the cycle's plugin state and score table.
+
+    Embedders often keep every result; the per-cycle state and scores would dominate their memory.
+    """
+    return attrs.evolve(outcome, state=CycleState(), scores=None, scored_nodes=())
+
+
 def _future_status(done: object) -> Status:
     try:
         result = done.result()  # type: ignore[attr-defined]
-    except Exception as exc:  # noqa: BLE001 - a binder's failure is a status
+    except Exception as exc:
         return Status.from_error(str(exc))
     assert isinstance(result, Status)
     return result

@@ -9,15 +9,17 @@ from typing import final
 from kschedlib._internal.cycle import filter_with_nominated
 from kschedlib._internal.nominator import Nominator
 from kschedlib._internal.runtime import ProfileRuntime
-from kschedlib._internal.store import ObjectStore
+from kschedlib._internal.store import ObjectStore, StorageStore
 from kschedlib._internal.waiting import WaitingPod, WaitingPods
 from kschedlib.clock import Clock
 from kschedlib.framework.cycle_state import CycleState
+from kschedlib.framework.extender import Extender
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import OwnerSelector, Pod, PodDisruptionBudget
+from kschedlib.model.storage import PersistentVolume, PersistentVolumeClaim
 
 __all__ = ["FrameworkHandle"]
 
@@ -66,6 +68,10 @@ class FrameworkHandle:
     def nominated_pods_for_node(self, node_name: str) -> Sequence[PodInfo]:
         return self._nominator.pods_for_node(node_name)
 
+    @property
+    def extenders(self) -> Sequence[Extender]:
+        return self.runtime.extenders
+
     def get_pod(self, namespace: str, name: str) -> Pod | None:
         return self._store.pods.get(f"{namespace}/{name}")
 
@@ -101,3 +107,12 @@ class FrameworkHandle:
             return False
         waiting.reject("", "removed")
         return True
+
+    @property
+    def storage(self) -> StorageStore:
+        return self._store.storage
+
+    def write_volume_bindings(
+        self, volumes: Sequence[PersistentVolume], claims: Sequence[PersistentVolumeClaim]
+    ) -> None:
+        self._store.storage.write_volume_bindings(volumes, claims)

@@ -73,13 +73,16 @@ class Metrics:
         return name, tuple(sorted(labels.items()))
 
     def inc(self, name: str, labels: Mapping[str, str] | None = None, value: float = 1.0) -> None:
+        """Add ``value`` to a counter."""
         key = self._key(name, labels or {})
         self._counters[key] = self._counters.get(key, 0.0) + value
 
     def set_gauge(self, name: str, labels: Mapping[str, str], value: float) -> None:
+        """Set a gauge."""
         self._gauges[self._key(name, labels)] = value
 
     def observe(self, name: str, labels: Mapping[str, str] | None, value: float) -> None:
+        """Record one observation in a histogram (kube-scheduler's buckets for known names)."""
         key = self._key(name, labels or {})
         histogram = self._histograms.get(key)
         if histogram is None:
@@ -91,9 +94,11 @@ class Metrics:
         return self._counters.get(self._key(name, labels), 0.0)
 
     def gauge(self, name: str, **labels: str) -> float:
+        """A gauge's value (0 when never set)."""
         return self._gauges.get(self._key(name, labels), 0.0)
 
     def histogram_count(self, name: str, **labels: str) -> int:
+        """How many observations a histogram holds."""
         histogram = self._histograms.get(self._key(name, labels))
         return histogram.count if histogram is not None else 0
 

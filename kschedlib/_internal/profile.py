@@ -68,20 +68,21 @@ class BuiltProfile:
 
 
 def _merge_set(default: PluginSet, user: PluginSet) -> PluginSet:
+    """kube-scheduler's mergePluginSet: a user entry (the last of its name) replaces the default in place."""
     disabled = tuple(user.disabled) + tuple(default.disabled)
-    user_by_name = {ref.name: ref for ref in user.enabled}
-    used: set[str] = set()
+    last_index = {ref.name: index for index, ref in enumerate(user.enabled)}
+    replaced: set[int] = set()
     enabled: list[PluginRef] = []
     if "*" not in disabled:
         for ref in default.enabled:
             if ref.name in disabled:
                 continue
-            if ref.name in user_by_name:
-                enabled.append(user_by_name[ref.name])
-                used.add(ref.name)
-            else:
-                enabled.append(ref)
-    enabled.extend(ref for ref in user.enabled if ref.name not in used)
+            index = last_index.get(ref.name)
+            if index is not None:
+                ref = user.enabled[index]
+                replaced.add(index)
+            enabled.append(ref)
+    enabled.extend(ref for index, ref in enumerate(user.enabled) if index not in replaced)
     return PluginSet(tuple(enabled), disabled)
 
 
@@ -142,19 +143,28 @@ def _weights(score_names: Sequence[str], merged: Mapping[str, PluginSet]) -> dic
     return {name: weights.get(name, 1) for name in score_names}
 
 
+def _user_field(profile: ProfileConfig, key: str, name: str, where: str) -> str:
+    """Where the user wrote ``name`` in the plugin set ``key`` (the merged list also holds defaults)."""
+    user = profile.plugins.get(key) if profile.plugins is not None else None
+    names = [ref.name for ref in user.enabled] if user is not None else []
+    if name in names:
+        return f"{where}.plugins.{key}.enabled[{names.index(name)}].name"
+    return f"{where}.plugins.{key}.enabled"
+
+
 def _instantiate(
     merged: Mapping[str, PluginSet], profile: ProfileConfig, registry: Registry, handle: Handle, where: str
 ) -> tuple[dict[str, Plugin], dict[str, Any]]:
     plugins: dict[str, Plugin] = {}
     args: dict[str, Any] = {}
     for key, plugin_set in merged.items():
-        for index, ref in enumerate(plugin_set.enabled):
+        for ref in plugin_set.enabled:
             if ref.name in plugins:
                 continue
             if ref.name not in registry:
                 kind = "plugin" if key == "multiPoint" else _interface(key)
                 raise ConfigError(f'{kind} "{ref.name}" does not exist',
-                                  field=f"{where}.plugins.{key}.enabled[{index}].name", value=ref.name)
+                                  field=_user_field(profile, key, ref.name, where), value=ref.name)
             entry = registry.get(ref.name)
             try:
                 args[ref.name] = entry.args_from(profile.plugin_config.get(ref.name))

@@ -217,8 +217,8 @@ class SchedulingQueue:
         """Forget a pending pod wherever it is; returns whether it was queued."""
         return self._remove(pod.key) is not None
 
-    def update(self, old: Pod | None, pod_info: PodInfo) -> QueuedPodInfo:
-        """A pending pod changed (kube-scheduler's ``Update``)."""
+    def update(self, pod_info: PodInfo, *, changed: bool = True) -> QueuedPodInfo:
+        """A pending pod changed (kube-scheduler's ``Update``); ``changed``: beyond its status."""
         key = pod_info.pod.key
         active = self._active_by_key.get(key)
         if active is not None:
@@ -240,7 +240,7 @@ class SchedulingQueue:
                 self._count("active", "PodUpdate")
             return info
         parked.pod_info = pod_info
-        if old is None or old != pod_info.pod:
+        if changed:
             del self._unschedulable[key]
             if self.is_backing_off(parked):
                 self._to_backoff(parked)
@@ -279,7 +279,12 @@ class SchedulingQueue:
         """Move pods that sat in the pool longer than the maximum (5 minutes)."""
         now = self.now()
         stale = [info for info in self._unschedulable.values() if now - info.timestamp > self.max_in_unschedulable]
-        return self.move_pods(stale, event)
+        return self.move_pods(stale, event) if stale else 0
+
+    def next_unschedulable_flush(self) -> float | None:
+        """When the oldest pooled (non-gated) pod becomes due for the 5-minute flush."""
+        times = [info.timestamp for info in self._unschedulable.values() if not info.gated]
+        return min(times) + self.max_in_unschedulable if times else None
 
     # --- events -------------------------------------------------------------------------------
 

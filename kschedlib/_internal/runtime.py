@@ -7,11 +7,13 @@ kube-scheduler's wording (reference §2.1).
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from typing import Final, NamedTuple, cast, final
+from typing import Any, Final, NamedTuple, cast, final
 
 from kschedlib._internal.profile import BuiltProfile
 from kschedlib.framework.cycle_state import CycleState
+from kschedlib.framework.extender import Extender
 from kschedlib.framework.extension_points import (
     BindPlugin,
     FilterPlugin,
@@ -29,6 +31,7 @@ from kschedlib.framework.extension_points import (
     ScoreExtensions,
     ScorePlugin,
 )
+from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.queued_pod import QueuedPodInfo
@@ -36,7 +39,7 @@ from kschedlib.framework.results import NodeScore, PostFilterResult, PreFilterRe
 from kschedlib.framework.status import Code, Status
 from kschedlib.model.objects import Pod
 
-__all__ = ["FilterRunner", "PreFilterOutcome", "ProfileRuntime", "ScoreTable"]
+__all__ = ["FilterRunner", "MemoizedFilter", "PreFilterOutcome", "ProfileRuntime", "ScoreTable"]
 
 _SUCCESS: Final = Code.SUCCESS
 _ERROR: Final = Code.ERROR
@@ -73,13 +76,102 @@ def _slice(names: Sequence[str]) -> str:
     return "[" + " ".join(names) + "]"
 
 
+class _OutOfRange(Exception):
+    """A Score plugin without normalization returned a score outside [0, 100]."""
+
+    def __init__(self, plugin: str, value: int) -> None:
+        super().__init__(plugin)
+        self.plugin = plugin
+        self.value = value
+
+
+def _range_error(plugin: str, value: int) -> Status:
+    return _error(f"applying score defaultWeights on Score plugins: plugin {_go_quote(plugin)} returns an "
+                  f"invalid score {value}, it should in the range of [0, 100] after normalizing", plugin)
+
+
+class _PluginFailure(Exception):
+    """A Score plugin raised; carries its name to the error status."""
+
+    def __init__(self, plugin: str, error: BaseException) -> None:
+        super().__init__(plugin)
+        self.plugin = plugin
+        self.error = error
+
+
+def _score_node(
+    scorers: Sequence[tuple[str, Callable[[CycleState, Pod, NodeInfo], int]]],
+    state: CycleState,
+    pod: Pod,
+    node: NodeInfo,
+) -> list[int]:
+    out = []
+    for name, score in scorers:
+        try:
+            out.append(score(state, pod, node))
+        except Exception as exc:
+            raise _PluginFailure(name, exc) from exc
+    return out
+
+
+@final
+class _Memo:
+    """Verdicts of node-local plugins by key, each table NodeInfo id -> (NodeInfo, value).
+
+    Tables are few (one per distinct pod shape) and bounded; an entry is valid only while
+    its NodeInfo object is the one being asked about.
+    """
+
+    __slots__ = ("_tables",)
+    MAX_TABLES: Final = 64
+    MAX_ENTRIES: Final = 50_000
+
+    def __init__(self) -> None:
+        self._tables: OrderedDict[object, dict[int, tuple[NodeInfo, Any]]] = OrderedDict()
+
+    def table(self, key: object) -> dict[int, tuple[NodeInfo, Any]]:
+        table = self._tables.get(key)
+        if table is None:
+            table = self._tables[key] = {}
+            if len(self._tables) > self.MAX_TABLES:
+                self._tables.popitem(last=False)
+        else:
+            self._tables.move_to_end(key)
+            if len(table) > self.MAX_ENTRIES:
+                table.clear()
+        return table
+
+
+@final
+class MemoizedFilter:
+    """A filter runner that reuses verdicts per NodeInfo; the node search reads ``table`` directly."""
+
+    __slots__ = ("run", "table")
+
+    def __init__(self, run: FilterRunner, table: dict[int, tuple[NodeInfo, Any]]) -> None:
+        self.run = run
+        self.table = table
+
+    def __call__(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        entry = self.table.get(id(node_info))
+        if entry is not None and entry[0] is node_info:
+            cached: Status = entry[1]
+            return cached
+        status = self.run(state, pod, node_info)
+        if status.code is not _ERROR:
+            self.table[id(node_info)] = (node_info, status)
+        return status
+
+
 @final
 class ProfileRuntime:
     """One profile's plugins, ready to run; built once per scheduler."""
 
-    def __init__(self, profile: BuiltProfile) -> None:
+    def __init__(self, profile: BuiltProfile, extenders: Sequence[Extender] = ()) -> None:
         self.profile = profile
         self.scheduler_name = profile.scheduler_name
+        self.extenders: tuple[Extender, ...] = tuple(extenders)
+        """The scheduler's extenders (shared by all profiles), in the order they run."""
         plugins = profile.plugins
         points = profile.points
 
@@ -102,6 +194,7 @@ class ProfileRuntime:
             (name, plugin) for name, plugin in self.pre_filter if isinstance(plugin, PreFilterExtensions)
         ]
         self.weights = dict(profile.score_weights)
+        self._memo = _Memo()
 
     @property
     def percentage_of_nodes_to_score(self) -> int | None:
@@ -163,10 +256,40 @@ class ProfileRuntime:
         state.skip_filter_plugins = frozenset(skipped)
         return PreFilterOutcome(result, returned)
 
-    def filter_runner(self, state: CycleState) -> FilterRunner:
-        """A function running the non-skipped Filter plugins on one node; first failure wins."""
+    def filter_runner(self, state: CycleState, pod: Pod | None = None) -> FilterRunner:
+        """A function running the non-skipped Filter plugins on one node; first failure wins.
+
+        With ``pod`` given and every active plugin a :class:`NodeLocalFilter` with a key, verdicts
+        are reused for NodeInfos already seen with the same keys.
+        """
         active = tuple((name, plugin.filter) for name, plugin in self.filter
                        if name not in state.skip_filter_plugins)
+        run = self._plain_filter_runner(active)
+        if pod is None:
+            return run
+        memo_key = self._filter_memo_key(state, pod)
+        if memo_key is None:
+            return run
+        return MemoizedFilter(run, self._memo.table(memo_key))
+
+    def _filter_memo_key(self, state: CycleState, pod: Pod) -> tuple[object, ...] | None:
+        keys: list[object] = ["filter"]
+        for name, plugin in self.filter:
+            if name in state.skip_filter_plugins:
+                continue
+            if not isinstance(plugin, NodeLocalFilter):
+                return None
+            try:
+                key = plugin.filter_key(state, pod)
+            except Exception:
+                return None
+            if key is None:
+                return None
+            keys.append((name, key))
+        return tuple(keys)
+
+    @staticmethod
+    def _plain_filter_runner(active: tuple[tuple[str, FilterRunner], ...]) -> FilterRunner:
         success = Status.success()
 
         def run(state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
@@ -248,41 +371,125 @@ class ProfileRuntime:
         state.skip_score_plugins = frozenset(skipped)
         return Status.success()
 
-    def run_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> ScoreTable | Status:
-        """Score, normalize, range-check and weight; an ERROR status on any failure."""
-        names: list[str] = []
-        columns: list[list[int]] = []
-        totals = [0] * len(nodes)
-        for name, plugin in self.score:
-            if name in state.skip_score_plugins:
-                continue
-            raw = self._score_one(state, pod, nodes, name, plugin)
-            if isinstance(raw, Status):
-                return raw
-            weight = self.weights[name]
-            for index, value in enumerate(raw):
-                if not 0 <= value <= 100:
-                    return _error(
-                        f"applying score defaultWeights on Score plugins: plugin {_go_quote(name)} returns an "
-                        f"invalid score {value}, it should in the range of [0, 100] after normalizing", name)
-                weighted = value * weight
-                raw[index] = weighted
-                totals[index] += weighted
-            names.append(name)
-            columns.append(raw)
-        return ScoreTable(tuple(names), tuple(columns), totals)
+    def run_score(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], *, detail: bool = True
+    ) -> ScoreTable | Status:
+        """Score, normalize, range-check and weight; an ERROR status on any failure.
 
-    def _score_one(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], name: str, plugin: ScorePlugin
+        Node-local plugins' raw scores are reused per NodeInfo, together with their weighted sum for
+        the plugins that do not normalize.  With ``detail=False`` only the totals are computed.
+        """
+        active = [(name, plugin) for name, plugin in self.score if name not in state.skip_score_plugins]
+        local, keys = self._local_score_plugins(state, pod, active)
+        try:
+            entries = self._local_entries(state, pod, nodes, active, local, keys) if local else None
+        except _PluginFailure as failure:
+            return _error(f"running Score plugins: plugin {_go_quote(failure.plugin)} failed with: "
+                          f"{failure.error}", failure.plugin)
+        except _OutOfRange as bad:
+            return _range_error(bad.plugin, bad.value)
+        totals = [entry[2] for entry in entries] if entries is not None else [0] * len(nodes)
+        columns: dict[str, list[int]] = {}
+        for position, index in enumerate(local):
+            name, plugin = active[index]
+            if isinstance(plugin, ScoreExtensions):
+                continue
+            if detail:
+                weight = self.weights[name]
+                columns[name] = [entry[1][position] * weight for entry in entries or ()]
+        for index, (name, plugin) in enumerate(active):
+            if index in local:
+                if not isinstance(plugin, ScoreExtensions):
+                    continue
+                position = local.index(index)
+                raw = [entry[1][position] for entry in entries or ()]
+            else:
+                try:
+                    raw = self._compute(state, pod, nodes, name, plugin)
+                except _PluginFailure as failure:
+                    return _error(f"running Score plugins: plugin {_go_quote(name)} failed with: "
+                                  f"{failure.error}", name)
+            weighted = self._finish_column(state, pod, nodes, name, plugin, raw)
+            if isinstance(weighted, Status):
+                return weighted
+            totals = [total + value for total, value in zip(totals, weighted, strict=True)]
+            if detail:
+                columns[name] = weighted
+        names = tuple(name for name, _ in active) if detail else ()
+        return ScoreTable(names, tuple(columns[name] for name in names), totals)
+
+    def _finish_column(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], name: str, plugin: ScorePlugin,
+        raw: list[int],
     ) -> list[int] | Status:
+        """Normalize (if the plugin does), range-check and weight one plugin's scores."""
+        if isinstance(plugin, ScoreExtensions):
+            normalized = self._normalize(state, pod, nodes, name, plugin, raw)
+            if isinstance(normalized, Status):
+                return normalized
+            raw = normalized
+        if raw and not (min(raw) >= 0 and max(raw) <= 100):
+            return _range_error(name, next(v for v in raw if not 0 <= v <= 100))
+        weight = self.weights[name]
+        return [value * weight for value in raw] if weight != 1 else raw
+
+    @staticmethod
+    def _local_score_plugins(
+        state: CycleState, pod: Pod, active: Sequence[tuple[str, ScorePlugin]]
+    ) -> tuple[list[int], tuple[object, ...]]:
+        """Indexes of the active plugins whose scores can be reused, and the table key for them."""
+        local: list[int] = []
+        keys: list[object] = ["score"]
+        for index, (name, plugin) in enumerate(active):
+            if not isinstance(plugin, NodeLocalScore):
+                continue
+            try:
+                key = plugin.score_key(state, pod)
+            except Exception:  # no reuse; score() will report the problem
+                key = None
+            if key is not None:
+                local.append(index)
+                keys.append((name, key))
+        return local, tuple(keys)
+
+    def _local_entries(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], active: Sequence[tuple[str, ScorePlugin]],
+        local: Sequence[int], keys: tuple[object, ...],
+    ) -> list[tuple[NodeInfo, tuple[int, ...], int]]:
+        """Per node: (NodeInfo, raw scores of the reusable plugins, weighted sum of those that do not normalize)."""
+        table = self._memo.table(keys)
+        scorers = [(active[i][0], active[i][1].score) for i in local]
+        summed = [(position, active[i][0], self.weights[active[i][0]]) for position, i in enumerate(local)
+                  if not isinstance(active[i][1], ScoreExtensions)]
+        entries: list[tuple[NodeInfo, tuple[int, ...], int]] = []
+        for node in nodes:
+            entry: Any = table.get(id(node))
+            if entry is None or entry[0] is not node:
+                raw = tuple(_score_node(scorers, state, pod, node))
+                partial = 0
+                for position, name, weight in summed:
+                    value = raw[position]
+                    if not 0 <= value <= 100:
+                        raise _OutOfRange(name, value)
+                    partial += value * weight
+                entry = (node, raw, partial)
+                table[id(node)] = entry
+            entries.append(entry)
+        return entries
+
+    @staticmethod
+    def _compute(state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], name: str, plugin: ScorePlugin) -> list[int]:
         score = plugin.score
         try:
-            raw = [score(state, pod, node) for node in nodes]
+            return [score(state, pod, node) for node in nodes]
         except Exception as exc:
-            return _error(f"running Score plugins: plugin {_go_quote(name)} failed with: {exc}", name)
-        if not isinstance(plugin, ScoreExtensions):
-            return raw
-        entries = [NodeScore(node.name, value) for node, value in zip(nodes, raw, strict=True)]
+            raise _PluginFailure(name, exc) from exc
+
+    @staticmethod
+    def _normalize(
+        state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], name: str, plugin: ScoreExtensions, raw: list[int]
+    ) -> list[int] | Status:
+        entries = list(map(NodeScore, [node.name for node in nodes], raw))
         try:
             status = plugin.normalize_score(state, pod, entries)
         except Exception as exc:

@@ -3,27 +3,155 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import final
+from typing import Final, final
 
 from kschedlib.model.objects import Namespace, OwnerSelector, Pod, PodDisruptionBudget
+from kschedlib.model.storage import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+)
 
-__all__ = ["ObjectStore"]
+__all__ = ["ObjectStore", "StorageStore"]
+
+_BETA_CLASS_ANNOTATION: Final = "volume.beta.kubernetes.io/storage-class"
+
+
+def _pv_class(pv: PersistentVolume) -> str:
+    """The class a PersistentVolume is listed under: the beta annotation first, as kube's PV cache indexes it."""
+    annotated = pv.annotations.get(_BETA_CLASS_ANNOTATION)
+    return annotated if annotated is not None else pv.storage_class_name
+
+
+@final
+class StorageStore:
+    """PersistentVolumes, claims, StorageClasses and CSI objects; implements
+    :class:`kschedlib.framework.storage.StorageLister`.
+
+    Volumes are also indexed by class, because VolumeBinding lists the volumes
+    of a claim's class for every pod with a delayed-binding claim.
+    """
+
+    __slots__ = ("_by_class", "_sorted", "capacities", "classes", "csi_drivers", "csi_nodes", "pvcs", "pvs")
+
+    def __init__(self) -> None:
+        self.pvs: dict[str, PersistentVolume] = {}
+        self.pvcs: dict[str, PersistentVolumeClaim] = {}
+        self.classes: dict[str, StorageClass] = {}
+        self.csi_nodes: dict[str, CSINode] = {}
+        self.csi_drivers: dict[str, CSIDriver] = {}
+        self.capacities: dict[str, CSIStorageCapacity] = {}
+        self._by_class: dict[str, dict[str, PersistentVolume]] = {}
+        self._sorted: dict[str, tuple[PersistentVolume, ...]] = {}
+
+    def add(self, obj: object) -> bool:
+        """Record (or replace) ``obj`` if it is a storage object; returns whether it was one."""
+        if isinstance(obj, PersistentVolume):
+            self.put_pv(obj)
+        elif isinstance(obj, PersistentVolumeClaim):
+            self.pvcs[obj.key] = obj
+        elif isinstance(obj, StorageClass):
+            self.classes[obj.name] = obj
+        elif isinstance(obj, CSINode):
+            self.csi_nodes[obj.name] = obj
+        elif isinstance(obj, CSIDriver):
+            self.csi_drivers[obj.name] = obj
+        elif isinstance(obj, CSIStorageCapacity):
+            self.capacities[f"{obj.namespace}/{obj.name}"] = obj
+        else:
+            return False
+        return True
+
+    def put_pv(self, pv: PersistentVolume) -> None:
+        """Record a PersistentVolume, keeping the class index right."""
+        old = self.pvs.get(pv.name)
+        if old is not None:
+            old_class = _pv_class(old)
+            self._by_class.get(old_class, {}).pop(pv.name, None)
+            self._sorted.pop(old_class, None)
+        self.pvs[pv.name] = pv
+        new_class = _pv_class(pv)
+        self._by_class.setdefault(new_class, {})[pv.name] = pv
+        self._sorted.pop(new_class, None)
+
+    def remove_pv(self, name: str) -> None:
+        """Forget a PersistentVolume (nothing happens if it is unknown)."""
+        old = self.pvs.pop(name, None)
+        if old is not None:
+            old_class = _pv_class(old)
+            self._by_class.get(old_class, {}).pop(name, None)
+            self._sorted.pop(old_class, None)
+
+    # --- StorageLister ------------------------------------------------------------------------
+
+    def get_pvc(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
+        return self.pvcs.get(f"{namespace}/{name}")
+
+    def get_pv(self, name: str) -> PersistentVolume | None:
+        return self.pvs.get(name)
+
+    def get_storage_class(self, name: str) -> StorageClass | None:
+        return self.classes.get(name)
+
+    def get_csi_node(self, name: str) -> CSINode | None:
+        return self.csi_nodes.get(name)
+
+    def get_csi_driver(self, name: str) -> CSIDriver | None:
+        return self.csi_drivers.get(name)
+
+    def csi_storage_capacities(self) -> Sequence[CSIStorageCapacity]:
+        return list(self.capacities.values())
+
+    def pvs_of_class(self, class_name: str) -> Sequence[PersistentVolume]:
+        listed = self._sorted.get(class_name)
+        if listed is None:
+            members = self._by_class.get(class_name, {})
+            listed = self._sorted[class_name] = tuple(members[name] for name in sorted(members))
+        return listed
+
+    # --- writing ------------------------------------------------------------------------------
+
+    def write_volume_bindings(
+        self, volumes: Sequence[PersistentVolume], claims: Sequence[PersistentVolumeClaim]
+    ) -> None:
+        """Store new versions of volumes and claims (VolumeBinding's simulated binding)."""
+        for pv in volumes:
+            self.put_pv(pv)
+        for pvc in claims:
+            self.pvcs[pvc.key] = pvc
+
+    def copy(self) -> StorageStore:
+        other = StorageStore()
+        for pv in self.pvs.values():
+            other.put_pv(pv)
+        other.pvcs = dict(self.pvcs)
+        other.classes = dict(self.classes)
+        other.csi_nodes = dict(self.csi_nodes)
+        other.csi_drivers = dict(self.csi_drivers)
+        other.capacities = dict(self.capacities)
+        return other
 
 
 @final
 class ObjectStore:
-    """Namespaces, PodDisruptionBudgets, owners' selectors and the latest version of every pod."""
+    """Namespaces, PodDisruptionBudgets, owners' selectors, the latest version of every pod and
+    the storage objects (:attr:`storage`)."""
 
-    __slots__ = ("namespaces", "owners", "pdbs", "pods")
+    __slots__ = ("namespaces", "owners", "pdbs", "pods", "storage")
 
     def __init__(self) -> None:
         self.namespaces: dict[str, Namespace] = {}
         self.pdbs: dict[str, PodDisruptionBudget] = {}
         self.owners: dict[str, OwnerSelector] = {}
         self.pods: dict[str, Pod] = {}
+        self.storage = StorageStore()
 
     def add(self, objects: Iterable[object]) -> None:
-        """Record namespaces, PDBs and owners (pods are recorded by the scheduler as it places them)."""
+        """Record namespaces, PDBs, owners and storage objects (pods are recorded by the scheduler as it
+        places them)."""
         for obj in objects:
             if isinstance(obj, Namespace):
                 self.namespaces[obj.name] = obj
@@ -31,6 +159,8 @@ class ObjectStore:
                 self.pdbs[f"{obj.namespace}/{obj.name}"] = obj
             elif isinstance(obj, OwnerSelector):
                 self.owners[f"{obj.kind}/{obj.namespace}/{obj.name}"] = obj
+            else:
+                self.storage.add(obj)
 
     def owner_selectors(self, namespace: str) -> Sequence[OwnerSelector]:
         return [owner for owner in self.owners.values() if owner.namespace == namespace]
@@ -44,4 +174,5 @@ class ObjectStore:
         other.pdbs = dict(self.pdbs)
         other.owners = dict(self.owners)
         other.pods = dict(self.pods)
+        other.storage = self.storage.copy()
         return other

@@ -65,8 +65,8 @@ class WaitingPod:
             self._outcome = Status.success()
 
     def reject(self, plugin: str, message: str) -> None:
-        """Reject the pod (the first signal wins)."""
-        if self._outcome is None or self._outcome.is_success:
+        """Reject the pod (the first signal wins: a pod already allowed stays allowed)."""
+        if self._outcome is None:
             self._outcome = Status(Code.UNSCHEDULABLE, (message,), plugin)
             self._deadlines.clear()
 

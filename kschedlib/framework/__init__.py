@@ -3,6 +3,13 @@
 from kschedlib.framework.config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig, parse_config
 from kschedlib.framework.cycle_state import CycleState, StateData, StateKey
 from kschedlib.framework.diagnosis import Diagnosis, fit_error_message
+from kschedlib.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EnqueueExtensions,
+    QueueingHint,
+)
 from kschedlib.framework.extension_points import (
     BindPlugin,
     FilterPlugin,
@@ -21,6 +28,7 @@ from kschedlib.framework.extension_points import (
     ScorePlugin,
 )
 from kschedlib.framework.handle import Handle
+from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore
 from kschedlib.framework.node_info import ImageState, NodeInfo
 from kschedlib.framework.pod_info import AffinityTerm, PodInfo, WeightedAffinityTerm
 from kschedlib.framework.queued_pod import QueuedPodInfo
@@ -28,6 +36,7 @@ from kschedlib.framework.registry import PluginEntry, Registry
 from kschedlib.framework.results import NodeScore, PostFilterResult, PreFilterResult, Wait
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Code, Status
+from kschedlib.framework.waiting import WaitingPodView
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
@@ -35,15 +44,21 @@ MIN_NODE_SCORE = 0
 __all__ = [
     "MAX_NODE_SCORE",
     "MIN_NODE_SCORE",
+    "ActionType",
     "AffinityTerm",
     "BindPlugin",
+    "ClusterEvent",
+    "ClusterEventWithHint",
     "Code",
     "CycleState",
     "Diagnosis",
+    "EnqueueExtensions",
     "FilterPlugin",
     "Handle",
     "ImageState",
     "NodeInfo",
+    "NodeLocalFilter",
+    "NodeLocalScore",
     "NodeScore",
     "PermitPlugin",
     "Plugin",
@@ -63,6 +78,7 @@ __all__ = [
     "ProfileConfig",
     "QueueSortPlugin",
     "QueuedPodInfo",
+    "QueueingHint",
     "Registry",
     "ReservePlugin",
     "SchedulerConfig",
@@ -73,6 +89,7 @@ __all__ = [
     "StateKey",
     "Status",
     "Wait",
+    "WaitingPodView",
     "WeightedAffinityTerm",
     "fit_error_message",
     "parse_config",

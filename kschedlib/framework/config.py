@@ -89,6 +89,7 @@ class SchedulerConfig:
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> SchedulerConfig:
+        """Read a KubeSchedulerConfiguration v1 dict (same as :func:`parse_config`)."""
         return parse_config(doc)
 
 
@@ -105,7 +106,7 @@ def _int(doc: Mapping[str, Any], key: str, field: str, default: int | None) -> i
     value = doc.get(key)
     if value is None:
         return default
-    return int(_expect(value, int, f"{field}.{key}"))
+    return int(_expect(value, int, f"{field}.{key}" if field else key))
 
 
 def _plugin_set(raw: Any, field: str) -> PluginSet:

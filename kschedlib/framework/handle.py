@@ -18,9 +18,12 @@ from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Status
+from kschedlib.framework.storage import StorageLister
 from kschedlib.model.objects import OwnerSelector, Pod, PodDisruptionBudget
+from kschedlib.model.storage import PersistentVolume, PersistentVolumeClaim
 
 if TYPE_CHECKING:
+    from kschedlib.framework.extender import Extender
     from kschedlib.framework.waiting import WaitingPodView
 
 __all__ = ["Handle"]
@@ -46,6 +49,11 @@ class Handle(Protocol):
 
     def nominated_pods_for_node(self, node_name: str) -> Sequence[PodInfo]:
         """Pods nominated to ``node_name`` by earlier preemptions, in nomination order."""
+        ...
+
+    @property
+    def extenders(self) -> Sequence[Extender]:
+        """The scheduler's extenders in the order they run (preemption consults those that support it)."""
         ...
 
     def get_pod(self, namespace: str, name: str) -> Pod | None:
@@ -86,4 +94,15 @@ class Handle(Protocol):
 
     def reject_waiting_pod(self, uid: str) -> bool:
         """Reject a waiting pod (message ``removed``); returns whether it was waiting."""
+        ...
+
+    @property
+    def storage(self) -> StorageLister:
+        """The cluster's PersistentVolumes, claims, StorageClasses and CSI objects (read-only)."""
+        ...
+
+    def write_volume_bindings(
+        self, volumes: Sequence[PersistentVolume], claims: Sequence[PersistentVolumeClaim]
+    ) -> None:
+        """Store new versions of volumes and claims: VolumeBinding's simulated binding (and its undo)."""
         ...

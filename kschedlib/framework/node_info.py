@@ -71,6 +71,31 @@ def _empty_ports() -> UsedPorts:
     return {}
 
 
+def _empty_counts() -> Mapping[str, int]:
+    return {}
+
+
+def _with_claims(counts: Mapping[str, int], pod: Pod, delta: int) -> Mapping[str, int]:
+    """``counts`` with ``delta`` added for each ``persistentVolumeClaim`` volume of ``pod`` (zeros dropped).
+
+    Ephemeral volumes are not counted, as in kube-scheduler.
+    """
+    out: dict[str, int] | None = None
+    for volume in pod.volumes:
+        claim = volume.claim_name
+        if claim is None:
+            continue
+        if out is None:
+            out = dict(counts)
+        key = f"{pod.namespace}/{claim}"
+        count = out.get(key, 0) + delta
+        if count > 0:
+            out[key] = count
+        else:
+            out.pop(key, None)
+    return counts if out is None else out
+
+
 @final
 @attrs.frozen(slots=True)
 class NodeInfo:
@@ -90,6 +115,13 @@ class NodeInfo:
     allocatable: Resources = _EMPTY
     image_states: Mapping[str, ImageState] = attrs.field(factory=_empty_images)
     generation: int = attrs.field(factory=next_generation)
+    pvc_ref_counts: Mapping[str, int] = attrs.field(factory=_empty_counts)
+    """``namespace/claim`` -> how many ``persistentVolumeClaim`` volumes of the node's pods name it."""
+    name: str = attrs.field(init=False, eq=False, repr=False)
+    """The node's name ("" for a ghost); read in every per-node loop, so stored rather than derived."""
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "name", self.node.name if self.node is not None else "")
 
     @classmethod
     def of(cls, node: Node | None, pods: tuple[PodInfo, ...] = ()) -> NodeInfo:
@@ -98,11 +130,6 @@ class NodeInfo:
         for pod in pods:
             info = info.with_pod(pod)
         return info
-
-    @property
-    def name(self) -> str:
-        """The node's name ("" for a ghost)."""
-        return self.node.name if self.node is not None else ""
 
     def with_node(self, node: Node | None) -> NodeInfo:
         """This NodeInfo for a new version of its node (or a ghost when ``None``)."""
@@ -123,6 +150,7 @@ class NodeInfo:
             with_anti = (*with_anti, pod_info)
         ports = _with_ports(self.used_ports, pod_info.host_ports, True) if pod_info.host_ports else self.used_ports
         non_zero = self.non_zero_requested
+        pod = pod_info.pod
         return NodeInfo(
             self.node,
             (*self.pods, pod_info),
@@ -133,6 +161,7 @@ class NodeInfo:
             Resources(non_zero.milli_cpu + pod_info.non_zero_cpu, non_zero.memory + pod_info.non_zero_memory),
             self.allocatable,
             self.image_states,
+            pvc_ref_counts=_with_claims(self.pvc_ref_counts, pod, 1) if pod.volumes else self.pvc_ref_counts,
         )
 
     def without_pod(self, pod: Pod) -> NodeInfo:
@@ -159,6 +188,8 @@ class NodeInfo:
             Resources(non_zero.milli_cpu - info.non_zero_cpu, non_zero.memory - info.non_zero_memory),
             self.allocatable,
             self.image_states,
+            pvc_ref_counts=(_with_claims(self.pvc_ref_counts, info.pod, -1) if info.pod.volumes
+                            else self.pvc_ref_counts),
         )
 
     def has_pod(self, uid: str) -> bool:

@@ -120,7 +120,9 @@ class PodInfo:
 
     def with_pod(self, pod: Pod) -> PodInfo:
         """The same derived data for a copy of the pod whose scheduling fields are unchanged."""
-        return attrs.evolve(self, pod=pod)
+        return PodInfo(pod, self.requests, self.non_zero_cpu, self.non_zero_memory, self.host_ports,
+                       self.required_affinity_terms, self.required_anti_affinity_terms,
+                       self.preferred_affinity_terms, self.preferred_anti_affinity_terms)
 
     @property
     def has_affinity(self) -> bool:
@@ -130,4 +132,5 @@ class PodInfo:
 
     @property
     def has_required_anti_affinity(self) -> bool:
+        """Whether the pod has at least one required anti-affinity term."""
         return bool(self.required_anti_affinity_terms)

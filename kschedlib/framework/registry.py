@@ -75,6 +75,7 @@ class Registry:
         return merged
 
     def copy(self) -> Registry:
+        """An independent registry with the same plugins."""
         return Registry(self._entries)
 
     def get(self, name: str) -> PluginEntry:

@@ -7,7 +7,7 @@ start index.  Plugins must not mutate anything they reach through it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from typing import final
 
 from kschedlib.framework.node_info import NodeInfo
@@ -20,7 +20,8 @@ __all__ = ["Snapshot"]
 class Snapshot:
     """Ordered, immutable NodeInfos plus the namespace labels affinity terms read."""
 
-    __slots__ = ("_affinity", "_anti_affinity", "_list", "_namespaces", "_positions", "generation")
+    __slots__ = ("_affinity", "_affinity_holders", "_anti_affinity", "_anti_affinity_holders", "_list", "_namespaces",
+                 "_positions", "_pvc_holders", "_used_pvcs", "generation")
 
     def __init__(
         self,
@@ -29,8 +30,14 @@ class Snapshot:
         namespaces: Mapping[str, Namespace] | None = None,
         generation: int = 0,
         positions: Mapping[str, int] | None = None,
+        pvc_holders: Collection[str] | None = None,
+        affinity_holders: Collection[str] | None = None,
+        anti_affinity_holders: Collection[str] | None = None,
     ) -> None:
-        """``positions`` (name -> index in ``node_infos``) may be passed when already known."""
+        """``positions`` (name -> index in ``node_infos``) may be passed when already known, and so may
+        the names of the nodes whose pods use PersistentVolumeClaims (``pvc_holders``), have pod
+        (anti-)affinity (``affinity_holders``) or required anti-affinity (``anti_affinity_holders``):
+        the cache tracks them incrementally so that no cycle scans every node for them."""
         self._list: tuple[NodeInfo, ...] = tuple(node_infos)
         self._positions: Mapping[str, int] = (
             positions if positions is not None else {info.name: i for i, info in enumerate(self._list)}
@@ -38,6 +45,10 @@ class Snapshot:
         self._namespaces: Mapping[str, Namespace] = namespaces if namespaces is not None else {}
         self._affinity: tuple[NodeInfo, ...] | None = None
         self._anti_affinity: tuple[NodeInfo, ...] | None = None
+        self._pvc_holders = pvc_holders
+        self._affinity_holders = affinity_holders
+        self._anti_affinity_holders = anti_affinity_holders
+        self._used_pvcs: frozenset[str] | None = None
         self.generation = generation
 
     @property
@@ -53,6 +64,7 @@ class Snapshot:
 
     @property
     def num_nodes(self) -> int:
+        """How many nodes the snapshot lists."""
         return len(self._list)
 
     def get(self, name: str) -> NodeInfo:
@@ -71,15 +83,41 @@ class Snapshot:
     def have_pods_with_affinity(self) -> tuple[NodeInfo, ...]:
         """Nodes hosting at least one pod with pod (anti-)affinity."""
         if self._affinity is None:
-            self._affinity = tuple(info for info in self._list if info.pods_with_affinity)
+            self._affinity = self._holding(self._affinity_holders, lambda info: bool(info.pods_with_affinity))
         return self._affinity
 
     @property
     def have_pods_with_required_anti_affinity(self) -> tuple[NodeInfo, ...]:
         """Nodes hosting at least one pod with required pod anti-affinity."""
         if self._anti_affinity is None:
-            self._anti_affinity = tuple(info for info in self._list if info.pods_with_required_anti_affinity)
+            self._anti_affinity = self._holding(self._anti_affinity_holders,
+                                                lambda info: bool(info.pods_with_required_anti_affinity))
         return self._anti_affinity
+
+    def _holding(self, names: Collection[str] | None, test: Callable[[NodeInfo], bool]) -> tuple[NodeInfo, ...]:
+        """The listed nodes passing ``test``, in snapshot order (only ``names`` are looked at when known)."""
+        if names is None:
+            return tuple(info for info in self._list if test(info))
+        positions = sorted(p for name in names if (p := self._positions.get(name)) is not None)
+        return tuple(self._list[p] for p in positions)
+
+    @property
+    def used_pvcs(self) -> frozenset[str]:
+        """``namespace/claim`` of every claim a pod on a listed node uses (kube's used-PVC set).
+
+        Computed on first use: only pods with ReadWriteOncePod claims ask.
+        """
+        if self._used_pvcs is None:
+            if self._pvc_holders is None:
+                infos: Iterator[NodeInfo] | tuple[NodeInfo, ...] = self._list
+            else:
+                infos = (info for name in self._pvc_holders if (info := self.find(name)) is not None)
+            self._used_pvcs = frozenset(key for info in infos for key in info.pvc_ref_counts)
+        return self._used_pvcs
+
+    def is_pvc_used_by_pods(self, key: str) -> bool:
+        """Whether a pod on some node uses the claim ``namespace/name``."""
+        return key in self.used_pvcs
 
     @property
     def namespaces(self) -> Mapping[str, Namespace]:

@@ -95,14 +95,17 @@ class Status:
 
     @property
     def is_success(self) -> bool:
+        """Whether the code is SUCCESS."""
         return self.code is Code.SUCCESS
 
     @property
     def is_skip(self) -> bool:
+        """Whether the code is SKIP."""
         return self.code is Code.SKIP
 
     @property
     def is_wait(self) -> bool:
+        """Whether the code is WAIT."""
         return self.code is Code.WAIT
 
     @property

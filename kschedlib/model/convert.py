@@ -29,15 +29,35 @@ from typing import Any, Final
 from kschedlib.errors import ManifestError
 from kschedlib.model import _convert_spec as spec_
 from kschedlib.model._convert_base import Json, Reader, label_selector
+from kschedlib.model._convert_storage import (
+    StorageObject,
+    csi_driver_from_dict,
+    csi_node_from_dict,
+    csi_storage_capacity_from_dict,
+    pv_from_dict,
+    pvc_from_dict,
+    storage_class_from_dict,
+    volume_source_from_dict,
+)
+from kschedlib.model._convert_storage_write import (
+    csi_driver_to_dict,
+    csi_node_to_dict,
+    csi_storage_capacity_to_dict,
+    pv_to_dict,
+    pvc_to_dict,
+    storage_class_to_dict,
+    storage_object_to_dict,
+    volume_source_to_dict,
+)
 from kschedlib.model._convert_write import (
     label_selector_to_dict,
     namespace_to_dict,
     node_to_dict,
-    object_to_dict,
     owner_selector_to_dict,
     pdb_to_dict,
     pod_to_dict,
 )
+from kschedlib.model._convert_write import object_to_dict as _core_object_to_dict
 from kschedlib.model.labels import LabelSelector, selector_from_labels
 from kschedlib.model.objects import (
     ContainerImage,
@@ -50,6 +70,12 @@ from kschedlib.model.objects import (
 
 __all__ = [
     "KubeObject",
+    "csi_driver_from_dict",
+    "csi_driver_to_dict",
+    "csi_node_from_dict",
+    "csi_node_to_dict",
+    "csi_storage_capacity_from_dict",
+    "csi_storage_capacity_to_dict",
     "label_selector_from_dict",
     "label_selector_to_dict",
     "namespace_from_dict",
@@ -65,9 +91,17 @@ __all__ = [
     "pdb_to_dict",
     "pod_from_dict",
     "pod_to_dict",
+    "pv_from_dict",
+    "pv_to_dict",
+    "pvc_from_dict",
+    "pvc_to_dict",
+    "storage_class_from_dict",
+    "storage_class_to_dict",
+    "volume_source_from_dict",
+    "volume_source_to_dict",
 ]
 
-KubeObject = Node | Pod | Namespace | PodDisruptionBudget | OwnerSelector
+KubeObject = Node | Pod | Namespace | PodDisruptionBudget | OwnerSelector | StorageObject
 """What a Kubernetes object can be read as."""
 
 NAMESPACE_NAME_LABEL: Final = "kubernetes.io/metadata.name"
@@ -79,6 +113,9 @@ def _open(d: object, kind: str, *, namespaced: bool) -> tuple[Reader, Json, str,
     """Check the object's shape and name; return a Reader naming it, its metadata, name, namespace."""
     if not isinstance(d, Mapping):
         raise ManifestError(f"a {kind} must be an object", obj=kind, value=type(d).__name__)
+    declared = d.get("kind")
+    if declared is not None and declared != kind:  # absent is fine: some dumps omit kinds by position
+        raise ManifestError(f"expected a {kind}", obj=kind, field="kind", value=declared)
     r = Reader(kind)
     meta = r.getmap(d, "metadata", "") or _EMPTY
     name = r.reqstr(meta, "name", "metadata")
@@ -230,13 +267,26 @@ _READERS: Final[dict[str, Callable[[Mapping[str, Any]], KubeObject]]] = {
     "Namespace": namespace_from_dict,
     "PodDisruptionBudget": pdb_from_dict,
     **dict.fromkeys(_OWNER_KINDS, owner_selector_from_dict),
+    "PersistentVolume": pv_from_dict,
+    "PersistentVolumeClaim": pvc_from_dict,
+    "StorageClass": storage_class_from_dict,
+    "CSINode": csi_node_from_dict,
+    "CSIDriver": csi_driver_from_dict,
+    "CSIStorageCapacity": csi_storage_capacity_from_dict,
 }
+
+
+def object_to_dict(obj: KubeObject) -> dict[str, Any]:
+    """Any model object as its v1 dict (the inverse of :func:`object_from_dict`)."""
+    if isinstance(obj, Node | Pod | Namespace | PodDisruptionBudget | OwnerSelector):
+        return _core_object_to_dict(obj)
+    return storage_object_to_dict(obj)
 
 
 def object_from_dict(d: Mapping[str, Any]) -> KubeObject | None:
     """The model object for ``d``, chosen by its ``kind``; ``None`` for kinds the model does not hold.
 
-    Other kinds (PersistentVolume, ConfigMap, ...) are ignored rather than rejected, so a
+    Other kinds (ConfigMap, Deployment, ...) are ignored rather than rejected, so a
     whole-cluster dump can be loaded as it is.
     """
     if not isinstance(d, Mapping):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Final, final
+from typing import Any, Final, final
 
 import attrs
 
@@ -214,8 +214,44 @@ def _effective_nanos(pod: Pod, per_container: Iterable[_Nanos], per_init: Iterab
     return total
 
 
+@final
+class _PerPod:
+    """Results computed from a pod, remembered by the pod object's identity (pods are immutable).
+
+    Plugins receive the same Pod object in PreFilter, PreScore and the preemption dry run, so each
+    computation runs once per pod instead of once per extension point.
+    """
+
+    __slots__ = ("_entries", "_limit")
+
+    def __init__(self, limit: int = 4096) -> None:
+        self._entries: dict[int, tuple[Pod, Any]] = {}
+        self._limit = limit
+
+    def get(self, pod: Pod) -> Any:
+        entry = self._entries.get(id(pod))
+        return entry[1] if entry is not None and entry[0] is pod else None
+
+    def put(self, pod: Pod, value: Any) -> None:
+        if len(self._entries) >= self._limit:
+            self._entries.clear()
+        self._entries[id(pod)] = (pod, value)
+
+
+_REQUESTS = _PerPod()
+_SCORING_REQUESTS = _PerPod()
+
+
 def pod_requests(pod: Pod) -> Resources:
     """The pod's effective requests (reference §1.4a): what a node's ``requested`` counts."""
+    cached: Resources | None = _REQUESTS.get(pod)
+    if cached is None:
+        cached = _compute_pod_requests(pod)
+        _REQUESTS.put(pod, cached)
+    return cached
+
+
+def _compute_pod_requests(pod: Pod) -> Resources:
     return _from_nanos(_effective_nanos(
         pod,
         (_to_nanos(c.requests) for c in pod.containers),
@@ -225,6 +261,14 @@ def pod_requests(pod: Pod) -> Resources:
 
 def pod_scoring_requests(pod: Pod) -> Resources:
     """Requests for resource scoring (§1.4c): missing cpu/memory default to 100m/200Mi per container."""
+    cached: Resources | None = _SCORING_REQUESTS.get(pod)
+    if cached is None:
+        cached = _compute_scoring_requests(pod)
+        _SCORING_REQUESTS.put(pod, cached)
+    return cached
+
+
+def _compute_scoring_requests(pod: Pod) -> Resources:
     return _from_nanos(_effective_nanos(
         pod,
         (_defaulted(c) for c in pod.containers),

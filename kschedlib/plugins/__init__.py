@@ -9,6 +9,7 @@ from kschedlib.framework.config import PluginRef, PluginSet
 from kschedlib.framework.registry import Registry
 from kschedlib.plugins import (
     default_binder,
+    default_preemption,
     image_locality,
     inter_pod_affinity,
     node_affinity,
@@ -17,10 +18,15 @@ from kschedlib.plugins import (
     node_resources_balanced_allocation,
     node_resources_fit,
     node_unschedulable,
+    node_volume_limits,
+    non_csi_limits,
     pod_topology_spread,
     priority_sort,
     scheduling_gates,
     taint_toleration,
+    volume_binding,
+    volume_restrictions,
+    volume_zone,
 )
 
 __all__ = ["DEFAULT_MULTI_POINT", "default_plugin_sets", "in_tree_registry"]
@@ -34,14 +40,21 @@ DEFAULT_MULTI_POINT: Final = (
     PluginRef("NodeAffinity", 2),
     PluginRef("NodePorts"),
     PluginRef("NodeResourcesFit", 1),
+    PluginRef("VolumeRestrictions"),
+    PluginRef("EBSLimits"),
+    PluginRef("GCEPDLimits"),
+    PluginRef("NodeVolumeLimits"),
+    PluginRef("AzureDiskLimits"),
+    PluginRef("VolumeBinding"),
+    PluginRef("VolumeZone"),
     PluginRef("PodTopologySpread", 2),
     PluginRef("InterPodAffinity", 2),
+    PluginRef("DefaultPreemption"),
     PluginRef("NodeResourcesBalancedAllocation", 1),
     PluginRef("ImageLocality", 1),
     PluginRef("DefaultBinder"),
 )
-"""kube-scheduler v1.30's default ``multiPoint`` list, in order (volume plugins and DefaultPreemption
-join as they are implemented)."""
+"""kube-scheduler v1.30's default ``multiPoint`` list, in order."""
 
 
 def in_tree_registry() -> Registry:
@@ -65,6 +78,16 @@ def in_tree_registry() -> Registry:
                       args=node_resources_balanced_allocation.decode_args)
     registry.register(image_locality.ImageLocality.name, image_locality.ImageLocality)
     registry.register(default_binder.DefaultBinder.name, default_binder.DefaultBinder)
+    registry.register(volume_restrictions.VolumeRestrictions.name, volume_restrictions.VolumeRestrictions)
+    for limits in (non_csi_limits.EBSLimits, non_csi_limits.GCEPDLimits, non_csi_limits.AzureDiskLimits,
+                   non_csi_limits.CinderLimits):
+        registry.register(limits.name, limits)
+    registry.register(node_volume_limits.NodeVolumeLimits.name, node_volume_limits.NodeVolumeLimits)
+    registry.register(volume_binding.VolumeBinding.name, volume_binding.VolumeBinding,
+                      args=volume_binding.decode_args)
+    registry.register(volume_zone.VolumeZone.name, volume_zone.VolumeZone)
+    registry.register(default_preemption.DefaultPreemption.name, default_preemption.DefaultPreemption,
+                      args=default_preemption.decode_args)
     return registry
 
 

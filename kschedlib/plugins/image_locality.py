@@ -12,12 +12,13 @@ for the last pod scored: Score runs for every node of one pod in a row.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import ClassVar, Final, final
 
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.extension_points import ScorePlugin
 from kschedlib.framework.handle import Handle
+from kschedlib.framework.memo import NodeLocalScore
 from kschedlib.framework.node_info import ImageState, NodeInfo
 from kschedlib.model.objects import Pod
 
@@ -91,7 +92,7 @@ def calculate_priority(sum_scores: int, num_containers: int) -> int:
 
 
 @final
-class ImageLocality(ScorePlugin):
+class ImageLocality(ScorePlugin, NodeLocalScore):
     """Scores nodes by how much of the pod's image data they already hold."""
 
     name: ClassVar[str] = "ImageLocality"
@@ -111,3 +112,8 @@ class ImageLocality(ScorePlugin):
             self._last = last
         total = sum_image_scores(node_info.image_states, last[1], self._handle.snapshot.num_nodes)
         return calculate_priority(total, last[2])
+
+    def score_key(self, state: CycleState, pod: Pod) -> Hashable:
+        """The score depends on the pod's images and the cluster size (image spread is in the NodeInfo)."""
+        return (pod_image_names(pod), len(pod.init_containers) + len(pod.containers),
+                self._handle.snapshot.num_nodes)

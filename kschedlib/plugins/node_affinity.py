@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Final, final
 
 import attrs
@@ -38,6 +38,7 @@ from kschedlib.framework.extension_points import (
     ScorePlugin,
 )
 from kschedlib.framework.handle import Handle
+from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.results import NodeScore, PreFilterResult
 from kschedlib.framework.status import Status
@@ -392,7 +393,16 @@ _CONFLICT: Final = Status.unresolvable(ERR_REASON_CONFLICT)
 
 
 @final
-class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions, EnqueueExtensions):
+class NodeAffinity(
+    PreFilterPlugin,
+    FilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+    ScoreExtensions,
+    NodeLocalFilter,
+    NodeLocalScore,
+    EnqueueExtensions,
+):
     """Required node affinity filters (UnschedulableAndUnresolvable); preferred node affinity scores."""
 
     name: ClassVar[str] = "NodeAffinity"
@@ -471,3 +481,12 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, S
         """``100 * score // max`` (all stay 0 when the maximum is 0)."""
         default_normalize_score(scores, reverse=False)
         return Status.SUCCESS
+
+    def filter_key(self, state: CycleState, pod: objects.Pod) -> Hashable | None:
+        """The verdict depends only on the parsed nodeSelector and required affinity (and addedAffinity)."""
+        return state.get(_PRE_FILTER_KEY)
+
+    def score_key(self, state: CycleState, pod: objects.Pod) -> Hashable | None:
+        """The score depends only on the preferred terms PreScore gathered."""
+        prescored = state.get(_PRE_SCORE_KEY)
+        return prescored.terms if prescored is not None else None

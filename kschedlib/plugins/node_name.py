@@ -7,13 +7,14 @@ node pre-check.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import ClassVar, Final, final
 
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.events import ActionType, ClusterEventWithHint, EnqueueExtensions, node_events
 from kschedlib.framework.extension_points import FilterPlugin
 from kschedlib.framework.handle import Handle
+from kschedlib.framework.memo import NodeLocalFilter
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import Pod
@@ -30,7 +31,7 @@ def fits(pod: Pod, node_info: NodeInfo) -> bool:
 
 
 @final
-class NodeName(FilterPlugin, EnqueueExtensions):
+class NodeName(FilterPlugin, NodeLocalFilter, EnqueueExtensions):
     """Rejects every node but the requested one (UnschedulableAndUnresolvable)."""
 
     name: ClassVar[str] = "NodeName"
@@ -45,3 +46,7 @@ class NodeName(FilterPlugin, EnqueueExtensions):
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         return Status.SUCCESS if fits(pod, node_info) else _REJECTED
+
+    def filter_key(self, state: CycleState, pod: Pod) -> Hashable:
+        """The verdict depends only on ``spec.nodeName``."""
+        return pod.node_name

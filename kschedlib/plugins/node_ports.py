@@ -10,7 +10,7 @@ per-node Filter is a few set lookups against ``NodeInfo.used_ports``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from typing import ClassVar, Final, final
 
 import attrs
@@ -19,6 +19,7 @@ from kschedlib.framework.cycle_state import CycleState, StateKey
 from kschedlib.framework.events import ActionType, ClusterEventWithHint, EnqueueExtensions, node_events, pod_events
 from kschedlib.framework.extension_points import FilterPlugin, PreFilterPlugin
 from kschedlib.framework.handle import Handle
+from kschedlib.framework.memo import NodeLocalFilter
 from kschedlib.framework.node_info import NodeInfo, ports_conflict
 from kschedlib.framework.pod_info import HostPort
 from kschedlib.framework.results import PreFilterResult
@@ -75,7 +76,7 @@ _PRE_FILTER_KEY: Final[StateKey[_PreFilterState]] = StateKey("PreFilterNodePorts
 
 
 @final
-class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
+class NodePorts(PreFilterPlugin, FilterPlugin, NodeLocalFilter, EnqueueExtensions):
     """Rejects nodes where a wanted host port is taken (Unschedulable: evicting its user frees it)."""
 
     name: ClassVar[str] = "NodePorts"
@@ -102,3 +103,8 @@ class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         if wanted is None:
             return Status.from_error(f'reading "{_PRE_FILTER_KEY.name}" from cycleState: not found')
         return Status.SUCCESS if fits_ports(wanted.ports, node_info) else _REJECTED
+
+    def filter_key(self, state: CycleState, pod: Pod) -> Hashable | None:
+        """The verdict depends only on the wanted host ports."""
+        wanted = state.get(_PRE_FILTER_KEY)
+        return wanted.ports if wanted is not None else None

@@ -11,7 +11,7 @@ truncated result is identical.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, ClassVar, Final, Self, final
 
 import attrs
@@ -20,6 +20,7 @@ from kschedlib.errors import ConfigError
 from kschedlib.framework.cycle_state import CycleState, StateKey
 from kschedlib.framework.extension_points import PreScorePlugin, ScorePlugin
 from kschedlib.framework.handle import Handle
+from kschedlib.framework.memo import NodeLocalScore
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import Pod
@@ -108,7 +109,7 @@ PRE_SCORE_KEY: Final[StateKey[PreScoreState]] = StateKey("PreScoreNodeResourcesB
 
 
 @final
-class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
+class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin, NodeLocalScore):
     """Scores 100 for perfectly even usage across resources, less as usage diverges."""
 
     name: ClassVar[str] = "NodeResourcesBalancedAllocation"
@@ -139,3 +140,8 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
 
     def _entries(self, pod: Pod) -> tuple[ResourceEntry, ...]:
         return pod_resource_entries(self._resources, pod_requests(pod))
+
+    def score_key(self, state: CycleState, pod: Pod) -> Hashable | None:
+        """The score depends only on the pod's requests for the configured resources."""
+        s = state.get(PRE_SCORE_KEY)
+        return s.entries if s is not None else None

@@ -14,7 +14,7 @@ as kube's ``resourceAllocationScorer`` is shared by both plugins.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from typing import Any, ClassVar, Final, NamedTuple, Self, final
 
 import attrs
@@ -24,6 +24,7 @@ from kschedlib.framework.cycle_state import CycleState, StateKey
 from kschedlib.framework.events import ActionType, ClusterEventWithHint, EnqueueExtensions, node_events, pod_events
 from kschedlib.framework.extension_points import FilterPlugin, PreFilterPlugin, PreScorePlugin, ScorePlugin
 from kschedlib.framework.handle import Handle
+from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.results import PreFilterResult
 from kschedlib.framework.status import Status
@@ -508,7 +509,15 @@ PRE_SCORE_KEY: Final[StateKey[PreScoreState]] = StateKey("PreScoreNodeResourcesF
 
 
 @final
-class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
+class NodeResourcesFit(
+    PreFilterPlugin,
+    FilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+    NodeLocalFilter,
+    NodeLocalScore,
+    EnqueueExtensions,
+):
     """Filters nodes without room for the pod's requests; scores by the configured strategy."""
 
     name: ClassVar[str] = "NodeResourcesFit"
@@ -559,3 +568,16 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
 
     def _entries(self, pod: Pod) -> tuple[ResourceEntry, ...]:
         return pod_resource_entries(self._resources, pod_scoring_requests(pod))
+
+    def filter_key(self, state: CycleState, pod: Pod) -> Hashable | None:
+        """The verdict depends only on the pod's requests (and the plugin's ignored resources)."""
+        s = state.get(PRE_FILTER_KEY)
+        if s is None:
+            return None
+        r = s.requests
+        return (r.milli_cpu, r.memory, r.ephemeral_storage, tuple(sorted(r.scalar.items())), s.scalars)
+
+    def score_key(self, state: CycleState, pod: Pod) -> Hashable | None:
+        """The score depends only on the pod's scoring requests (and the plugin's strategy)."""
+        s = state.get(PRE_SCORE_KEY)
+        return s.entries if s is not None else None

@@ -7,13 +7,14 @@ controller adds to cordoned nodes), so both are expressed with one toleration.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import ClassVar, Final, final
 
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.events import ActionType, ClusterEventWithHint, EnqueueExtensions, node_events
 from kschedlib.framework.extension_points import FilterPlugin
 from kschedlib.framework.handle import Handle
+from kschedlib.framework.memo import NodeLocalFilter
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import NO_SCHEDULE, Pod, Taint
@@ -46,7 +47,7 @@ def fits(pod: Pod, node_info: NodeInfo) -> bool:
 
 
 @final
-class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
+class NodeUnschedulable(FilterPlugin, NodeLocalFilter, EnqueueExtensions):
     """Rejects cordoned nodes (UnschedulableAndUnresolvable) unless the pod tolerates the cordon."""
 
     name: ClassVar[str] = "NodeUnschedulable"
@@ -63,3 +64,7 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
         if node_info.node is None:
             return _NO_NODE
         return Status.SUCCESS if fits(pod, node_info) else _REJECTED
+
+    def filter_key(self, state: CycleState, pod: Pod) -> Hashable:
+        """The verdict depends only on the tolerations."""
+        return pod.tolerations

@@ -13,7 +13,7 @@ matches every key, ``Exists`` ignores the value, empty operator means ``Equal``.
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Container, Hashable, Iterable, Sequence
 from typing import ClassVar, Final, final
 
 import attrs
@@ -22,6 +22,7 @@ from kschedlib.framework.cycle_state import CycleState, StateKey
 from kschedlib.framework.events import ActionType, ClusterEventWithHint, EnqueueExtensions, node_events
 from kschedlib.framework.extension_points import FilterPlugin, PreScorePlugin, ScoreExtensions, ScorePlugin
 from kschedlib.framework.handle import Handle
+from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.results import NodeScore
 from kschedlib.framework.status import Status
@@ -103,7 +104,15 @@ _PRE_SCORE_KEY: Final[StateKey[_PreScoreState]] = StateKey("PreScoreTaintTolerat
 
 
 @final
-class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions, EnqueueExtensions):
+class TaintToleration(
+    FilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+    ScoreExtensions,
+    NodeLocalFilter,
+    NodeLocalScore,
+    EnqueueExtensions,
+):
     """Filter on hard taints (UnschedulableAndUnresolvable); score by untolerated soft taints (reversed)."""
 
     name: ClassVar[str] = "TaintToleration"
@@ -150,3 +159,12 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions
         """Fewer untolerated soft taints is better: ``100 - 100 * count // max`` (all 100 when max is 0)."""
         default_normalize_score(scores, reverse=True)
         return Status.SUCCESS
+
+    def filter_key(self, state: CycleState, pod: Pod) -> Hashable:
+        """The verdict depends only on the tolerations."""
+        return pod.tolerations
+
+    def score_key(self, state: CycleState, pod: Pod) -> Hashable | None:
+        """The score depends only on the soft tolerations PreScore kept."""
+        prescored = state.get(_PRE_SCORE_KEY)
+        return prescored.tolerations if prescored is not None else None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from os import PathLike, fspath
 from typing import Any, final
 
@@ -23,12 +23,21 @@ class Cluster:
 
     objects: tuple[object, ...] = ()
 
+    def __iter__(self) -> Iterator[object]:
+        """The objects, in file order (so a Cluster can be passed to ``Scheduler.add_objects``)."""
+        return iter(self.objects)
+
+    def __len__(self) -> int:
+        return len(self.objects)
+
     @property
     def nodes(self) -> list[Node]:
+        """Every Node, in file order."""
         return [o for o in self.objects if isinstance(o, Node)]
 
     @property
     def pods(self) -> list[Pod]:
+        """Every Pod (bound and pending), in file order."""
         return [o for o in self.objects if isinstance(o, Pod)]
 
     @property
@@ -38,18 +47,22 @@ class Cluster:
 
     @property
     def bound_pods(self) -> list[Pod]:
+        """Pods with ``spec.nodeName``, in file order."""
         return [o for o in self.objects if isinstance(o, Pod) and o.node_name]
 
     @property
     def namespaces(self) -> list[Namespace]:
+        """Every Namespace, in file order."""
         return [o for o in self.objects if isinstance(o, Namespace)]
 
     @property
     def pod_disruption_budgets(self) -> list[PodDisruptionBudget]:
+        """Every PodDisruptionBudget, in file order."""
         return [o for o in self.objects if isinstance(o, PodDisruptionBudget)]
 
     @property
     def owners(self) -> list[OwnerSelector]:
+        """Services, ReplicaSets, StatefulSets and ReplicationControllers, as selectors."""
         return [o for o in self.objects if isinstance(o, OwnerSelector)]
 
     def find_pod(self, ref: str) -> Pod | None:
@@ -64,13 +77,13 @@ class Cluster:
         return Cluster(tuple(o for o in self.objects if not (isinstance(o, Pod) and o.key == pod.key)))
 
     def with_objects(self, objects: Iterable[object]) -> Cluster:
+        """The cluster plus ``objects`` (appended in order)."""
         return Cluster((*self.objects, *objects))
 
 
 def load_cluster(source: str | PathLike[str] | Mapping[str, Any] | Sequence[Any] | Cluster) -> Cluster:
-    """Read a cluster: a file (JSON, or YAML with the ``yaml`` extra), a v1 ``List`` dict, or a list of objects.
-
-    Model objects in a list are kept as they are.
+    """Read a cluster: a file (JSON, or YAML with the ``yaml`` extra), a v1 ``List`` dict, or a list of
+    objects, dicts, files and clusters (concatenated in order).  Model objects are kept as they are.
     """
     if isinstance(source, Cluster):
         return source
@@ -83,6 +96,10 @@ def load_cluster(source: str | PathLike[str] | Mapping[str, Any] | Sequence[Any]
     for item in source:
         if isinstance(item, Mapping | list):
             out.extend(objects_from_document(item))
+        elif isinstance(item, str | PathLike):
+            out.extend(load_cluster(item).objects)
+        elif isinstance(item, Cluster):
+            out.extend(item.objects)
         else:
             out.append(item)
     return Cluster(tuple(out))

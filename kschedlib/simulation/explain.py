@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from os import PathLike
 from typing import Any, final
 
 import attrs
 
 from kschedlib._internal.cycle import CycleOutcome, run_cycle
-from kschedlib._internal.documents import load_config
+from kschedlib._internal.documents import load_config, read_documents
 from kschedlib.framework.config import SchedulerConfig
+from kschedlib.framework.extender import Extender
+from kschedlib.framework.registry import Registry
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import Pod
 from kschedlib.scheduler import Scheduler
@@ -35,6 +37,7 @@ class Explanation:
 
     @property
     def selected(self) -> str | None:
+        """The node the cycle chose (``None`` when nothing fits)."""
         return self.outcome.selected if self.outcome is not None else None
 
     def to_dict(self) -> dict[str, Any]:
@@ -73,7 +76,12 @@ class Explanation:
         result: dict[str, Any] = {}
         for column, name in enumerate(out.scored_nodes):
             plugins = {plugin: table.scores[row][column] for row, plugin in enumerate(table.plugins)}
+            entries = out.extender_scores.get(name, ())
+            for extender, score in entries:  # an extender's entry sits beside the plugins, under its name
+                plugins[extender] = plugins.get(extender, 0) + score
             result[name] = {"plugins": dict(sorted(plugins.items())), "total": table.totals[column]}
+            if entries:
+                result[name]["extender_entries"] = [{"name": n, "score": score} for n, score in entries]
         return dict(sorted(result.items()))
 
     @staticmethod
@@ -81,36 +89,45 @@ class Explanation:
         post = out.post_filter
         if post is None:
             return None
-        return {"code": post.status.code.label, "message": post.status.message() or None,
+        return {"code": post.status.code.label, "message": post.status.message(),
                 "nominatedNode": post.nominated_node_name or None, "victims": sorted(post.victims)}
 
 
 def _explain_config(config: Any) -> SchedulerConfig:
     """The config explain uses: every node is evaluated unless the config sets percentageOfNodesToScore."""
-    parsed = load_config(config)
-    if isinstance(config, Mapping) and "percentageOfNodesToScore" in config:
-        return parsed
     if isinstance(config, SchedulerConfig):
+        return config
+    raw = config
+    if isinstance(config, str | PathLike):
+        docs = read_documents(config)
+        raw = docs[0] if len(docs) == 1 else None
+    parsed = load_config(config)
+    if isinstance(raw, Mapping) and "percentageOfNodesToScore" in raw:
         return parsed
     return attrs.evolve(parsed, percentage_of_nodes_to_score=100)
 
 
 def explain(
-    cluster: Cluster | str | PathLike[str] | Mapping[str, Any],
+    cluster: Cluster | str | PathLike[str] | Mapping[str, Any] | Sequence[Any],
     pod: Pod | Mapping[str, Any] | str,
     config: Any = None,
     *,
     start_index: int = 0,
     seed: int = 0,
+    extenders: Sequence[Extender] = (),
+    registry: Registry | None = None,
 ) -> Explanation:
     """Run one scheduling cycle for ``pod`` against ``cluster`` without changing anything.
 
     ``pod`` is a Pod, a v1 Pod dict, ``namespace/name`` of a pod in the cluster, or a pod file.
     Other pending pods of the cluster that carry ``status.nominatedNodeName`` count as nominated.
+    ``extenders`` run after the config's own (HTTP) extenders; nodes they reject show ``plugin: ""``.
+    ``registry`` supplies the plugins (default: in-tree plus entry points), for profiles using your own.
     """
     loaded = load_cluster(cluster)
     target = resolve_pod(loaded, pod)
-    scheduler = Scheduler(_explain_config(config), seed=seed)
+    settings = _explain_config(config)
+    scheduler = Scheduler(settings, seed=seed, extenders=extenders, registry=registry)
     scheduler.add_objects(loaded.without_pod(target).objects)
     if target.scheduler_name not in scheduler.profiles:
         return Explanation(target, None, f'profile not found for scheduler name "{target.scheduler_name}"')
@@ -128,7 +145,7 @@ def explain(
         target,
         snapshot,
         start_index=start_index,
-        percentage_of_nodes_to_score=_explain_config(config).percentage_of_nodes_to_score,
+        percentage_of_nodes_to_score=settings.percentage_of_nodes_to_score,
         rng=handle.rng,
         nominator=engine.nominator,
         score_single_node=True,

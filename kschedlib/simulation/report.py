@@ -48,7 +48,8 @@ def explanation_text(explanation: Explanation) -> str:
             victims = ", ".join(post["victims"]) or "none"
             lines.append(f"preemption would help: nominate {post['nominatedNode']}, evicting {victims}")
         else:
-            lines.append(f"preemption would not help: {post['message']}")
+            message = str(post["message"] or "").removeprefix("preemption: ")
+            lines.append(f"preemption would not help: {message}")
     return "\n".join(lines)
 
 

@@ -12,7 +12,8 @@ import attrs
 
 from kschedlib._internal.documents import read_documents
 from kschedlib.clock import FakeClock
-from kschedlib.scheduler import ScheduleResult, Scheduler
+from kschedlib.framework.registry import Registry
+from kschedlib.scheduler import Scheduler, ScheduleResult
 from kschedlib.simulation.cluster import Cluster, load_cluster
 from kschedlib.simulation.timeline import Batch, TimelineEvent, apply_event, batches, parse_events
 
@@ -42,6 +43,7 @@ class SimulationReport:
 
     @property
     def scheduled(self) -> int:
+        """How many pods ended bound."""
         return sum(1 for node in self.placements.values() if node is not None)
 
     def unschedulable_reasons(self) -> Counter[str]:
@@ -49,6 +51,7 @@ class SimulationReport:
         return Counter(self.unschedulable.values())
 
     def summary(self) -> dict[str, Any]:
+        """Counts, scheduling seconds and attempts per second."""
         attempts = sum(self.attempts.values())
         return {
             "pods": len(self.placements),
@@ -198,18 +201,20 @@ def simulate(
     once: bool = False,
     events: Any = None,
     progress: Progress | None = None,
+    registry: Registry | None = None,
 ) -> SimulationReport:
     """Schedule every pending pod of ``cluster``; with ``once`` each pod gets exactly one attempt.
 
     Victims of preemption are evicted as the simulation goes.  ``events`` (a list or a
     JSON/YAML file) changes the cluster while it runs.  Time runs on a fake clock that
     jumps to the next backoff expiry or Permit timeout when nothing else is left to do,
-    so the result depends only on the inputs and ``seed``.
+    so the result depends only on the inputs and ``seed``.  ``registry`` supplies the plugins
+    (default: in-tree plus entry points).
     """
     loaded = load_cluster(cluster)
     timeline = _load_events(events)
     clock = FakeClock()
-    scheduler = Scheduler(config, seed=seed, clock=clock, retry_unschedulable=not once)
+    scheduler = Scheduler(config, seed=seed, clock=clock, retry_unschedulable=not once, registry=registry)
     scheduler.engine.flush_unschedulable = False
     scheduler.add_objects(loaded.objects)
     run = _Run(scheduler, clock, timeline, progress)

@@ -1173,6 +1173,19 @@ def test_malformed_objects_name_object_field_and_value(
     assert (info.value.obj, info.value.field, info.value.value) == (obj, field, bad)
 
 
+@pytest.mark.parametrize("reader", [pod_from_dict, node_from_dict, namespace_from_dict, pdb_from_dict])
+def test_reader_rejects_another_kind(reader: Callable[[Any], object]) -> None:
+    with pytest.raises(ManifestError) as info:
+        reader({"kind": "ConfigMap", "metadata": {"name": "x"}})
+    assert (info.value.field, info.value.value) == ("kind", "ConfigMap")
+
+
+def test_readers_accept_objects_without_kind() -> None:
+    """The scale/ sample files omit apiVersion/kind for nodes and bound pods."""
+    assert node_from_dict({"metadata": {"name": "n"}}) == Node("n")
+    assert pod_from_dict({"metadata": {"name": "p"}}) == Pod("p")
+
+
 def test_manifest_error_is_a_value_error() -> None:
     with pytest.raises(ValueError, match=r"metadata\.name"):
         pod_from_dict({"kind": "Pod"})
@@ -1189,7 +1202,7 @@ def test_non_mapping_object_is_rejected(reader: Callable[[Any], object]) -> None
 NS = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}}
 NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"}}
 POD = pod_doc()
-PV = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv-1"}}
+PV = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"}}  # a kind the model does not hold
 
 
 def test_object_from_dict_dispatches_on_kind() -> None:
@@ -1205,7 +1218,7 @@ def test_object_from_dict_dispatches_on_kind() -> None:
         assert owner.kind == kind
 
 
-@pytest.mark.parametrize("kind", ["PersistentVolume", "ConfigMap", "CSINode", "SomethingNew"])
+@pytest.mark.parametrize("kind", ["ConfigMap", "Secret", "Deployment", "SomethingNew"])
 def test_other_kinds_are_ignored(kind: str) -> None:
     assert object_from_dict({"kind": kind, "metadata": {"name": "x"}, "spec": "anything"}) is None
 
@@ -1692,7 +1705,8 @@ def test_every_sample_object_loads_and_round_trips() -> None:
         if obj is not None:
             kinds.add(type(obj).__name__)
             assert object_from_dict(_through_json(object_to_dict(obj))) == obj, where
-    assert kinds == {"Node", "Pod", "Namespace", "PodDisruptionBudget"}
+    assert kinds == {"Node", "Pod", "Namespace", "PodDisruptionBudget", "PersistentVolume", "PersistentVolumeClaim",
+                     "StorageClass", "CSINode"}
 
 
 @pytest.mark.skipif(not SAMPLES.exists(), reason="conformance sample not available")

@@ -1,0 +1,188 @@
+"""Deterministic benchmark workloads as Kubernetes v1 dicts.
+
+Every workload is built from a seeded :class:`random.Random`, so the same name
+and scale always give the same objects, in the same order.  Nodes come first,
+then bound pods, then pending pods (file order is queue order).
+
+* ``small`` / ``basic`` — the shape of kube-scheduler's SchedulingBasic benchmark:
+  uniform nodes, pods with plain cpu/memory requests from five deployment-like
+  templates, no ownerReferences and no Services (so PodTopologySpread's system
+  default constraints do not apply), images on containers but none on nodes.
+* ``affinity`` — every pod spreads over zones (maxSkew 1, DoNotSchedule) and
+  prefers not to share a host with its own app (weight 100).
+* ``preemption`` — nodes full of low-priority bound pods; high-priority pods
+  that fit only by evicting some of them.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final
+
+__all__ = ["WORKLOADS", "Workload", "as_list", "build"]
+
+Json = dict[str, Any]
+
+SEED: Final = 20240601
+ZONE_KEY: Final = "topology.kubernetes.io/zone"
+HOST_KEY: Final = "kubernetes.io/hostname"
+REGION_KEY: Final = "topology.kubernetes.io/region"
+
+TEMPLATES: Final = (
+    # (app, cpu, memory): deployment-like templates with plain requests
+    ("web", "100m", "128Mi"),
+    ("api", "250m", "256Mi"),
+    ("cache", "200m", "1Gi"),
+    ("worker", "500m", "512Mi"),
+    ("batch", "1", "2Gi"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """A named workload shape; ``objects(scale)`` builds its v1 dicts."""
+
+    name: str
+    description: str
+    nodes: int
+    pending_pods: int
+    build: Callable[[Workload, float], list[Json]]
+    evicts: bool = False
+
+    def scaled(self, count: int, scale: float, minimum: int = 1) -> int:
+        return max(minimum, round(count * scale))
+
+    def objects(self, scale: float = 1.0) -> list[Json]:
+        return self.build(self, scale)
+
+
+def node(index: int, zones: int, cpu: str, memory: str, pods: str = "110") -> Json:
+    """A Ready node ``node-NNNNN`` in zone ``zone-<index % zones>``."""
+    name = f"node-{index:05d}"
+    resources = {"cpu": cpu, "memory": memory, "pods": pods}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {HOST_KEY: name, ZONE_KEY: f"zone-{index % zones}", REGION_KEY: "region-1"},
+        },
+        "status": {
+            "capacity": dict(resources),
+            "allocatable": dict(resources),
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    }
+
+
+def pod(name: str, app: str, cpu: str, memory: str, **spec: Any) -> Json:
+    """A pod of ``app`` in ``default`` with one container requesting ``cpu``/``memory``."""
+    container = {
+        "name": app,
+        "image": f"registry.example.com/{app}:1.0",
+        "resources": {"requests": {"cpu": cpu, "memory": memory}},
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "labels": {"app": app}},
+        "spec": {"containers": [container], **spec},
+    }
+
+
+def _uniform(workload: Workload, scale: float, zones: int) -> list[Json]:
+    rng = random.Random(f"{SEED}-{workload.name}")
+    nodes = workload.scaled(workload.nodes, scale, minimum=zones)
+    pods = workload.scaled(workload.pending_pods, scale)
+    out = [node(i, zones, "32", "128Gi") for i in range(nodes)]
+    for i in range(pods):
+        app, cpu, memory = rng.choice(TEMPLATES)
+        out.append(pod(f"{app}-{i:06d}", app, cpu, memory))
+    return out
+
+
+def _small(workload: Workload, scale: float) -> list[Json]:
+    return _uniform(workload, scale, zones=5)
+
+
+def _basic(workload: Workload, scale: float) -> list[Json]:
+    return _uniform(workload, scale, zones=10)
+
+
+def _spread_and_anti_affinity(app: str) -> Json:
+    selector = {"matchLabels": {"app": app}}
+    return {
+        "topologySpreadConstraints": [
+            {"maxSkew": 1, "topologyKey": ZONE_KEY, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": selector},
+        ],
+        "affinity": {
+            "podAntiAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 100, "podAffinityTerm": {"labelSelector": selector, "topologyKey": HOST_KEY}},
+                ],
+            },
+        },
+    }
+
+
+AFFINITY_APPS: Final = 10
+
+
+def _affinity(workload: Workload, scale: float) -> list[Json]:
+    rng = random.Random(f"{SEED}-{workload.name}")
+    zones = 10
+    nodes = workload.scaled(workload.nodes, scale, minimum=zones)
+    pods = workload.scaled(workload.pending_pods, scale)
+    templates = [TEMPLATES[k % len(TEMPLATES)] for k in range(AFFINITY_APPS)]
+    apps = [(f"{app}-{k}", cpu, memory) for k, (app, cpu, memory) in enumerate(templates)]
+    out = [node(i, zones, "32", "128Gi") for i in range(nodes)]
+    for i in range(pods):
+        app, cpu, memory = rng.choice(apps)
+        out.append(pod(f"{app}-{i:06d}", app, cpu, memory, **_spread_and_anti_affinity(app)))
+    return out
+
+
+LOW_PODS_PER_NODE: Final = 4
+
+
+def _preemption(workload: Workload, scale: float) -> list[Json]:
+    """kube-scheduler's PreemptionBasic shape: 4-CPU nodes, each full with four 900m pods at priority 0.
+
+    A 3-CPU pod at priority 1000 finds 400m free anywhere, so it fits only after three victims go.
+    """
+    zones = 5
+    nodes = workload.scaled(workload.nodes, scale, minimum=zones)
+    pending = workload.scaled(workload.pending_pods, scale)
+    out = [node(i, zones, "4", "32Gi") for i in range(nodes)]
+    for i in range(nodes * LOW_PODS_PER_NODE):
+        low = pod(f"low-{i:06d}", "low", "900m", "500Mi", priority=0, nodeName=f"node-{i // LOW_PODS_PER_NODE:05d}")
+        low["status"] = {"phase": "Running"}
+        out.append(low)
+    for i in range(pending):
+        out.append(pod(f"high-{i:06d}", "high", "3", "500Mi", priority=1000))
+    return out
+
+
+WORKLOADS: Final[dict[str, Workload]] = {
+    w.name: w
+    for w in (
+        Workload("small", "500 nodes / 5 zones, 2,000 pods from 5 templates", 500, 2_000, _small),
+        Workload("basic", "5,000 nodes / 10 zones, 10,000 pods from 5 templates", 5_000, 10_000, _basic),
+        Workload("affinity", "1,000 nodes / 10 zones, 5,000 pods: zone spread + host anti-affinity",
+                 1_000, 5_000, _affinity),
+        Workload("preemption", "500 full nodes (2,000 low-priority pods), 500 high-priority pods",
+                 500, 500, _preemption, evicts=True),
+    )
+}
+
+
+def build(name: str, scale: float = 1.0) -> list[Json]:
+    """The v1 dicts of workload ``name`` at ``scale``."""
+    return WORKLOADS[name].objects(scale)
+
+
+def as_list(objects: list[Json]) -> Json:
+    """A v1 ``List`` holding ``objects``."""
+    return {"apiVersion": "v1", "kind": "List", "items": objects}

@@ -1,0 +1,44 @@
+"""``python -m kschedlib serve-extender``: a profile's plugins as an HTTP extender for kube-scheduler."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import threading
+from typing import Any, TextIO
+
+from kschedlib.extender.server import DEFAULT_MAX_BODY_BYTES, DEFAULT_REQUEST_TIMEOUT, ExtenderServer
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(sub: Any) -> None:
+    """Add the ``serve-extender`` subcommand to the CLI's subparsers."""
+    cmd = sub.add_parser("serve-extender", help="serve a profile's Filter and Score plugins as an HTTP extender")
+    cmd.add_argument("--config", required=True, help="KubeSchedulerConfiguration file (its extenders are ignored)")
+    cmd.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    cmd.add_argument("--port", type=int, default=8888, help="port (0 picks a free one; default 8888)")
+    cmd.add_argument("--profile", help="schedulerName of the profile to serve (default: the first)")
+    cmd.add_argument("--cluster", help="nodes and bound pods to start from (needed for nodeCacheCapable)")
+    cmd.add_argument("--scores", choices=("raw", "extender"), default="raw",
+                     help="raw: the profile's weighted totals; extender: rescaled to 0..10")
+    cmd.add_argument("--max-body-bytes", type=int, default=DEFAULT_MAX_BODY_BYTES)
+    cmd.add_argument("--request-timeout", type=float, default=DEFAULT_REQUEST_TIMEOUT,
+                     help="seconds to wait for a request's bytes")
+
+
+def run(args: argparse.Namespace, out: TextIO, *, stop: threading.Event | None = None) -> None:
+    """Serve until SIGINT/SIGTERM (or ``stop`` is set); the first output line is the URL."""
+    server = ExtenderServer(args.config, host=args.host, port=args.port, cluster=args.cluster,
+                            profile=args.profile, scores=args.scores, max_body_bytes=args.max_body_bytes,
+                            request_timeout=args.request_timeout)
+    done = stop if stop is not None else threading.Event()
+    if stop is None and threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: done.set())
+    with server:
+        verbs = ", ".join(server.service.verbs)
+        out.write(f"serving extender on {server.url} (verbs: {verbs}; profile {server.service.profile})\n")
+        out.flush()
+        while not done.wait(0.2):
+            pass

@@ -1,0 +1,36 @@
+"""An optional performance contract: "my verdict depends only on this key and the NodeInfo".
+
+Filter and Score run for every node in every cycle.  When a plugin's result
+for a node is a pure function of a hashable key derived from the pod (and the
+plugin's own configuration) and of the immutable NodeInfo, the runtime can
+reuse earlier results: pods of one workload share keys, and NodeInfos that did
+not change since the previous cycle are the very same objects.  Implement
+these only when that is strictly true — a wrong key gives wrong decisions.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Hashable
+
+from kschedlib.framework.cycle_state import CycleState
+from kschedlib.framework.extension_points import Plugin
+from kschedlib.model.objects import Pod
+
+__all__ = ["NodeLocalFilter", "NodeLocalScore"]
+
+
+class NodeLocalFilter(Plugin):
+    """A Filter whose verdict is a function of :meth:`filter_key` and the NodeInfo only."""
+
+    @abc.abstractmethod
+    def filter_key(self, state: CycleState, pod: Pod) -> Hashable | None:
+        """Called after PreFilter; equal keys must give equal verdicts on the same NodeInfo. ``None``: don't reuse."""
+
+
+class NodeLocalScore(Plugin):
+    """A Score whose raw score is a function of :meth:`score_key` and the NodeInfo only."""
+
+    @abc.abstractmethod
+    def score_key(self, state: CycleState, pod: Pod) -> Hashable | None:
+        """Called after PreScore; equal keys must give equal raw scores on the same NodeInfo. ``None``: don't reuse."""

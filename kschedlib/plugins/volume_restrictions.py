@@ -1,0 +1,194 @@
+"""VolumeRestrictions: inline disks that cannot be shared, and ReadWriteOncePod claims (kube-scheduler v1.30).
+
+Two rules.  An inline GCE PD, AWS EBS, iSCSI or RBD disk of the pod conflicts
+with the same disk mounted by a pod already on the node (read-only on both
+sides is fine, except for EBS).  A claim with the ``ReadWriteOncePod`` access
+mode that any pod in the cluster already uses makes *every* node fail: the
+count is cluster-wide (the snapshot's used-PVC set), and only preemption,
+through AddPod/RemovePod, can change it.
+
+PreFilter looks every ``persistentVolumeClaim`` up first, so a missing claim
+fails here (kube's first volume plugin), before VolumeBinding sees it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import ClassVar, Final, final
+
+import attrs
+
+from kschedlib.framework.cycle_state import CycleState, StateKey
+from kschedlib.framework.extension_points import FilterPlugin, PreFilterExtensions, PreFilterPlugin
+from kschedlib.framework.handle import Handle
+from kschedlib.framework.node_info import NodeInfo
+from kschedlib.framework.pod_info import PodInfo
+from kschedlib.framework.results import PreFilterResult
+from kschedlib.framework.status import Status
+from kschedlib.model.objects import Pod, Volume
+from kschedlib.model.storage import (
+    AWSElasticBlockStoreVolumeSource,
+    GCEPersistentDiskVolumeSource,
+    ISCSIVolumeSource,
+    PersistentVolumeSource,
+    RBDVolumeSource,
+)
+from kschedlib.plugins._volumes import READ_WRITE_ONCE_POD, inline_source, pvc_not_found
+
+__all__ = [
+    "ERR_REASON_DISK_CONFLICT",
+    "ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT",
+    "PRE_FILTER_KEY",
+    "PreFilterState",
+    "VolumeRestrictions",
+    "is_volume_conflict",
+    "needs_restrictions_check",
+    "satisfies_volume_conflicts",
+]
+
+ERR_REASON_DISK_CONFLICT: Final = "node(s) had no available disk"
+ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT: Final = (
+    "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
+)
+
+_DISK_KINDS: Final = frozenset({"gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi"})
+_DISK_CONFLICT: Final = Status.unschedulable(ERR_REASON_DISK_CONFLICT)
+_RWOP_CONFLICT: Final = Status.unschedulable(ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT)
+
+
+def needs_restrictions_check(volume: Volume) -> bool:
+    """Whether ``volume`` is an inline disk kind this plugin compares across pods."""
+    return volume.source_kind in _DISK_KINDS
+
+
+def _conflicts(disk: PersistentVolumeSource, other: PersistentVolumeSource) -> bool:
+    """kube's per-kind rule; different kinds never conflict."""
+    if isinstance(disk, GCEPersistentDiskVolumeSource) and isinstance(other, GCEPersistentDiskVolumeSource):
+        return disk.pd_name == other.pd_name and not (disk.read_only and other.read_only)
+    if isinstance(disk, AWSElasticBlockStoreVolumeSource) and isinstance(other, AWSElasticBlockStoreVolumeSource):
+        return disk.volume_id == other.volume_id
+    if isinstance(disk, ISCSIVolumeSource) and isinstance(other, ISCSIVolumeSource):
+        return disk.iqn == other.iqn and not (disk.read_only and other.read_only)
+    if isinstance(disk, RBDVolumeSource) and isinstance(other, RBDVolumeSource):
+        return (
+            not set(disk.monitors).isdisjoint(other.monitors)
+            and disk.pool == other.pool
+            and disk.image == other.image
+            and not (disk.read_only and other.read_only)
+        )
+    return False
+
+
+def is_volume_conflict(disk: PersistentVolumeSource, pod: Pod) -> bool:
+    """Whether the inline ``disk`` clashes with one of ``pod``'s inline volumes."""
+    kind = disk.source_kind
+    for volume in pod.volumes:
+        if volume.source_kind != kind:
+            continue
+        other = inline_source(volume)
+        if other is not None and _conflicts(disk, other):
+            return True
+    return False
+
+
+def satisfies_volume_conflicts(disks: Sequence[PersistentVolumeSource], node_info: NodeInfo) -> bool:
+    """kube's ``satisfyVolumeConflicts``: none of the pod's inline ``disks`` is in use on the node."""
+    if not disks:
+        return True
+    for disk in disks:
+        for existing in node_info.pods:
+            if existing.pod.volumes and is_volume_conflict(disk, existing.pod):
+                return False
+    return True
+
+
+def _inline_disks(pod: Pod) -> tuple[PersistentVolumeSource, ...]:
+    disks = (inline_source(v) for v in pod.volumes if needs_restrictions_check(v))
+    return tuple(disk for disk in disks if disk is not None)
+
+
+def _rwop_claims_in(claims: frozenset[str], volumes: Iterable[Volume]) -> int:
+    """How many ``persistentVolumeClaim`` volumes name one of ``claims`` (names only, namespaces not compared)."""
+    return sum(1 for v in volumes if v.claim_name is not None and v.claim_name in claims)
+
+
+@final
+@attrs.define(slots=True, eq=False)
+class PreFilterState:
+    """The pod's inline disks, its ReadWriteOncePod claim names, and how many uses of them exist.
+
+    ``conflicts`` changes under AddPod/RemovePod, so ``clone`` copies.
+    """
+
+    disks: tuple[PersistentVolumeSource, ...]
+    rwop_claims: frozenset[str]
+    conflicts: int
+
+    def clone(self) -> PreFilterState:
+        return PreFilterState(self.disks, self.rwop_claims, self.conflicts)
+
+
+PRE_FILTER_KEY: Final[StateKey[PreFilterState]] = StateKey("PreFilterVolumeRestrictions")
+
+
+@final
+class VolumeRestrictions(PreFilterPlugin, PreFilterExtensions, FilterPlugin):
+    """Rejects nodes with a conflicting inline disk, and every node while a ReadWriteOncePod claim is in use."""
+
+    name: ClassVar[str] = "VolumeRestrictions"
+    __slots__ = ("_handle",)
+
+    def __init__(self, args: None, handle: Handle) -> None:
+        """No args; the claims come from ``handle.storage``, the used claims from the snapshot."""
+        self._handle = handle
+
+    def pre_filter(self, state: CycleState, pod: Pod) -> Status | PreFilterResult:
+        """Look up every claim (missing: UnschedulableAndUnresolvable), count ReadWriteOncePod conflicts;
+        Skip when there is no inline disk and no conflict."""
+        volumes = pod.volumes
+        if not volumes:
+            return Status.SKIP
+        storage = self._handle.storage
+        rwop: set[str] = set()
+        for volume in volumes:
+            claim = volume.claim_name
+            if claim is None:
+                continue
+            pvc = storage.get_pvc(pod.namespace, claim)
+            if pvc is None:
+                return Status.unresolvable(pvc_not_found(claim))
+            if READ_WRITE_ONCE_POD in pvc.access_modes:
+                rwop.add(pvc.name)
+        snapshot = self._handle.snapshot
+        conflicts = sum(1 for claim in rwop if snapshot.is_pvc_used_by_pods(f"{pod.namespace}/{claim}"))
+        if conflicts == 0 and not any(needs_restrictions_check(v) for v in volumes):
+            return Status.SKIP
+        state.write(PRE_FILTER_KEY, PreFilterState(_inline_disks(pod), frozenset(rwop), conflicts))
+        return Status.SUCCESS
+
+    def add_pod(self, state: CycleState, pod: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo) -> Status:
+        """A nominated pod joins: its uses of the pod's ReadWriteOncePod claims count."""
+        return self._update(state, pod_info_to_add, 1)
+
+    def remove_pod(self, state: CycleState, pod: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo) -> Status:
+        """A preemption victim leaves: its uses of the pod's ReadWriteOncePod claims no longer count."""
+        return self._update(state, pod_info_to_remove, -1)
+
+    @staticmethod
+    def _update(state: CycleState, pod_info: PodInfo, sign: int) -> Status:
+        data = state.get(PRE_FILTER_KEY)
+        if data is None:
+            return Status.from_error(f'cannot read "{PRE_FILTER_KEY.name}" from cycleState')
+        if data.rwop_claims:
+            data.conflicts += sign * _rwop_claims_in(data.rwop_claims, pod_info.pod.volumes)
+        return Status.SUCCESS
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        """Disk conflicts on this node first, then the cluster-wide ReadWriteOncePod count."""
+        data = state.get(PRE_FILTER_KEY)
+        disks = data.disks if data is not None else _inline_disks(pod)
+        if not satisfies_volume_conflicts(disks, node_info):
+            return _DISK_CONFLICT
+        if data is None:
+            return Status.from_error(f'cannot read "{PRE_FILTER_KEY.name}" from cycleState')
+        return _RWOP_CONFLICT if data.conflicts > 0 else Status.SUCCESS

@@ -1,0 +1,188 @@
+"""VolumeZone: a bound volume's zone and region labels must match the node's (kube-scheduler v1.30).
+
+PreFilter follows each ``persistentVolumeClaim`` volume to its PersistentVolume
+and records the zone/region labels it carries (a value may list several zones
+joined by ``__``).  Filter then compares them with the node's labels: a node
+without any zone or region label passes (single-zone clusters), and a beta
+label on the volume may be matched by the node's GA twin, never the reverse.
+Pods whose volumes carry no such label Skip the plugin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar, Final, final
+
+import attrs
+
+from kschedlib.framework.cycle_state import CycleState, StateKey
+from kschedlib.framework.extension_points import FilterPlugin, PreFilterPlugin
+from kschedlib.framework.handle import Handle
+from kschedlib.framework.node_info import NodeInfo
+from kschedlib.framework.results import PreFilterResult
+from kschedlib.framework.status import Status
+from kschedlib.framework.storage import StorageLister
+from kschedlib.model.objects import Pod
+from kschedlib.plugins._volumes import (
+    WAIT_FOR_FIRST_CONSUMER,
+    claim_class,
+    pv_not_found,
+    pvc_not_found,
+    storage_class_not_found,
+)
+
+__all__ = [
+    "ERR_REASON_CONFLICT",
+    "PRE_FILTER_KEY",
+    "PVTopology",
+    "VolumeZone",
+    "fits",
+    "label_zones_to_set",
+    "pv_topologies",
+]
+
+ERR_REASON_CONFLICT: Final = "node(s) had no available volume zone"
+
+BETA_ZONE: Final = "failure-domain.beta.kubernetes.io/zone"
+BETA_REGION: Final = "failure-domain.beta.kubernetes.io/region"
+GA_ZONE: Final = "topology.kubernetes.io/zone"
+GA_REGION: Final = "topology.kubernetes.io/region"
+TOPOLOGY_LABELS: Final = (BETA_ZONE, BETA_REGION, GA_ZONE, GA_REGION)
+_GA_TWIN: Final = {BETA_ZONE: GA_ZONE, BETA_REGION: GA_REGION, GA_ZONE: GA_ZONE, GA_REGION: GA_REGION}
+_GO_SPACE: Final = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
+    "\u2028\u2029\u202f\u205f\u3000"
+_CONFLICT: Final = Status.unresolvable(ERR_REASON_CONFLICT)
+
+
+def label_zones_to_set(value: str) -> frozenset[str] | None:
+    """The zones of a (possibly multi-zone, ``__``-joined) label value; ``None`` if a part is blank."""
+    zones = set()
+    for part in value.split("__"):
+        zone = part.strip(_GO_SPACE)
+        if not zone:
+            return None
+        zones.add(zone)
+    return frozenset(zones)
+
+
+@final
+@attrs.frozen(slots=True)
+class PVTopology:
+    """One zone/region label of a bound volume: the key, the node key tried next, the allowed values."""
+
+    key: str
+    ga_key: str
+    values: frozenset[str]
+
+
+def _claim_problem(storage: StorageLister, namespace: str, claim: str) -> tuple[str | None, str | None]:
+    """``(pv name, None)`` for a claim naming its volume; ``(None, None)`` for a claim to ignore
+    (unbound, WaitForFirstConsumer); ``(None, reason)`` for one that fails the pod."""
+    if not claim:
+        return None, "PersistentVolumeClaim had no name"
+    pvc = storage.get_pvc(namespace, claim)
+    if pvc is None:
+        return None, pvc_not_found(claim)
+    if pvc.volume_name:
+        return pvc.volume_name, None
+    class_name = claim_class(pvc)
+    if not class_name:
+        return None, "PersistentVolumeClaim had no pv name and storageClass name"
+    storage_class = storage.get_storage_class(class_name)
+    if storage_class is None:
+        return None, storage_class_not_found(class_name)
+    mode = storage_class.volume_binding_mode
+    if mode is None:
+        return None, f'VolumeBindingMode not set for StorageClass "{class_name}"'
+    if mode == WAIT_FOR_FIRST_CONSUMER:
+        return None, None
+    return None, "PersistentVolume had no name"
+
+
+def pv_topologies(pod: Pod, storage: StorageLister) -> tuple[PVTopology, ...] | str:
+    """The zone/region labels of the pod's bound volumes, or the UnschedulableAndUnresolvable reason."""
+    found: list[PVTopology] = []
+    for volume in pod.volumes:
+        if volume.claim_name is None:
+            continue
+        pv_name, problem = _claim_problem(storage, pod.namespace, volume.claim_name)
+        if problem is not None:
+            return problem
+        if pv_name is None:
+            continue
+        pv = storage.get_pv(pv_name)
+        if pv is None:
+            return pv_not_found(pv_name)
+        for key in TOPOLOGY_LABELS:
+            value = pv.labels.get(key)
+            if value is None:
+                continue
+            zones = label_zones_to_set(value)
+            if zones is not None:
+                found.append(PVTopology(key, _GA_TWIN[key], zones))
+    return tuple(found)
+
+
+def fits(topologies: tuple[PVTopology, ...], labels: Mapping[str, str]) -> bool:
+    """Whether a node with ``labels`` is in every recorded zone/region (a node without any such label is)."""
+    if not any(key in labels for key in TOPOLOGY_LABELS):
+        return True
+    for topology in topologies:
+        value = labels.get(topology.key)
+        if value is None:
+            value = labels.get(topology.ga_key)
+        if value is None or value not in topology.values:
+            return False
+    return True
+
+
+@final
+@attrs.frozen(slots=True)
+class _PreFilterState:
+    topologies: tuple[PVTopology, ...]
+
+    def clone(self) -> _PreFilterState:
+        return self
+
+
+PRE_FILTER_KEY: Final[StateKey[_PreFilterState]] = StateKey("PreFilterVolumeZone")
+
+
+@final
+class VolumeZone(PreFilterPlugin, FilterPlugin):
+    """Rejects nodes outside the zones/regions of the pod's bound volumes (UnschedulableAndUnresolvable)."""
+
+    name: ClassVar[str] = "VolumeZone"
+    __slots__ = ("_handle",)
+
+    def __init__(self, args: None, handle: Handle) -> None:
+        """No args; claims, volumes and classes come from ``handle.storage``."""
+        self._handle = handle
+
+    def pre_filter(self, state: CycleState, pod: Pod) -> Status | PreFilterResult:
+        """Record the bound volumes' zone/region labels; Skip when there are none."""
+        if not pod.volumes:
+            return Status.SKIP
+        found = pv_topologies(pod, self._handle.storage)
+        if isinstance(found, str):
+            return Status.unresolvable(found)
+        if not found:
+            return Status.SKIP
+        state.write(PRE_FILTER_KEY, _PreFilterState(found))
+        return Status.SUCCESS
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        """Compare the recorded labels with the node's (recomputed if PreFilter's state is missing, as kube does)."""
+        if not pod.volumes:
+            return Status.SUCCESS
+        data = state.get(PRE_FILTER_KEY)
+        if data is not None:
+            topologies = data.topologies
+        else:
+            found = pv_topologies(pod, self._handle.storage)
+            if isinstance(found, str):
+                return Status.unresolvable(found)
+            topologies = found
+        node = node_info.node
+        labels = node.labels if node is not None else {}
+        return Status.SUCCESS if fits(topologies, labels) else _CONFLICT

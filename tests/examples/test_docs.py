@@ -1,0 +1,201 @@
+"""The code in the docs runs, and prints what the docs say it prints.
+
+* Every ``python`` block of the tutorial runs, in order, in one namespace, with the
+  working directory ``docs/tutorial`` (where ``cluster.json`` is).  When a ``text``
+  block directly follows a ``python`` block, it is the block's exact output.
+* Every ``console`` block of the tutorial holds ``$ python -m kschedlib ...`` commands,
+  each followed by its exact output (the timing line of ``simulate`` is not compared).
+* The ``python`` blocks of the how-to guides listed in ``HOW_TO`` run the same way,
+  one namespace per page, in a temporary directory holding a copy of the tutorial's
+  ``cluster.json``; a block preceded by ``<!-- skip: next -->`` is shown but not run
+  (it needs an installed package or a real cluster).
+* The API reference mentions every name of ``kschedlib.__all__``, ``kschedlib.framework.__all__``
+  and ``kschedlib.framework.events.__all__``; relative links in the pages listed in
+  ``OWN_PAGES`` lead to existing files and headings.
+
+``KSCHEDLIB_UPDATE_DOCS=1 python -m pytest tests/examples/test_docs.py`` rewrites the
+output blocks from what the code prints; read the diff before committing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import attrs
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+TUTORIAL = DOCS / "tutorial" / "index.md"
+HOW_TO = ("custom-plugin-with-args.md", "embed-as-decision-engine.md", "read-a-cluster-dump.md",
+          "plugin-entry-points.md")
+OWN_PAGES = (TUTORIAL, *(DOCS / "how-to" / page for page in HOW_TO), DOCS / "index.md", DOCS / "reference" / "api.md",
+             DOCS / "explanation" / "cycle.md", DOCS / "explanation" / "design.md", ROOT / "examples" / "README.md")
+SKIP_MARK = "<!-- skip: next -->"
+UPDATE = bool(os.environ.get("KSCHEDLIB_UPDATE_DOCS"))
+_FENCE = re.compile(r"^```(\w*)\s*$")
+_TIMING = re.compile(r"\d+\.\d+ s scheduling, [\d.]+ pods/s")
+_LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+@attrs.frozen
+class Block:
+    """A fenced block: its language, its text and the lines it spans (fences excluded)."""
+
+    lang: str
+    text: str
+    first: int
+    last: int
+    skip: bool
+    output: Block | None = None
+
+
+def blocks(path: Path) -> list[Block]:
+    """The fenced blocks of a Markdown file; a ``text`` block right after a ``python`` one is its output."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    found: list[Block] = []
+    index = 0
+    while index < len(lines):
+        match = _FENCE.match(lines[index])
+        if match is None or not match.group(1):
+            index += 1
+            continue
+        end = index + 1
+        while not lines[end].startswith("```"):
+            end += 1
+        previous = next((line for line in reversed(lines[:index]) if line.strip()), "")
+        block = Block(match.group(1), "\n".join(lines[index + 1:end]), index + 1, end, previous.strip() == SKIP_MARK)
+        between = lines[found[-1].last + 1:index] if found else []
+        if block.lang == "text" and found and found[-1].lang == "python" and not any(s.strip() for s in between):
+            found[-1] = attrs.evolve(found[-1], output=block)
+        else:
+            found.append(block)
+        index = end + 1
+    return found
+
+
+def rewrite(path: Path, replacements: list[tuple[Block, str]]) -> None:
+    """Replace the text of output blocks (``KSCHEDLIB_UPDATE_DOCS``)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for block, text in sorted(replacements, key=lambda item: -item[0].first):
+        lines[block.first:block.last] = text.rstrip("\n").split("\n")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def run_python_blocks(path: Path, cwd: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Exec the page's python blocks in one namespace; compare each with its output block."""
+    monkeypatch.chdir(cwd)
+    module = types.ModuleType(f"docs_{path.parent.name}_{path.stem}".replace("-", "_"))
+    monkeypatch.setitem(sys.modules, module.__name__, module)  # dataclasses and pickling look modules up
+    namespace = module.__dict__
+    mismatches: list[str] = []
+    updates: list[tuple[Block, str]] = []
+    for block in blocks(path):
+        if block.lang != "python" or block.skip:
+            continue
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(compile(block.text, f"{path}:{block.first}", "exec", dont_inherit=True), namespace)
+        if block.output is None:
+            continue
+        if UPDATE:
+            updates.append((block.output, out.getvalue()))
+        elif out.getvalue().rstrip("\n") != block.output.text.rstrip("\n"):
+            mismatches.append(f"line {block.first}:\n--- printed\n{out.getvalue()}--- documented\n{block.output.text}")
+    if updates:
+        rewrite(path, updates)
+    assert not mismatches, "\n".join(mismatches)
+
+
+def test_tutorial_python_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    run_python_blocks(TUTORIAL, TUTORIAL.parent, monkeypatch)
+
+
+def console_commands(path: Path) -> list[tuple[Block, str, str]]:
+    """``(block, command, documented output)`` for every ``$ `` line of the page's console blocks."""
+    out: list[tuple[Block, str, str]] = []
+    for block in blocks(path):
+        if block.lang != "console":
+            continue
+        for chunk in re.split(r"^\$ ", block.text, flags=re.MULTILINE)[1:]:
+            command, _, output = chunk.partition("\n")
+            out.append((block, command, output))
+    return out
+
+
+def run_command(command: str, cwd: Path) -> str:
+    argv = shlex.split(command)
+    assert argv[:3] == ["python", "-m", "kschedlib"], f"only kschedlib commands are run: {command}"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(ROOT), env.get("PYTHONPATH"))))
+    completed = subprocess.run([sys.executable, *argv[1:]], cwd=cwd, env=env, capture_output=True, text=True,
+                               timeout=120, check=False)
+    assert completed.returncode == 0, completed.stderr
+    return completed.stdout
+
+
+def test_tutorial_console_blocks() -> None:
+    commands = console_commands(TUTORIAL)
+    assert commands
+    updates: dict[int, tuple[Block, list[str]]] = {}
+    for block, command, documented in commands:
+        printed = run_command(command, TUTORIAL.parent)
+        if UPDATE:
+            updates.setdefault(block.first, (block, []))[1].append(f"$ {command}\n{printed}")
+            continue
+        assert _TIMING.sub("<timing>", printed.rstrip("\n")) == _TIMING.sub("<timing>", documented.rstrip("\n")), (
+            f"$ {command}\n--- printed\n{printed}--- documented\n{documented}")
+    if updates:
+        rewrite(TUTORIAL, [(block, "".join(texts)) for block, texts in updates.values()])
+
+
+@pytest.mark.parametrize("page", HOW_TO)
+def test_how_to_python_blocks(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copy(TUTORIAL.parent / "cluster.json", tmp_path / "cluster.json")
+    run_python_blocks(DOCS / "how-to" / page, tmp_path, monkeypatch)
+
+
+def test_reference_documents_every_public_name() -> None:
+    import kschedlib
+    import kschedlib.framework
+    import kschedlib.framework.events
+
+    text = (DOCS / "reference" / "api.md").read_text(encoding="utf-8")
+    names = [*kschedlib.__all__, *kschedlib.framework.__all__, *kschedlib.framework.events.__all__]
+    missing = sorted({name for name in names if not re.search(rf"`{re.escape(name)}\b", text)})
+    assert not missing, f"docs/reference/api.md does not mention: {missing}"
+
+
+
+def anchors(path: Path) -> set[str]:
+    """GitHub's heading anchors of a Markdown file."""
+    out = set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("#"):
+            title = line.lstrip("#").strip().lower()
+            out.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
+    return out
+
+
+@pytest.mark.parametrize("page", OWN_PAGES, ids=[str(page.relative_to(ROOT)) for page in OWN_PAGES])
+def test_relative_links_resolve(page: Path) -> None:
+    text = re.sub(r"^```.*?^```", "", page.read_text(encoding="utf-8"), flags=re.MULTILINE | re.DOTALL)
+    text = re.sub(r"`[^`\n]*`", "", text)  # code is not a link, even when it looks like one
+    broken = []
+    for target in _LINK.findall(text):
+        if target.startswith(("http://", "https://", "mailto:")):
+            continue
+        file, _, anchor = target.partition("#")
+        resolved = (page.parent / file).resolve() if file else page
+        if not resolved.exists() or (anchor and resolved.suffix == ".md" and anchor not in anchors(resolved)):
+            broken.append(target)
+    assert not broken, f"{page.relative_to(ROOT)}: broken links {broken}"

@@ -1,0 +1,427 @@
+"""End-to-end tests of ``python -m kschedlib`` (DESIGN.md "The user-facing entry points")."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kschedlib.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+SIMULATE_KEYS = {"placements", "unschedulable", "gated", "nominations", "evicted", "summary", "pending", "attempts",
+                 "bind_order"}
+SUMMARY_KEYS = {"pods", "scheduled", "unschedulable", "gated", "seconds", "pods_per_second"}
+EXPLAIN_KEYS = {"pod", "preenqueue", "prefilter", "prefilter_nodes", "feasible", "filtered", "scores", "best",
+                "selected", "message", "postfilter", "num_all_nodes", "evaluated_nodes", "start_index",
+                "next_start_index"}
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def node(name: str, cpu: str = "4", taints: list[dict[str, str]] | None = None,
+         labels: dict[str, str] | None = None) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
+            "spec": {"taints": taints or []},
+            "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"},
+                       "capacity": {"cpu": cpu, "memory": "8Gi", "pods": "110"}}}
+
+
+def pod(name: str, cpu: str = "1", **spec: Any) -> dict[str, Any]:
+    labels = spec.pop("labels", {})
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default", "labels": labels},
+            "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}],
+                     **spec}}
+
+
+SMALL = [
+    node("node-a"),
+    node("node-b", taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]),
+    node("node-c", cpu="1"),
+    pod("web", cpu="2"),
+]
+
+
+def write_json(path: Path, items: list[dict[str, Any]]) -> Path:
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> Path:
+    return write_json(tmp_path / "cluster.json", SMALL)
+
+
+# --- simulate ---------------------------------------------------------------------------------
+
+
+def test_simulate_the_bundled_example_as_text() -> None:
+    code, out, err = cli("simulate")
+    assert code == 0
+    assert err == ""
+    lines = out.splitlines()
+    assert lines[0].split() == ["pod", "node"]
+    assert "unschedulable:" in lines
+    assert any(line.startswith("gated: ") for line in lines)
+    assert any(line.startswith("scheduled ") and " of " in line and " pods, " in line for line in lines)
+    assert lines[-1].endswith("pods/s")
+    assert " s scheduling, " in lines[-1]
+
+
+def test_simulate_the_bundled_example_as_json() -> None:
+    code, out, err = cli("simulate", "--format", "json")
+    assert code == 0
+    assert err == ""
+    report = json.loads(out)
+    assert set(report) >= SIMULATE_KEYS
+    summary = report["summary"]
+    assert set(summary) == SUMMARY_KEYS
+    placements = report["placements"]
+    assert placements
+    assert summary["pods"] == len(set(placements) | set(report["gated"]))
+    assert summary["scheduled"] == sum(1 for n in placements.values() if n is not None)
+    assert summary["unschedulable"] == len(report["unschedulable"])
+    assert summary["gated"] == len(report["gated"])
+    assert summary["scheduled"] > 0
+    assert summary["unschedulable"] > 0
+    assert summary["gated"] > 0
+    assert summary["seconds"] >= 0
+    assert summary["pods_per_second"] >= 0
+    for key, message in report["unschedulable"].items():
+        assert placements[key] is None
+        assert message.startswith("0/")
+        assert " nodes are available: " in message
+    assert all(placements.get(key) is None for key in report["gated"])
+    for key in report["gated"]:
+        assert report["pending"][key]["queue"] == "gated"
+        assert report["pending"][key]["plugins"] == ["SchedulingGates"]
+    for entry in report["pending"].values():
+        assert set(entry) == {"queue", "plugins", "attempts"}
+        assert entry["queue"] in {"unschedulable", "gated", "backoff", "active"}
+    bound = {entry["pod"]: entry["node"] for entry in report["bind_order"]}
+    assert bound == {k: n for k, n in placements.items() if n is not None}
+    for entry in report["bind_order"]:
+        assert set(entry) == {"pod", "node", "attempt"}
+        assert entry["attempt"] == report["attempts"][entry["pod"]]
+    assert set(report["attempts"]) == set(placements) - set(report["gated"])
+
+
+def test_simulate_is_reproducible() -> None:
+    def decisions() -> dict[str, Any]:
+        report: dict[str, Any] = json.loads(cli("simulate", "--format", "json", "--seed", "7")[1])
+        del report["summary"]
+        return report
+
+    assert decisions() == decisions()
+
+
+RETRY = [
+    node("node-a"),
+    pod("web", cpu="1", affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "db"}}}]}}),
+    pod("db", cpu="1", labels={"app": "db"}),
+]
+
+
+def test_simulate_retries_a_pod_when_an_event_may_help(tmp_path: Path) -> None:
+    path = write_json(tmp_path / "retry.json", RETRY)
+    code, out, _ = cli("simulate", str(path), "--format", "json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["placements"] == {"default/web": "node-a", "default/db": "node-a"}
+    assert report["attempts"] == {"default/web": 2, "default/db": 1}
+    assert [e["pod"] for e in report["bind_order"]] == ["default/db", "default/web"]
+    assert report["unschedulable"] == {}
+
+
+def test_simulate_once_gives_every_pod_one_attempt(tmp_path: Path) -> None:
+    path = write_json(tmp_path / "retry.json", RETRY)
+    code, out, _ = cli("simulate", str(path), "--once", "--format", "json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["placements"] == {"default/web": None, "default/db": "node-a"}
+    assert report["attempts"] == {"default/web": 1, "default/db": 1}
+    assert report["unschedulable"]["default/web"].startswith(
+        "0/1 nodes are available: 1 node(s) didn't match pod affinity rules.")
+    assert report["pending"]["default/web"]["plugins"] == ["InterPodAffinity"]
+    assert report["summary"]["scheduled"] == 1
+
+
+def test_simulate_once_on_the_bundled_example() -> None:
+    code, out, _ = cli("simulate", "--once", "--format", "json")
+    assert code == 0
+    report = json.loads(out)
+    assert set(report["attempts"].values()) == {1}
+
+
+def test_simulate_a_cluster_file_as_text(small: Path) -> None:
+    code, out, _ = cli("simulate", str(small))
+    assert code == 0
+    assert "default/web" in out
+    assert "node-a" in out
+    assert "scheduled 1 of 1 pods, 0 unschedulable, 0 gated" in out
+
+
+def test_simulate_through_a_real_subprocess() -> None:
+    done = subprocess.run([sys.executable, "-m", "kschedlib", "simulate", "--format", "json"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert set(report) >= SIMULATE_KEYS
+    assert report == {**json.loads(cli("simulate", "--format", "json")[1]), "summary": report["summary"]}
+
+
+# --- explain ----------------------------------------------------------------------------------
+
+
+def check_small_explanation(data: dict[str, Any]) -> None:
+    assert set(data) >= EXPLAIN_KEYS
+    assert data["pod"] == "default/web"
+    assert data["feasible"] == ["node-a"]
+    assert data["filtered"] == {
+        "node-b": {"plugin": "TaintToleration", "code": "UnschedulableAndUnresolvable",
+                   "reasons": ["node(s) had untolerated taint {dedicated: gpu}"]},
+        "node-c": {"plugin": "NodeResourcesFit", "code": "Unschedulable", "reasons": ["Insufficient cpu"]},
+    }
+    assert set(data["scores"]) == {"node-a"}
+    entry = data["scores"]["node-a"]
+    assert entry["total"] == sum(entry["plugins"].values())
+    assert entry["plugins"]["TaintToleration"] == 300
+    assert data["best"] == ["node-a"]
+    assert data["selected"] == "node-a"
+    assert data["message"] is None
+    assert data["postfilter"] is None
+    assert data["num_all_nodes"] == data["evaluated_nodes"] == 3
+
+
+def test_explain_json(small: Path) -> None:
+    code, out, err = cli("explain", str(small), "--pod", "default/web")
+    assert code == 0
+    assert err == ""
+    check_small_explanation(json.loads(out))
+
+
+def test_explain_text(small: Path) -> None:
+    code, out, _ = cli("explain", str(small), "--pod", "default/web", "--format", "text")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "pod default/web"
+    header = lines[1].split()
+    assert header[:2] == ["node", "verdict"]
+    assert header[-1] == "total"
+    assert "TaintToleration" in header
+    rows = {line.split()[0]: line for line in lines[3:] if line.startswith("node-")}
+    assert set(rows) == {"node-a", "node-b", "node-c"}
+    assert rows["node-a"].split()[1] == "selected"
+    assert rows["node-a"].split()[-1] == str(json.loads(cli("explain", str(small), "--pod", "default/web")[1])[
+        "scores"]["node-a"]["total"])
+    assert "TaintToleration: node(s) had untolerated taint {dedicated: gpu}" in rows["node-b"]
+    assert "NodeResourcesFit: Insufficient cpu" in rows["node-c"]
+    assert "evaluated 3 of 3 nodes" in lines
+
+
+def test_explain_a_pod_that_fits_nowhere(tmp_path: Path) -> None:
+    path = write_json(tmp_path / "full.json", [node("node-a", cpu="1"), pod("big", cpu="3")])
+    code, out, _ = cli("explain", str(path), "--pod", "default/big")
+    assert code == 0
+    data = json.loads(out)
+    assert data["feasible"] == []
+    assert data["selected"] is None
+    assert data["message"] == "0/1 nodes are available: 1 Insufficient cpu."
+    code, text, _ = cli("explain", str(path), "--pod", "default/big", "--format", "text")
+    assert code == 0
+    assert "0/1 nodes are available: 1 Insufficient cpu." in text.splitlines()
+
+
+def test_explain_a_pod_file(tmp_path: Path, small: Path) -> None:
+    pod_file = tmp_path / "pod.json"
+    pod_file.write_text(json.dumps(pod("other", cpu="500m")), encoding="utf-8")
+    code, out, _ = cli("explain", str(small), "--pod", str(pod_file))
+    assert code == 0
+    data = json.loads(out)
+    assert data["pod"] == "default/other"
+    assert data["feasible"] == ["node-a", "node-c"]
+
+
+def test_explain_multi_document_yaml(tmp_path: Path) -> None:
+    yaml = pytest.importorskip("yaml")
+    path = tmp_path / "cluster.yaml"
+    path.write_text(yaml.safe_dump_all(SMALL), encoding="utf-8")
+    for form in ("json", "text"):
+        code, out, err = cli("explain", str(path), "--pod", "default/web", "--format", form)
+        assert code == 0, err
+        if form == "json":
+            check_small_explanation(json.loads(out))
+        else:
+            assert out.startswith("pod default/web\n")
+
+
+def test_explain_start_index_and_config(tmp_path: Path) -> None:
+    path = write_json(tmp_path / "cluster.json", [node("node-a"), node("node-b"), pod("web")])
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                                  "profiles": [{"plugins": {"filter": {"disabled": [{"name": "TaintToleration"}]}}}]}),
+                      encoding="utf-8")
+    code, out, _ = cli("explain", str(path), "--pod", "default/web", "--config", str(config), "--start-index", "1")
+    assert code == 0
+    data = json.loads(out)
+    assert data["start_index"] == 1
+    assert data["next_start_index"] == 1
+    assert data["feasible"] == ["node-a", "node-b"]
+
+
+def _many_nodes(tmp_path: Path, count: int) -> tuple[Path, Path]:
+    path = write_json(tmp_path / "big.json", [*(node(f"n{i:03d}") for i in range(count)), pod("web")])
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                                  "percentageOfNodesToScore": 10}), encoding="utf-8")
+    return path, config
+
+
+def test_explain_evaluates_every_node_without_a_config(tmp_path: Path) -> None:
+    path, _ = _many_nodes(tmp_path, 300)
+    data = json.loads(cli("explain", str(path), "--pod", "default/web")[1])
+    assert data["evaluated_nodes"] == 300
+
+
+def test_explain_honours_percentage_of_nodes_to_score_from_a_config_file(tmp_path: Path) -> None:
+    path, config = _many_nodes(tmp_path, 300)
+    data = json.loads(cli("explain", str(path), "--pod", "default/web", "--config", str(config))[1])
+    # 300 nodes at 10 %: 100 feasible nodes are enough; the 101st passing node is dropped (reference §3 step 8)
+    assert data["evaluated_nodes"] == 100
+    assert data["next_start_index"] == 100
+
+
+# --- bad input: exit code 2 and a clear message -----------------------------------------------
+
+
+def _error(code: int, out: str, err: str) -> str:
+    assert code == 2
+    assert out == ""
+    assert err.startswith("kschedlib: error: ")
+    assert err.endswith("\n")
+    return err
+
+
+@pytest.mark.parametrize("command", ["explain", "simulate"])
+def test_missing_cluster_file(tmp_path: Path, command: str) -> None:
+    missing = tmp_path / "nope.json"
+    extra = ["--pod", "default/web"] if command == "explain" else []
+    err = _error(*cli(command, str(missing), *extra))
+    assert str(missing) in err
+    assert "cannot read file" in err
+
+
+MALFORMED = [
+    ("invalid-json", '{"kind": "List", "items": [', "invalid JSON"),
+    ("bad-quantity", json.dumps({"kind": "List", "items": [node("n1"), pod("web", cpu="two")]}),
+     "spec.containers[0].resources.requests.cpu"),
+    ("bad-taint-effect", json.dumps({"kind": "List", "items": [
+        node("n1", taints=[{"key": "k", "effect": "Never"}]), pod("web")]}), "spec.taints[0].effect"),
+    ("bad-selector-operator", json.dumps({"kind": "List", "items": [node("n1"), pod("web", affinity={
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "a", "operator": "Like", "values": ["x"]}]}]}}})]}), "operator"),
+]
+
+
+@pytest.mark.parametrize(("text", "fragment"), [m[1:] for m in MALFORMED], ids=[m[0] for m in MALFORMED])
+@pytest.mark.parametrize("command", ["explain", "simulate"])
+def test_malformed_manifest(tmp_path: Path, command: str, text: str, fragment: str) -> None:
+    path = tmp_path / "cluster.json"
+    path.write_text(text, encoding="utf-8")
+    extra = ["--pod", "default/web"] if command == "explain" else []
+    err = _error(*cli(command, str(path), *extra))
+    assert fragment in err
+
+
+BAD_CONFIGS = [
+    ("bad-field", {"parallelism": 0}, "parallelism"),
+    ("unknown-plugin", {"profiles": [{"plugins": {"filter": {"enabled": [{"name": "Nope"}]}}}]},
+     'FilterPlugin "Nope" does not exist'),
+    ("wrong-kind", {"kind": "Pod"}, "kind"),
+]
+
+
+@pytest.mark.parametrize(("config", "fragment"), [b[1:] for b in BAD_CONFIGS], ids=[b[0] for b in BAD_CONFIGS])
+@pytest.mark.parametrize("command", ["explain", "simulate"])
+def test_bad_config(tmp_path: Path, small: Path, command: str, config: dict[str, Any], fragment: str) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    extra = ["--pod", "default/web"] if command == "explain" else []
+    err = _error(*cli(command, str(small), *extra, "--config", str(path)))
+    assert fragment in err
+
+
+def test_missing_config_file(tmp_path: Path, small: Path) -> None:
+    err = _error(*cli("simulate", str(small), "--config", str(tmp_path / "missing.yaml")))
+    assert "missing.yaml" in err
+
+
+def test_unknown_pod(small: Path) -> None:
+    err = _error(*cli("explain", str(small), "--pod", "default/ghost"))
+    assert "default/ghost" in err
+
+
+def test_usage_errors_exit_2() -> None:
+    with pytest.raises(SystemExit) as caught:
+        cli("explain")
+    assert caught.value.code == 2
+    with pytest.raises(SystemExit) as caught:
+        cli("simulate", "--format", "xml")
+    assert caught.value.code == 2
+
+
+def test_simulate_pops_by_priority_then_file_order(tmp_path: Path) -> None:
+    items = [node("node-a", cpu="2"), pod("early", cpu="1"), pod("late", cpu="1"),
+             pod("urgent", cpu="1", priority=1000, preemptionPolicy="Never")]
+    path = write_json(tmp_path / "priority.json", items)
+    report = json.loads(cli("simulate", str(path), "--once", "--format", "json")[1])
+    assert [entry["pod"] for entry in report["bind_order"]] == ["default/urgent", "default/early"]
+    assert report["placements"]["default/late"] is None
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_simulate_without_a_terminal_prints_no_progress() -> None:
+    err = io.StringIO()
+    assert main(["simulate"], out=io.StringIO(), err=err) == 0
+    assert err.getvalue() == ""
+
+
+def test_simulate_on_a_terminal_ends_its_progress_with_the_final_count() -> None:
+    err = Terminal()
+    assert main(["simulate"], out=io.StringIO(), err=err) == 0
+    last = err.getvalue().rstrip("\n").rsplit("\r", 1)[-1]
+    assert re.fullmatch(r"\d+ attempts, 8 pods: 5 scheduled", last), repr(err.getvalue())
+
+
+def test_yaml_config_file(tmp_path: Path) -> None:
+    yaml = pytest.importorskip("yaml")
+    path = write_json(tmp_path / "cluster.json", [node("node-a"), node("node-b"), pod("web")])
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({
+        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler",
+                      "plugins": {"score": {"disabled": [{"name": "*"}], "enabled": [{"name": "ImageLocality"}]}}}],
+    }), encoding="utf-8")
+    data = json.loads(cli("explain", str(path), "--pod", "default/web", "--config", str(config))[1])
+    assert {name: entry["plugins"] for name, entry in data["scores"].items()} == {
+        "node-a": {"ImageLocality": 0}, "node-b": {"ImageLocality": 0}}
+    assert data["best"] == ["node-a", "node-b"]
+    code, out, _ = cli("simulate", str(path), "--config", str(config), "--format", "json")
+    assert code == 0
+    assert json.loads(out)["placements"]["default/web"] in {"node-a", "node-b"}

@@ -1,0 +1,103 @@
+"""The public surface of ``kschedlib``: ``__all__`` sorted, complete, importable and documented."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import types
+
+import pytest
+
+import kschedlib
+
+PUBLIC = sorted(kschedlib.__all__)
+
+
+def test_all_is_sorted() -> None:
+    assert kschedlib.__all__ == sorted(kschedlib.__all__)
+
+
+def test_all_has_no_duplicates() -> None:
+    assert len(set(kschedlib.__all__)) == len(kschedlib.__all__)
+
+
+@pytest.mark.parametrize("name", PUBLIC)
+def test_every_name_is_importable(name: str) -> None:
+    module = importlib.import_module("kschedlib")
+    assert hasattr(module, name)
+    namespace: dict[str, object] = {}
+    exec(f"from kschedlib import {name}", namespace)
+    assert namespace[name] is getattr(kschedlib, name)
+
+
+def test_star_import_gives_exactly_all() -> None:
+    namespace: dict[str, object] = {}
+    exec("from kschedlib import *", namespace)
+    assert sorted(k for k in namespace if k != "__builtins__") == PUBLIC
+
+
+def test_every_public_attribute_is_listed() -> None:
+    public = {name for name, value in vars(kschedlib).items()
+              if not name.startswith("_") and not isinstance(value, types.ModuleType)}
+    assert public == set(kschedlib.__all__)
+
+
+@pytest.mark.parametrize("name", PUBLIC)
+def test_every_exported_object_has_a_docstring(name: str) -> None:
+    obj = getattr(kschedlib, name)
+    doc = inspect.getdoc(obj)
+    assert doc, f"kschedlib.{name} has no docstring"
+    if inspect.isclass(obj) and obj.__doc__ is None:
+        pytest.fail(f"kschedlib.{name} only inherits its docstring")
+
+
+def test_the_package_has_a_docstring_and_a_version() -> None:
+    assert kschedlib.__doc__
+    assert isinstance(kschedlib.__version__, str)
+    assert kschedlib.__version__.count(".") >= 1
+
+
+ENTRY_POINTS = ["Scheduler", "load_cluster", "explain", "simulate", "Explanation", "parse_config", "Registry",
+                "in_tree_registry", "KschedError"]
+
+
+@pytest.mark.parametrize("name", ENTRY_POINTS)
+def test_design_entry_points_are_exported(name: str) -> None:
+    assert name in kschedlib.__all__
+
+
+@pytest.mark.parametrize("name", [n for n in PUBLIC if n.endswith("Error")])
+def test_errors_share_one_root(name: str) -> None:
+    error = getattr(kschedlib, name)
+    assert issubclass(error, kschedlib.KschedError)
+    if error is not kschedlib.KschedError:
+        assert any(base.__module__ == "builtins" and base is not Exception for base in error.__mro__[1:])
+
+
+def _undocumented_members(cls: type) -> list[str]:
+    missing = []
+    for name, member in vars(cls).items():
+        if name.startswith("_"):
+            continue
+        if isinstance(member, property | classmethod | staticmethod) or inspect.isfunction(member):
+            target = member if isinstance(member, property) else getattr(cls, name)
+            if not inspect.getdoc(target):
+                missing.append(name)
+    return missing
+
+
+CLASSES = [n for n in PUBLIC if inspect.isclass(getattr(kschedlib, n))
+           and not issubclass(getattr(kschedlib, n), BaseException)]
+UNDOCUMENTED: dict[str, str] = {}
+
+
+def _member_param(name: str) -> object:
+    if name in UNDOCUMENTED:
+        reason = f"kschedlib.{name}: no docstring on {UNDOCUMENTED[name]}"
+        return pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=reason))
+    return name
+
+
+@pytest.mark.parametrize("name", [_member_param(n) for n in CLASSES])
+def test_public_members_of_exported_classes_are_documented(name: str) -> None:
+    assert _undocumented_members(getattr(kschedlib, name)) == []
