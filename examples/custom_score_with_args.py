@@ -108,13 +108,11 @@ ARGS: Final = {"labelKey": "disktype", "values": ["nvme", "ssd"]}
 
 def first_decision(registry: kschedlib.Registry, cfg: object) -> tuple[str | None, dict[str, int]]:
     """The node chosen for the cluster's pending pod, and every feasible node's total score."""
-    scheduler = kschedlib.Scheduler(cfg, registry=registry, seed=0)
-    scheduler.add_objects(kschedlib.load_cluster(CLUSTER).objects)
-    result = scheduler.schedule_one()
-    assert result is not None
-    assert result.outcome is not None
-    scores = kschedlib.Explanation(result.pod, result.outcome).to_dict()["scores"]
-    return result.node_name, {name: entry["total"] for name, entry in scores.items()}
+    cluster = kschedlib.load_cluster(CLUSTER)
+    pod = cluster.pending_pods[0]
+    explanation = kschedlib.explain(cluster, pod.key, cfg, registry=registry)
+    scores = explanation.to_dict()["scores"]
+    return explanation.selected, {name: entry["total"] for name, entry in scores.items()}
 
 
 def main() -> None:
