@@ -557,11 +557,12 @@ class Engine:
 
 
 def _slim(outcome: CycleOutcome) -> CycleOutcome:
-    """The outcome a result keeps: its diagnosis, without the cycle's plugin state and score table.
+    """The outcome a result keeps: everything but the cycle's plugin state.
 
-    Embedders often keep every result; the per-cycle state and scores would dominate their memory.
+    Embedders often keep every result; the per-cycle plugin state (topology counts, affinity maps)
+    would dominate their memory.  Scheduler cycles compute score totals only, never per-plugin tables.
     """
-    return attrs.evolve(outcome, state=CycleState(), scores=None, scored_nodes=())
+    return attrs.evolve(outcome, state=CycleState())
 
 
 def _future_status(done: object) -> Status:
