@@ -31,7 +31,7 @@ from kschedlib.framework.extension_points import (
     ScoreExtensions,
     ScorePlugin,
 )
-from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore
+from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore, ValueNormalizer
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.queued_pod import QueuedPodInfo
@@ -127,9 +127,9 @@ class _Memo:
     MAX_ENTRIES: Final = 50_000
 
     def __init__(self) -> None:
-        self._tables: OrderedDict[object, dict[int, tuple[NodeInfo, Any]]] = OrderedDict()
+        self._tables: OrderedDict[object, dict[int, Any]] = OrderedDict()
 
-    def table(self, key: object) -> dict[int, tuple[NodeInfo, Any]]:
+    def table(self, key: object) -> dict[int, Any]:
         table = self._tables.get(key)
         if table is None:
             table = self._tables[key] = {}
@@ -148,7 +148,7 @@ class MemoizedFilter:
 
     __slots__ = ("run", "table")
 
-    def __init__(self, run: FilterRunner, table: dict[int, tuple[NodeInfo, Any]]) -> None:
+    def __init__(self, run: FilterRunner, table: dict[int, Any]) -> None:
         self.run = run
         self.table = table
 
@@ -461,20 +461,21 @@ class ProfileRuntime:
         scorers = [(active[i][0], active[i][1].score) for i in local]
         summed = [(position, active[i][0], self.weights[active[i][0]]) for position, i in enumerate(local)
                   if not isinstance(active[i][1], ScoreExtensions)]
-        entries: list[tuple[NodeInfo, tuple[int, ...], int]] = []
-        for node in nodes:
-            entry: Any = table.get(id(node))
-            if entry is None or entry[0] is not node:
-                raw = tuple(_score_node(scorers, state, pod, node))
-                partial = 0
-                for position, name, weight in summed:
-                    value = raw[position]
-                    if not 0 <= value <= 100:
-                        raise _OutOfRange(name, value)
-                    partial += value * weight
-                entry = (node, raw, partial)
-                table[id(node)] = entry
-            entries.append(entry)
+        entries: list[Any] = list(map(table.get, map(id, nodes)))
+        stale = [i for i, (entry, node) in enumerate(zip(entries, nodes, strict=True))
+                 if entry is None or entry[0] is not node]
+        for i in stale:
+            node = nodes[i]
+            raw = tuple(_score_node(scorers, state, pod, node))
+            partial = 0
+            for position, name, weight in summed:
+                value = raw[position]
+                if not 0 <= value <= 100:
+                    raise _OutOfRange(name, value)
+                partial += value * weight
+            entry = (node, raw, partial)
+            entries[i] = entry
+            table[id(node)] = entry
         return entries
 
     @staticmethod
@@ -489,6 +490,12 @@ class ProfileRuntime:
     def _normalize(
         state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], name: str, plugin: ScoreExtensions, raw: list[int]
     ) -> list[int] | Status:
+        if isinstance(plugin, ValueNormalizer):
+            try:
+                return plugin.normalize_values(state, pod, raw)
+            except Exception as exc:
+                return _error(f"running Normalize on Score plugins: plugin {_go_quote(name)} failed with: {exc}",
+                              name)
         entries = list(map(NodeScore, [node.name for node in nodes], raw))
         try:
             status = plugin.normalize_score(state, pod, entries)

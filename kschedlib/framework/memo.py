@@ -17,7 +17,7 @@ from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.extension_points import Plugin
 from kschedlib.model.objects import Pod
 
-__all__ = ["NodeLocalFilter", "NodeLocalScore"]
+__all__ = ["NodeLocalFilter", "NodeLocalScore", "ValueNormalizer"]
 
 
 class NodeLocalFilter(Plugin):
@@ -34,3 +34,15 @@ class NodeLocalScore(Plugin):
     @abc.abstractmethod
     def score_key(self, state: CycleState, pod: Pod) -> Hashable | None:
         """Called after PreScore; equal keys must give equal raw scores on the same NodeInfo. ``None``: don't reuse."""
+
+
+class ValueNormalizer(Plugin):
+    """A NormalizeScore that depends only on the raw scores, in node order (not on node names).
+
+    The runtime calls :meth:`normalize_values` instead of ``normalize_score`` and skips building a
+    :class:`~kschedlib.framework.NodeScore` per node; both must give the same scores.
+    """
+
+    @abc.abstractmethod
+    def normalize_values(self, state: CycleState, pod: Pod, scores: list[int]) -> list[int]:
+        """The normalized scores, one per raw score, in the same order."""

@@ -22,12 +22,12 @@ from kschedlib.framework.cycle_state import CycleState, StateKey
 from kschedlib.framework.events import ActionType, ClusterEventWithHint, EnqueueExtensions, node_events
 from kschedlib.framework.extension_points import FilterPlugin, PreScorePlugin, ScoreExtensions, ScorePlugin
 from kschedlib.framework.handle import Handle
-from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore
+from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore, ValueNormalizer
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.results import NodeScore
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, Pod, Taint, Toleration
-from kschedlib.plugins._normalize import default_normalize_score
+from kschedlib.plugins._normalize import default_normalize_score, normalized_values
 
 __all__ = [
     "DO_NOT_SCHEDULE_EFFECTS",
@@ -111,6 +111,7 @@ class TaintToleration(
     ScoreExtensions,
     NodeLocalFilter,
     NodeLocalScore,
+    ValueNormalizer,
     EnqueueExtensions,
 ):
     """Filter on hard taints (UnschedulableAndUnresolvable); score by untolerated soft taints (reversed)."""
@@ -159,6 +160,10 @@ class TaintToleration(
         """Fewer untolerated soft taints is better: ``100 - 100 * count // max`` (all 100 when max is 0)."""
         default_normalize_score(scores, reverse=True)
         return Status.SUCCESS
+
+    def normalize_values(self, state: CycleState, pod: Pod, scores: list[int]) -> list[int]:
+        """The same normalization on plain integers."""
+        return normalized_values(scores, reverse=True)
 
     def filter_key(self, state: CycleState, pod: Pod) -> Hashable:
         """The verdict depends only on the tolerations."""

@@ -676,3 +676,13 @@ def test_pre_score_without_nodes_and_ghost_score() -> None:
     assert plugin().pre_score(CycleState(), pod, []).is_success
     with pytest.raises(LookupError):
         plugin().score(CycleState(), pod, NodeInfo.of(None))
+
+
+@given(st.lists(st.integers(min_value=0, max_value=500), max_size=30))
+def test_normalize_values_equals_normalize_score(raw: list[int]) -> None:
+    from kschedlib.framework import NodeScore
+
+    plugin = NodeAffinity(None, FakeHandle())
+    entries = [NodeScore(f"n{i}", value) for i, value in enumerate(raw)]
+    plugin.normalize_score(CycleState(), make_pod("p"), entries)
+    assert plugin.normalize_values(CycleState(), make_pod("p"), list(raw)) == [e.score for e in entries]

@@ -308,3 +308,13 @@ def test_state_clone_and_ghost_score() -> None:
     )
     with pytest.raises(LookupError, match="node not found"):
         PLUGIN.score(state, make_pod("p"), NodeInfo.of(None))
+
+
+@given(st.lists(st.integers(min_value=0, max_value=20), max_size=30))
+def test_normalize_values_equals_normalize_score(raw: list[int]) -> None:
+    from kschedlib.framework import NodeScore
+
+    plugin = TaintToleration(None, FakeHandle())
+    entries = [NodeScore(f"n{i}", value) for i, value in enumerate(raw)]
+    plugin.normalize_score(CycleState(), make_pod("p"), entries)
+    assert plugin.normalize_values(CycleState(), make_pod("p"), list(raw)) == [e.score for e in entries]
