@@ -28,7 +28,7 @@ from kschedlib.framework.extension_points import (
     ScorePlugin,
 )
 from kschedlib.framework.handle import Handle
-from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore
+from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore, ValueNormalizer
 from kschedlib.framework.node_info import ImageState, NodeInfo
 from kschedlib.framework.pod_info import AffinityTerm, PodInfo, WeightedAffinityTerm
 from kschedlib.framework.queued_pod import QueuedPodInfo
@@ -89,6 +89,7 @@ __all__ = [
     "StateKey",
     "Status",
     "Wait",
+    "ValueNormalizer",
     "WaitingPodView",
     "WeightedAffinityTerm",
     "fit_error_message",
