@@ -76,6 +76,26 @@ def _slice(names: Sequence[str]) -> str:
     return "[" + " ".join(names) + "]"
 
 
+def _first_failure(
+    point: str,
+    calls: Sequence[tuple[str, Callable[[CycleState, Pod, str], Status]]],
+    state: CycleState,
+    pod: Pod,
+    node_name: str,
+) -> Status:
+    """Run ``calls`` in order until one fails: a rejection is returned as is, anything else as an error."""
+    for name, call in calls:
+        try:
+            status = call(state, pod, node_name)
+        except Exception as exc:
+            return _error(f"running {point} plugin {_go_quote(name)}: {exc}", name)
+        if status.code is not _SUCCESS:
+            if status.code in _REJECTED:
+                return status.with_plugin(name)
+            return _error(f"running {point} plugin {_go_quote(name)}: {status.message()}", name)
+    return Status.success()
+
+
 class _OutOfRange(Exception):
     """A Score plugin without normalization returned a score outside [0, 100]."""
 
@@ -509,16 +529,8 @@ class ProfileRuntime:
     # --- reserve, permit, binding -------------------------------------------------------------
 
     def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
-        for name, plugin in self.reserve:
-            try:
-                status = plugin.reserve(state, pod, node_name)
-            except Exception as exc:
-                return _error(f"running Reserve plugin {_go_quote(name)}: {exc}", name)
-            if status.code is not _SUCCESS:
-                if status.code in _REJECTED:
-                    return status.with_plugin(name)
-                return _error(f"running Reserve plugin {_go_quote(name)}: {status.message()}", name)
-        return Status.success()
+        """Reserve plugins in order; the first failure stops (rejections keep their code)."""
+        return _first_failure("Reserve", [(name, p.reserve) for name, p in self.reserve], state, pod, node_name)
 
     def run_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """Unreserve every Reserve plugin in reverse order; their exceptions are swallowed."""
@@ -549,16 +561,8 @@ class ProfileRuntime:
         return waits if waits else Status.success()
 
     def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
-        for name, plugin in self.pre_bind:
-            try:
-                status = plugin.pre_bind(state, pod, node_name)
-            except Exception as exc:
-                return _error(f"running PreBind plugin {_go_quote(name)}: {exc}", name)
-            if status.code is not _SUCCESS:
-                if status.code in _REJECTED:
-                    return status.with_plugin(name)
-                return _error(f"running PreBind plugin {_go_quote(name)}: {status.message()}", name)
-        return Status.success()
+        """PreBind plugins in order; the first failure stops (rejections keep their code)."""
+        return _first_failure("PreBind", [(name, p.pre_bind) for name, p in self.pre_bind], state, pod, node_name)
 
     def run_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         """Bind plugins in order until one does not skip; SKIP when all skip."""

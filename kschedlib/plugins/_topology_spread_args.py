@@ -10,7 +10,6 @@ raised.  A message is the detail kube-scheduler prints after the field path
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, final
 
@@ -20,6 +19,7 @@ from kschedlib.errors import ConfigError, KschedError
 from kschedlib.model.convert import label_selector_from_dict
 from kschedlib.model.labels import LabelSelector
 from kschedlib.model.objects import TopologySpreadConstraint
+from kschedlib.plugins._validation import qualified_name_errors
 
 __all__ = [
     "DO_NOT_SCHEDULE",
@@ -161,44 +161,3 @@ def _validate_not_repeated(constraints: Sequence[TopologySpreadConstraint], inde
                               value=f"{{{c.topology_key}, {c.when_unsatisfiable}}}")
 
 
-# --- label-name syntax (apimachinery IsQualifiedName) ----------------------------------------
-
-_NAME_FMT: Final = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_NAME_MSG: Final = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
-                    "with an alphanumeric character")
-_SUBDOMAIN_FMT: Final = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-_SUBDOMAIN_MSG: Final = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-                         "'-' or '.', and must start and end with an alphanumeric character")
-_NAME_RE: Final = re.compile(_NAME_FMT)
-_SUBDOMAIN_RE: Final = re.compile(_SUBDOMAIN_FMT)
-
-
-def _regex_error(message: str, fmt: str, *examples: str) -> str:
-    shown = "".join(f"{' or ' if i else ''}'{example}', " for i, example in enumerate(examples))
-    return f"{message} (e.g. {shown}regex used for validation is '{fmt}')"
-
-
-def qualified_name_errors(value: str) -> list[str]:
-    """Why ``value`` is not a valid label key (empty when it is), worded as Kubernetes words it."""
-    parts = value.split("/")
-    if len(parts) > 2:
-        return ["a qualified name " + _regex_error(_NAME_MSG, _NAME_FMT, "MyName", "my.name", "123-abc")
-                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
-    errors: list[str] = []
-    name = parts[-1]
-    if len(parts) == 2:
-        prefix = parts[0]
-        if not prefix:
-            errors.append("prefix part must be non-empty")
-        else:
-            if len(prefix.encode()) > 253:
-                errors.append("prefix part must be no more than 253 characters")
-            if not _SUBDOMAIN_RE.fullmatch(prefix):
-                errors.append("prefix part " + _regex_error(_SUBDOMAIN_MSG, _SUBDOMAIN_FMT, "example.com"))
-    if not name:
-        errors.append("name part must be non-empty")
-    elif len(name.encode()) > 63:
-        errors.append("name part must be no more than 63 characters")
-    if not _NAME_RE.fullmatch(name):
-        errors.append("name part " + _regex_error(_NAME_MSG, _NAME_FMT, "MyName", "my.name", "123-abc"))
-    return errors
