@@ -1,0 +1,171 @@
+"""Deliberately broken plugins: each breaks one contract, and the contract kit must say so.
+
+They are the proof that :mod:`kschedlib.testing.contracts` catches what it promises to catch;
+``test_contracts.py`` asserts on the message each one gets.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import MutableMapping
+from typing import ClassVar, Final, cast
+
+from kschedlib.framework import (
+    CycleState,
+    FilterPlugin,
+    Handle,
+    NodeInfo,
+    PodInfo,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreFilterResult,
+    ReservePlugin,
+    ScorePlugin,
+    StateKey,
+    Status,
+)
+from kschedlib.model import Pod
+from kschedlib.model.resources import pod_requests
+
+
+class MutatesNodeInfo(FilterPlugin):
+    """Marks every node it sees by writing a label into the NodeInfo's node (NodeInfos are shared)."""
+
+    name: ClassVar[str] = "MutatesNodeInfo"
+
+    def __init__(self, args: None, handle: Handle) -> None:
+        """No arguments."""
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        node = node_info.node
+        if node is not None:
+            cast(MutableMapping[str, str], node.labels)["seen-by"] = self.name
+        return Status.success()
+
+
+class MutatesPod(PreFilterPlugin):
+    """Stamps the pod being scheduled with a label: the pod belongs to the cluster, not to the plugin."""
+
+    name: ClassVar[str] = "MutatesPod"
+
+    def __init__(self, args: None, handle: Handle) -> None:
+        """No arguments."""
+
+    def pre_filter(self, state: CycleState, pod: Pod) -> Status | PreFilterResult:
+        cast(MutableMapping[str, str], pod.labels)["considered-by"] = self.name
+        return Status.success()
+
+
+class ScoresOutOfRange(ScorePlugin):
+    """Scores free milli-CPU divided by 10 and forgets to normalize: a node with 2 free CPUs scores 200."""
+
+    name: ClassVar[str] = "ScoresOutOfRange"
+
+    def __init__(self, args: None, handle: Handle) -> None:
+        """No arguments."""
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        free = node_info.allocatable.milli_cpu - node_info.requested.milli_cpu
+        return max(free, 0) // 10
+
+
+class Nondeterministic(ScorePlugin):
+    """Breaks ties with the process-wide random generator instead of the handle's seeded one."""
+
+    name: ClassVar[str] = "Nondeterministic"
+
+    def __init__(self, args: None, handle: Handle) -> None:
+        """No arguments."""
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        return random.randint(0, 100)  # the bug on display: the process-wide generator
+
+
+class _PodsPerNode:
+    """Pods per node; ``clone`` copies the object but shares the dict (the bug)."""
+
+    __slots__ = ("counts",)
+
+    def __init__(self, counts: dict[str, int]) -> None:
+        self.counts = counts
+
+    def clone(self) -> _PodsPerNode:
+        return _PodsPerNode(self.counts)
+
+
+_COUNTS: Final[StateKey[_PodsPerNode]] = StateKey("PreFilterSharedClone")
+
+
+class _CountingBase(PreFilterPlugin, PreFilterExtensions, FilterPlugin):
+    """At most ``LIMIT`` pods per node, counted in PreFilter and kept up to date by AddPod/RemovePod."""
+
+    LIMIT: ClassVar[int] = 3
+
+    def __init__(self, args: None, handle: Handle) -> None:
+        self._handle = handle
+
+    def pre_filter(self, state: CycleState, pod: Pod) -> Status | PreFilterResult:
+        state.write(_COUNTS, _PodsPerNode({info.name: len(info.pods) for info in self._handle.snapshot}))
+        return Status.success()
+
+    def add_pod(self, state: CycleState, pod: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo) -> Status:
+        counts = state.read(_COUNTS).counts
+        counts[node_info.name] = counts.get(node_info.name, 0) + 1
+        return Status.success()
+
+    def remove_pod(self, state: CycleState, pod: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo) -> Status:
+        counts = state.read(_COUNTS).counts
+        counts[node_info.name] = counts.get(node_info.name, 0) - 1
+        return Status.success()
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        if state.read(_COUNTS).counts.get(node_info.name, 0) >= self.LIMIT:
+            return Status.unschedulable("node(s) had too many pods")
+        return Status.success()
+
+
+class SharedClone(_CountingBase):
+    """Its PreFilter state's ``clone`` shares the counts: AddPod on a clone changes the original."""
+
+    name: ClassVar[str] = "SharedClone"
+
+
+class ForgetfulRemovePod(_CountingBase):
+    """A correct clone, but RemovePod forgets to count down: AddPod then RemovePod leaves a pod counted."""
+
+    name: ClassVar[str] = "ForgetfulRemovePod"
+    LIMIT: ClassVar[int] = 1
+
+    def pre_filter(self, state: CycleState, pod: Pod) -> Status | PreFilterResult:
+        counts = {info.name: len(info.pods) for info in self._handle.snapshot}
+        state.write(_COUNTS, _CopiedCounts(counts))
+        return Status.success()
+
+    def remove_pod(self, state: CycleState, pod: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo) -> Status:
+        return Status.success()
+
+
+class _CopiedCounts(_PodsPerNode):
+    """Counts whose clone copies the dict, as it should."""
+
+    __slots__ = ()
+
+    def clone(self) -> _CopiedCounts:
+        return _CopiedCounts(dict(self.counts))
+
+
+class LeakyReserve(ReservePlugin):
+    """Reserves the pod's CPU on the node in its own ledger; Unreserve forgets to give it back."""
+
+    name: ClassVar[str] = "LeakyReserve"
+
+    def __init__(self, args: None, handle: Handle) -> None:
+        self.reserved_milli_cpu: dict[str, int] = {}
+
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        cpu = pod_requests(pod).milli_cpu
+        self.reserved_milli_cpu[node_name] = self.reserved_milli_cpu.get(node_name, 0) + cpu
+        return Status.success()
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Should subtract what ``reserve`` added; does nothing."""

@@ -1,0 +1,181 @@
+"""The plugin contract kit: every in-tree plugin keeps the contracts; each broken plugin is caught, readably."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis.errors import InvalidArgument
+
+from kschedlib import in_tree_registry
+from kschedlib.framework import PluginEntry
+from kschedlib.framework.registry import PluginFactory
+from kschedlib.model import Container, Namespace, Node, Pod, parse_quantity
+from kschedlib.plugins.inter_pod_affinity import InterPodAffinity
+from kschedlib.plugins.node_affinity import NodeAffinity
+from kschedlib.plugins.node_ports import NodePorts
+from kschedlib.plugins.node_resources_fit import NodeResourcesFit
+from kschedlib.plugins.pod_topology_spread import PodTopologySpread
+from kschedlib.plugins.taint_toleration import TaintToleration
+from kschedlib.simulation import Cluster
+from kschedlib.testing import (
+    ALL_CHECKS,
+    CONTRACTS,
+    ContractViolation,
+    Scenario,
+    check_add_remove_inverse,
+    check_contracts,
+    check_no_mutation,
+    check_plugin,
+    check_score_range,
+    check_state_clone,
+)
+from kschedlib.testing import strategies as ks
+from tests.testing import broken_plugins as broken
+
+REGISTRY = in_tree_registry()
+ENTRIES = [REGISTRY.get(name) for name in REGISTRY.names()]
+# The default profile's Filter plugins: DefaultPreemption's dry run runs them through the FakeHandle.
+PROFILE_FILTERS: tuple[PluginFactory, ...] = (NodeResourcesFit, NodePorts, TaintToleration, NodeAffinity,
+                                              PodTopologySpread, InterPodAffinity)
+
+
+def _filters_for(entry: PluginEntry) -> tuple[PluginFactory, ...]:
+    return PROFILE_FILTERS if entry.name == "DefaultPreemption" else ()
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[entry.name for entry in ENTRIES])
+def test_in_tree_plugin_keeps_the_contracts(entry: PluginEntry) -> None:
+    check_plugin(entry.factory, args=entry.args_from(None), filter_plugins=_filters_for(entry), max_examples=8)
+
+
+@settings(max_examples=60)
+@given(ks.scenarios())
+def test_every_in_tree_plugin_keeps_the_contracts_on_shared_scenarios(scenario: Scenario) -> None:
+    """The same property over more scenarios, each checked against every plugin (one generation, many checks)."""
+    for entry in ENTRIES:
+        check_contracts(entry.factory, scenario, args=entry.args_from(None), filter_plugins=_filters_for(entry))
+
+
+# --- broken plugins are caught, with the shrunk scenario as YAML ---------------------------------
+
+BROKEN: list[tuple[type[Any], str, str]] = [
+    (broken.MutatesNodeInfo, "no-mutation",
+     'Filter on node "node-0" changed the NodeInfo of node "node-0":\n'
+     "    node_info.node.labels['seen-by']: <absent> -> 'MutatesNodeInfo'"),
+    (broken.MutatesPod, "no-mutation",
+     "PreFilter changed the pod:\n    pod.labels['considered-by']: <absent> -> 'MutatesPod'"),
+    (broken.ScoresOutOfRange, "score-range",
+     'Score on node "node-0" returned 200, outside [0, 100], and the plugin has no NormalizeScore'),
+    (broken.Nondeterministic, "deterministic", "a second attempt of the same plugin instance answered differently"),
+    (broken.SharedClone, "state-clone",
+     'AddPod of default/pending-1 on node "node-0" on the original CycleState changed the CycleState, its clone:\n'
+     "    state[StateKey('PreFilterSharedClone')].counts['node-0']: 0 -> 1"),
+    (broken.ForgetfulRemovePod, "add-remove-inverse",
+     'AddPod then RemovePod of default/pending-1 on node "node-0" changed Filter\'s verdicts:\n'
+     '    node "node-0": Success before, Unschedulable: node(s) had too many pods after'),
+    (broken.LeakyReserve, "reserve-unreserve",
+     "Reserve then Unreserve on node \"node-0\" changed the plugin's attributes:\n"
+     "    .reserved_milli_cpu['node-0']: <absent> -> 0"),
+]
+
+
+@pytest.mark.parametrize(("plugin", "contract", "detail"), BROKEN, ids=[b[0].__name__ for b in BROKEN])
+def test_a_broken_plugin_fails_with_a_readable_counterexample(plugin: type[Any], contract: str, detail: str) -> None:
+    with pytest.raises(ContractViolation) as caught:
+        check_plugin(plugin, max_examples=50)
+    violation = caught.value
+    assert (violation.contract, violation.plugin) == (contract, plugin.name)
+    message = str(violation)
+    assert message.startswith(f"plugin {plugin.name} breaks the contract {contract!r}: {CONTRACTS[contract]}.\n")
+    assert detail in message
+    # the shrunk counterexample: one bare node, the pod to schedule first in a comment, Kubernetes YAML
+    assert "\n\nCounterexample (Scenario(pod='default/pending-0', nodes=1, bound_pods=0, " in message
+    yaml = message.split("):\n", 1)[1]
+    assert yaml == violation.scenario.to_yaml()
+    assert yaml.startswith("# the pod to schedule: default/pending-0\n---\napiVersion: v1\nkind: Namespace\n")
+    assert "kind: Node\nmetadata:\n  name: node-0\n" in yaml
+    assert "seen-by" not in yaml
+    assert "considered-by" not in yaml
+
+
+def test_a_violation_is_an_assertion_error_that_pytest_reports() -> None:
+    assert issubclass(ContractViolation, AssertionError)
+
+
+# --- the check functions, one scenario at a time ------------------------------------------------
+
+
+def _scenario(*, bound: bool = True) -> Scenario:
+    four = {"cpu": parse_quantity("4"), "memory": parse_quantity("8Gi"), "pods": parse_quantity("110")}
+    node = Node("node-0", labels={"kubernetes.io/hostname": "node-0"}, allocatable=four, capacity=four)
+    web = Container("app", requests={"cpu": parse_quantity("1")})
+    bound_pod = Pod("web-0", labels={"app": "web"}, node_name="node-0", phase="Running", containers=(web,))
+    pending = Pod("web-1", labels={"app": "web"}, containers=(web,))
+    other = Pod("web-2", labels={"app": "web"}, containers=(web,))
+    namespace = Namespace("default", {"kubernetes.io/metadata.name": "default"})
+    pods = (bound_pod, pending, other) if bound else (pending, other)
+    return Scenario(Cluster((namespace, node, *pods)), pending)
+
+
+def test_checks_run_on_one_hand_written_scenario() -> None:
+    scenario = _scenario()
+    for entry in ENTRIES:
+        check_contracts(entry.factory, scenario, args=entry.args_from(None), filter_plugins=_filters_for(entry))
+    with pytest.raises(ContractViolation, match="changed the NodeInfo of node"):
+        check_no_mutation(broken.MutatesNodeInfo, scenario)
+    with pytest.raises(ContractViolation, match="returned 300, outside"):
+        check_score_range(broken.ScoresOutOfRange, scenario)
+    with pytest.raises(ContractViolation, match="its clone"):
+        check_state_clone(broken.SharedClone, scenario)
+    check_add_remove_inverse(broken.ForgetfulRemovePod, scenario)  # the node is full either way: no change seen
+    with pytest.raises(ContractViolation, match="Filter's verdicts"):
+        check_add_remove_inverse(broken.ForgetfulRemovePod, _scenario(bound=False))
+
+
+def test_checks_that_do_not_apply_pass() -> None:
+    scenario = _scenario()
+    check_state_clone(broken.MutatesPod, scenario)  # no PreFilterExtensions
+    check_score_range(broken.SharedClone, scenario)  # no Score
+    check_contracts(broken.LeakyReserve, scenario, checks=[check_score_range])
+
+
+@settings(max_examples=20)
+@given(ks.scenarios())
+def test_checks_compose_with_given(scenario: Scenario) -> None:
+    check_score_range(NodeResourcesFit, scenario)
+    check_state_clone(PodTopologySpread, scenario)
+
+
+class _Raises(broken.MutatesNodeInfo):
+    """Raises on every node."""
+
+    name = "Raises"
+
+    def filter(self, *args: object) -> Any:
+        raise KeyError("zone")
+
+
+class _Unbuildable(broken.MutatesNodeInfo):
+    name = "Unbuildable"
+
+    def __init__(self, args: None, handle: object) -> None:
+        raise ValueError("bad args")
+
+
+def test_exceptions_are_violations_that_name_the_point() -> None:
+    with pytest.raises(ContractViolation, match=r"Filter on node \"node-0\" raised KeyError: 'zone'"):
+        check_score_range(_Raises, _scenario())
+    with pytest.raises(ContractViolation, match="building the plugin raised ValueError: bad args"):
+        check_no_mutation(_Unbuildable, _scenario())
+
+
+def test_bad_arguments_of_check_plugin_fail_at_once() -> None:
+    with pytest.raises(InvalidArgument):
+        check_plugin(42)  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgument):
+        check_plugin(NodeResourcesFit, checks=())
+    with pytest.raises(InvalidArgument):
+        check_contracts(NodeResourcesFit, _scenario(), checks=[check_score_range, len])  # type: ignore[list-item]
+    assert len(ALL_CHECKS) == len(CONTRACTS)
