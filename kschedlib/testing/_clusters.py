@@ -16,7 +16,8 @@ from kschedlib.plugins.node_affinity import required_node_affinity_matches
 from kschedlib.plugins.taint_toleration import find_untolerated_taint
 from kschedlib.simulation.cluster import Cluster
 from kschedlib.testing._affinity import DEFAULT_NAMESPACE_LABELS, DEFAULT_NAMESPACES
-from kschedlib.testing._basics import HOSTNAME_LABEL, label_sets, sometimes
+from kschedlib.testing._basics import HOSTNAME_LABEL, sometimes
+from kschedlib.testing._labels import label_sets
 from kschedlib.testing._manifests import to_yaml
 from kschedlib.testing._validation import Vocabulary, check_int_range, check_names
 from kschedlib.testing._workloads import namespace_named

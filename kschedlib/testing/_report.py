@@ -38,6 +38,9 @@ class ContractViolation(AssertionError):
         self.scenario = scenario
         self._message: str | None = None
 
+    def __reduce__(self) -> tuple[type[ContractViolation], tuple[str, str, str, Scenario]]:
+        return type(self), (self.contract, self.plugin, self.detail, self.scenario)
+
     def __str__(self) -> str:
         """The contract, what broke it, then the scenario as YAML (rendered once, when first asked for:
         Hypothesis raises many violations while it shrinks and reads only the last)."""
