@@ -296,7 +296,7 @@ def check_plugin(
     assert parent is not None
     overrides: dict[str, Any] = {
         "deadline": None, "database": None, "report_multiple_bugs": False,
-        "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
+        "suppress_health_check": [*parent.suppress_health_check, HealthCheck.too_slow, HealthCheck.data_too_large],
         # Hypothesis' explain phase re-runs the failing scenario many times to annotate which arguments
         # matter; the violation's message already says what broke, so that time is better saved.
         "phases": [phase for phase in parent.phases if phase is not Phase.explain],

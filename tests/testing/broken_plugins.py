@@ -15,11 +15,13 @@ from kschedlib.framework import (
     FilterPlugin,
     Handle,
     NodeInfo,
+    NodeScore,
     PodInfo,
     PreFilterExtensions,
     PreFilterPlugin,
     PreFilterResult,
     ReservePlugin,
+    ScoreExtensions,
     ScorePlugin,
     StateKey,
     Status,
@@ -169,3 +171,79 @@ class LeakyReserve(ReservePlugin):
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """Should subtract what ``reserve`` added; does nothing."""
+
+
+# --- smaller breakages of the score contract and friends, checked on a hand-written scenario -----------
+
+
+class ScoresAFloat(ScorePlugin):
+    """Returns a float score."""
+
+    name: ClassVar[str] = "ScoresAFloat"
+
+    def __init__(self, args: None, handle: Handle) -> None:
+        """No arguments."""
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        return 0.5  # type: ignore[return-value]  # the bug on display
+
+
+class _Normalizing(ScorePlugin, ScoreExtensions):
+    def __init__(self, args: None, handle: Handle) -> None:
+        """No arguments."""
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        return 10
+
+
+class NormalizesOutOfRange(_Normalizing):
+    """Scales scores by 15 instead of to 100."""
+
+    name: ClassVar[str] = "NormalizesOutOfRange"
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
+        for entry in scores:
+            entry.score *= 15
+        return Status.success()
+
+
+class NormalizeDropsNodes(_Normalizing):
+    """Drops nodes from the list it should only rescore."""
+
+    name: ClassVar[str] = "NormalizeDropsNodes"
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
+        scores.clear()
+        return Status.success()
+
+
+class NormalizeFails(_Normalizing):
+    """Fails to normalize."""
+
+    name: ClassVar[str] = "NormalizeFails"
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
+        return Status.from_error("no scores to normalize")
+
+
+class NumberedInstances(ScorePlugin):
+    """Each instance scores by its own serial number: the same instance agrees with itself, a second does not."""
+
+    name: ClassVar[str] = "NumberedInstances"
+    built: ClassVar[list[int]] = [0]
+
+    def __init__(self, args: None, handle: Handle) -> None:
+        self.built[0] += 1
+        self.number = self.built[0]
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        return self.number % 100
+
+
+class AddPodFails(_CountingBase):
+    """AddPod returns an error for every pod."""
+
+    name: ClassVar[str] = "AddPodFails"
+
+    def add_pod(self, state: CycleState, pod: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo) -> Status:
+        return Status.from_error("cannot count")

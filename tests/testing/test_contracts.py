@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from typing import Any
 
 import pytest
@@ -22,10 +23,12 @@ from kschedlib.simulation import Cluster
 from kschedlib.testing import (
     ALL_CHECKS,
     CONTRACTS,
+    Check,
     ContractViolation,
     Scenario,
     check_add_remove_inverse,
     check_contracts,
+    check_determinism,
     check_no_mutation,
     check_plugin,
     check_score_range,
@@ -132,6 +135,34 @@ def test_checks_run_on_one_hand_written_scenario() -> None:
     check_add_remove_inverse(broken.ForgetfulRemovePod, scenario)  # the node is full either way: no change seen
     with pytest.raises(ContractViolation, match="Filter's verdicts"):
         check_add_remove_inverse(broken.ForgetfulRemovePod, _scenario(bound=False))
+
+
+SMALL_BREAKAGES: list[tuple[Check, type[Any], str]] = [
+    (check_score_range, broken.ScoresAFloat, 'Score on node "node-0" returned 0.5 (float), not an int'),
+    (check_score_range, broken.NormalizesOutOfRange,
+     'NormalizeScore left node "node-0" at 150 (raw score 10), outside [0, 100]'),
+    (check_score_range, broken.NormalizeDropsNodes, "NormalizeScore changed the node list from ['node-0'] to []"),
+    (check_score_range, broken.NormalizeFails, "NormalizeScore failed: Error: no scores to normalize"),
+    (check_determinism, broken.NumberedInstances,
+     "a second plugin instance built the same way answered differently:\n  first: Score: {'node-0': "),
+    (check_state_clone, broken.AddPodFails,
+     'AddPod of default/web-2 on node "node-0" returned Error: cannot count'),
+]
+
+
+@pytest.mark.parametrize(("check", "plugin", "detail"), SMALL_BREAKAGES,
+                         ids=[b[1].__name__ for b in SMALL_BREAKAGES])
+def test_smaller_breakages_are_named_precisely(check: Check, plugin: type[Any], detail: str) -> None:
+    with pytest.raises(ContractViolation) as caught:
+        check(plugin, _scenario())
+    assert caught.value.detail.startswith(detail)
+
+
+def test_a_violation_survives_pickling() -> None:
+    with pytest.raises(ContractViolation) as caught:
+        check_score_range(broken.ScoresAFloat, _scenario())
+    again = pickle.loads(pickle.dumps(caught.value))
+    assert str(again) == str(caught.value)
 
 
 def test_checks_that_do_not_apply_pass() -> None:

@@ -5,7 +5,16 @@ from __future__ import annotations
 import attrs
 
 from kschedlib import FakeClock
-from kschedlib.framework import CycleState, Handle, NodeInfo, PodInfo, Snapshot, Status
+from kschedlib.framework import (
+    CycleState,
+    FilterPlugin,
+    Handle,
+    NodeInfo,
+    PodInfo,
+    PreFilterExtensions,
+    Snapshot,
+    Status,
+)
 from kschedlib.model import Container, Namespace, Node, OwnerSelector, Pod, PodDisruptionBudget, parse_quantity
 from kschedlib.plugins.default_preemption import DefaultPreemption
 from kschedlib.plugins.node_resources_fit import NodeResourcesFit
@@ -128,3 +137,46 @@ def test_extension_runners_report_failures() -> None:
 def test_it_is_a_handle() -> None:
     handle: Handle = FakeHandle().as_handle()
     assert len(handle.snapshot) == 0
+
+
+class _Broken(FilterPlugin, PreFilterExtensions):
+    """A Filter that raises, or answers with an error: the fake reports both as errors of the plugin."""
+
+    name = "Broken"
+
+    def __init__(self, args: object, handle: Handle, *, raises: bool = True) -> None:
+        self.raises = raises
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        if self.raises:
+            raise RuntimeError("boom")
+        return Status.from_error("bad state")
+
+    def add_pod(self, state: CycleState, pod: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo) -> Status:
+        raise RuntimeError("no adding")
+
+    def remove_pod(self, state: CycleState, pod: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo) -> Status:
+        return Status.success()
+
+
+def test_failing_plugins_become_error_statuses() -> None:
+    handle = FakeHandle(CLUSTER)
+    raising = handle.add_plugin(_Broken(None, handle))
+    pod = _pod("p", "1")
+    node = handle.snapshot.get("b1")
+    status = handle.run_filter_plugins_with_nominated_pods(CycleState(), pod, node)
+    assert (status.code.label, status.plugin) == ("Error", "Broken")
+    assert status.message() == 'running "Broken" filter plugin: boom'
+    assert isinstance(raising, _Broken)
+    raising.raises = False
+    assert handle.run_filter_plugins_with_nominated_pods(CycleState(), pod, node).message() == (
+        'running "Broken" filter plugin: bad state')
+    added = handle.run_pre_filter_extension_add_pod(CycleState(), pod, PodInfo.of(pod), node)
+    assert added.message() == 'running AddPod on PreFilter plugin "Broken": no adding'
+
+
+def test_set_snapshot_replaces_what_plugins_see() -> None:
+    handle = FakeHandle(CLUSTER)
+    empty = Snapshot(())
+    handle.set_snapshot(empty)
+    assert handle.snapshot is empty

@@ -291,3 +291,22 @@ def test_pods_shrink_toward_the_feature_asked_for() -> None:
 def test_quantities_shrink_to_the_lower_bound_in_the_coarsest_suffix() -> None:
     assert str(find(ks.quantities(min_value="1Gi", max_value="8Gi"), lambda q: True)) == "1Gi"
     assert find(ks.quantities(min_value="250m", max_value="2"), lambda q: q.amount > 1).amount == Fraction(2)
+
+
+MORE_BAD_ARGUMENTS: list[tuple[str, Callable[[], object]]] = [
+    ("bool-flag", lambda: ks.node_affinities(required="yes")),  # type: ignore[arg-type]
+    ("int-bound", lambda: ks.pods(max_containers=2.5)),  # type: ignore[arg-type]
+    ("vocabulary-not-mapping", lambda: ks.label_sets(labels=["app"])),  # type: ignore[arg-type]
+    ("vocabulary-empty-key", lambda: ks.label_sets(labels={"": ("x",)})),
+    ("features-string", lambda: ks.pods(features="limits")),
+    ("ranges-not-mapping", lambda: ks.resource_lists(resources=[("cpu", "1")])),  # type: ignore[arg-type]
+    ("ranges-empty-name", lambda: ks.resource_lists(resources={"": ("0", "1")})),
+    ("quantity-float", lambda: ks.quantities(max_value=1.5)),  # type: ignore[arg-type]
+    ("names-not-strings", lambda: ks.nodes(zones=(1,))),  # type: ignore[arg-type]
+]
+
+
+@pytest.mark.parametrize("build", [b for _, b in MORE_BAD_ARGUMENTS], ids=[i for i, _ in MORE_BAD_ARGUMENTS])
+def test_more_bad_arguments(build: Callable[[], object]) -> None:
+    with pytest.raises(InvalidArgument):
+        build()
