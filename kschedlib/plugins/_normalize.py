@@ -7,27 +7,27 @@ from kschedlib.framework.results import NodeScore
 MAX_NODE_SCORE = 100
 
 
-def default_normalize_score(scores: list[NodeScore], *, reverse: bool, max_score: int = MAX_NODE_SCORE) -> None:
-    """kube-scheduler's DefaultNormalizeScore: scale to [0, max_score] by the maximum, optionally reversed.
-
-    When every score is 0 they stay 0, or all become ``max_score`` when reversed.
-    """
-    highest = max((entry.score for entry in scores), default=0)
-    if highest == 0:
-        if reverse:
-            for entry in scores:
-                entry.score = max_score
-        return
-    for entry in scores:
-        scaled = max_score * entry.score // highest
-        entry.score = max_score - scaled if reverse else scaled
+def _truncating_div(a: int, b: int) -> int:
+    """Go's integer division: truncates toward zero (Python's ``//`` floors)."""
+    quotient = abs(a) // abs(b)
+    return quotient if (a < 0) == (b < 0) else -quotient
 
 
 def normalized_values(scores: list[int], *, reverse: bool, max_score: int = MAX_NODE_SCORE) -> list[int]:
-    """:func:`default_normalize_score` on plain integers (same results, no NodeScore objects)."""
+    """kube-scheduler's DefaultNormalizeScore on plain integers.
+
+    Scores are scaled to [0, max_score] by the maximum (Go integer division), optionally reversed;
+    when the maximum is 0 they stay as they are, or all become ``max_score`` when reversed.
+    """
     highest = max(scores, default=0)
     if highest == 0:
         return [max_score] * len(scores) if reverse else list(scores)
-    if reverse:
-        return [max_score - max_score * score // highest for score in scores]
-    return [max_score * score // highest for score in scores]
+    scaled = [_truncating_div(max_score * score, highest) for score in scores]
+    return [max_score - value for value in scaled] if reverse else scaled
+
+
+def default_normalize_score(scores: list[NodeScore], *, reverse: bool, max_score: int = MAX_NODE_SCORE) -> None:
+    """:func:`normalized_values` applied in place to NodeScore entries."""
+    for entry, value in zip(scores, normalized_values([e.score for e in scores], reverse=reverse,
+                                                      max_score=max_score), strict=True):
+        entry.score = value

@@ -686,3 +686,10 @@ def test_normalize_values_equals_normalize_score(raw: list[int]) -> None:
     entries = [NodeScore(f"n{i}", value) for i, value in enumerate(raw)]
     plugin.normalize_score(CycleState(), make_pod("p"), entries)
     assert plugin.normalize_values(CycleState(), make_pod("p"), list(raw)) == [e.score for e in entries]
+
+
+def test_normalization_truncates_toward_zero_like_go() -> None:
+    # A negative raw score (possible with negative addedAffinity weights): Go gives -33, floor would give -34.
+    from kschedlib.plugins._normalize import normalized_values
+
+    assert normalized_values([-1, 3], reverse=False) == [-33, 100]
