@@ -30,7 +30,7 @@ from kschedlib._internal.node_tree import NodeTree
 from kschedlib.errors import CacheError
 from kschedlib.framework.node_info import ImageState, NodeInfo
 from kschedlib.framework.pod_info import PodInfo
-from kschedlib.framework.snapshot import Snapshot
+from kschedlib.framework.snapshot import NodeChangeLog, Snapshot
 from kschedlib.model.objects import Namespace, Node, Pod
 
 __all__ = ["Cache", "PodState"]
@@ -45,6 +45,10 @@ class PodState:
     assumed: bool = False
     binding_finished: bool = False
     deadline: float | None = None
+
+
+_MAX_LOGGED = 10_000
+"""Change-log entries kept beyond four per node before a fresh log starts (consumers then re-compare)."""
 
 
 def _track(names: frozenset[str], name: str, member: bool) -> frozenset[str]:
@@ -65,6 +69,7 @@ class Cache:
     __slots__ = (
         "_affinity_holders",
         "_anti_holders",
+        "_changes",
         "_dirty",
         "_images",
         "_nodes",
@@ -93,6 +98,7 @@ class Cache:
         self._pvc_holders: frozenset[str] = frozenset()
         self._affinity_holders: frozenset[str] = frozenset()
         self._anti_holders: frozenset[str] = frozenset()
+        self._changes = NodeChangeLog()
         self.assumed_ttl = assumed_ttl
 
     # --- nodes ------------------------------------------------------------------------------
@@ -278,16 +284,19 @@ class Cache:
             position = positions.get(name)
             if position is not None and not self._order_changed:
                 listed[position] = copy
+                self._changes.positions.append(position)
         self._dirty.clear()
         self._pvc_holders = holders
         self._affinity_holders, self._anti_holders = affinity, anti
+        if self._order_changed or len(self._changes.positions) > _MAX_LOGGED + 4 * len(listed):
+            self._changes = NodeChangeLog()
         if self._order_changed:
             self._order = self._tree.ordered()
             self._positions = positions = {name: i for i, name in enumerate(self._order)}
             self._snapshot_list = listed = [infos[name] for name in self._order]
             self._order_changed = False
         return Snapshot(listed, namespaces=namespaces, positions=positions, pvc_holders=holders,
-                        affinity_holders=affinity, anti_affinity_holders=anti)
+                        affinity_holders=affinity, anti_affinity_holders=anti, changes=self._changes)
 
     def dump(self) -> dict[str, object]:
         """A plain summary for debugging: nodes with their pods, and the assumed pods."""

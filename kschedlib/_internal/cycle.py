@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
+from itertools import compress
+from operator import attrgetter
 from typing import Any, Final, final
 
 import attrs
@@ -29,6 +31,7 @@ __all__ = ["CycleOutcome", "filter_with_nominated", "num_feasible_nodes_to_find"
 MIN_FEASIBLE_NODES_TO_FIND: Final = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: Final = 5
 _SUCCESS: Final = Code.SUCCESS
+_NAME: Final = attrgetter("name")
 
 
 @final
@@ -130,9 +133,11 @@ def select_host(names: Sequence[str], totals: Sequence[int], rng: random.Random)
     from the seeded generator gives the same distribution.
     """
     top = max(totals)
-    best = [name for name, total in zip(names, totals, strict=True) if total == top]
-    chosen = best[0] if len(best) == 1 else best[rng.randrange(len(best))]
-    return chosen, tuple(sorted(best))
+    if totals.count(top) == 1:
+        chosen = names[totals.index(top)]
+        return chosen, (chosen,)
+    best = list(compress(names, map(top.__eq__, totals)))
+    return best[rng.randrange(len(best))], tuple(sorted(best))
 
 
 @final
@@ -199,7 +204,8 @@ def run_cycle(
         statuses = dict.fromkeys((info.name for info in snapshot.node_infos), status)
         diagnosis = _diagnosis(statuses, pre_filter_message=status.message())
         return _no_fit(runtime, base, state, pod, statuses, diagnosis, start_index, len(statuses), status, names)
-    check = runtime.filter_runner(state, pod)
+    plan = runtime.filter_plan(state, pod)
+    check = runtime.filter_runner(state, pod, plan)
 
     def with_nominated(state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         return filter_with_nominated(runtime, check, state, pod, node_info, nominator)
@@ -233,8 +239,17 @@ def run_cycle(
         percentage if percentage is not None else percentage_of_nodes_to_score, len(nodes))
     if not runtime.score and not has_filter_or_scoring(runtime.extenders):
         to_find = 1
+    positions: list[int] | None = None
     if not runtime.filter:
         search.feasible = [nodes[(start_index + i) % len(nodes)] for i in range(min(to_find, len(nodes)))]
+    elif names is None and not nominator and not search.statuses:
+        by_column = runtime.search_columns(plan, state, pod, snapshot, start_index, to_find)
+        if by_column is None:
+            search.run(nodes, start_index, to_find, check, state, pod)
+        else:
+            positions = by_column.feasible
+            search.feasible = list(map(nodes.__getitem__, positions))
+            search.statuses, search.stopped_at, search.error = by_column.statuses, by_column.stopped_at, by_column.error
     else:
         search.run(nodes, start_index, to_find, check_nominated, state, pod)
     processed = len(search.feasible) + len(search.statuses)
@@ -250,12 +265,13 @@ def run_cycle(
         if len(passed) != len(search.feasible):
             also |= {EXTENDER_PSEUDO_PLUGIN}
         search.feasible = passed
+        positions = None
     if not search.feasible:
         diagnosis = _diagnosis(search.statuses, also=also)
         return _no_fit(runtime, base, state, pod, search.statuses, diagnosis, next_start, len(search.statuses),
                        None, names)
     return _scored(runtime, base, state, pod, search.feasible, search.statuses, snapshot, rng, next_start,
-                   processed, search.stopped_at, names, score_single_node, detail)
+                   processed, search.stopped_at, names, score_single_node, detail, positions)
 
 
 def _no_fit(
@@ -300,8 +316,9 @@ def _scored(
     names: frozenset[str] | None,
     score_single_node: bool,
     detail: bool = True,
+    positions: list[int] | None = None,
 ) -> CycleOutcome:
-    scored = tuple([info.name for info in feasible])
+    scored = tuple(map(_NAME, feasible))
     common: dict[str, Any] = {
         "next_start_index": next_start,
         "feasible": scored,
@@ -314,7 +331,7 @@ def _scored(
     if len(feasible) == 1 and not score_single_node:
         only = feasible[0].name
         return CycleOutcome(selected=only, best=(only,), **common)
-    table = _score(runtime, state, pod, feasible, detail, snapshot)
+    table = _score(runtime, state, pod, feasible, detail, snapshot, positions)
     if isinstance(table, Status):
         return CycleOutcome(error=table, **common)
     entries: dict[str, tuple[tuple[str, int], ...]] = {}
@@ -331,7 +348,7 @@ def _scored(
 
 def _score(
     runtime: ProfileRuntime, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], detail: bool,
-    snapshot: Snapshot,
+    snapshot: Snapshot, positions: list[int] | None,
 ) -> ScoreTable | Status:
     if not runtime.score and not runtime.extenders:
         return ScoreTable((), (), [1] * len(nodes))
@@ -347,4 +364,4 @@ def _score(
             return Status.from_error(f'running Score plugins: plugin "{active[0]}" failed with: getting node '
                                      f'"{unknown}" from Snapshot: nodeinfo not found for node name "{unknown}"',
                                      plugin=active[0])
-    return runtime.run_score(state, pod, nodes, detail=detail)
+    return runtime.run_score(state, pod, nodes, detail=detail, positions=positions, snapshot=snapshot)

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, NamedTuple, cast, final
+from operator import add
+from typing import Any, Final, NamedTuple, TypeVar, cast, final
 
+from kschedlib._internal.columns import FilterColumn, ScoreColumn, ScoreFailure, SearchResult, search_column
 from kschedlib._internal.profile import BuiltProfile
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.extender import Extender
@@ -36,10 +38,11 @@ from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.queued_pod import QueuedPodInfo
 from kschedlib.framework.results import NodeScore, PostFilterResult, PreFilterResult, Wait
+from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Code, Status
 from kschedlib.model.objects import Pod
 
-__all__ = ["FilterRunner", "MemoizedFilter", "PreFilterOutcome", "ProfileRuntime", "ScoreTable"]
+__all__ = ["FilterPlan", "FilterRunner", "MemoizedFilter", "PreFilterOutcome", "ProfileRuntime", "ScoreTable"]
 
 _SUCCESS: Final = Code.SUCCESS
 _ERROR: Final = Code.ERROR
@@ -47,6 +50,18 @@ _REJECTED: Final = frozenset({Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOL
 MAX_PERMIT_TIMEOUT: Final = 15 * 60.0
 
 FilterRunner = Callable[[CycleState, Pod, NodeInfo], Status]
+_C = TypeVar("_C", FilterColumn, ScoreColumn)
+
+
+class FilterPlan(NamedTuple):
+    """The Filter plugins a cycle runs, and how many of them, from the first, are node-local.
+
+    ``key`` identifies the node-local prefix's verdicts (one key per plugin in it).
+    """
+
+    active: tuple[tuple[str, FilterRunner], ...]
+    local: int
+    key: tuple[object, ...]
 
 
 class PreFilterOutcome(NamedTuple):
@@ -62,6 +77,16 @@ class ScoreTable(NamedTuple):
     plugins: tuple[str, ...]
     scores: tuple[list[int], ...]
     totals: list[int]
+
+
+def _filter_key(plugin: FilterPlugin, state: CycleState, pod: Pod) -> object:
+    """The plugin's memo key, or ``None`` when its verdicts cannot be reused."""
+    if not isinstance(plugin, NodeLocalFilter):
+        return None
+    try:
+        return plugin.filter_key(state, pod)
+    except Exception:  # no reuse; filter() will report the problem
+        return None
 
 
 def _error(message: str, plugin: str) -> Status:
@@ -134,32 +159,67 @@ def _score_node(
     return out
 
 
+class _LocalView(NamedTuple):
+    """The reusable Score plugins' results for the nodes being scored, in their order."""
+
+    totals: list[int]
+    """Per node, the weighted sum of the reusable plugins that do not normalize."""
+    raw: Callable[[int], list[int]]
+    """The raw scores of the ``j``-th reusable plugin, per node."""
+
+
 @final
 class _Memo:
-    """Verdicts of node-local plugins by key, each table NodeInfo id -> (NodeInfo, value).
+    """Reusable node-local results by key: id tables and per-position columns.
 
-    Tables are few (one per distinct pod shape) and bounded; an entry is valid only while
-    its NodeInfo object is the one being asked about.
+    An id table maps NodeInfo id -> (NodeInfo, value); an entry is valid only while its NodeInfo
+    object is the one being asked about.  A column (see :mod:`~kschedlib._internal.columns`)
+    covers every position of the snapshot; it is only built for a key once its pods have asked
+    about as many nodes as the snapshot has, so one-off pod shapes never pay for it.
+    Keys are few (one per distinct pod shape) and bounded in number.
     """
 
-    __slots__ = ("_tables",)
+    __slots__ = ("_tables", "_uses")
     MAX_TABLES: Final = 64
     MAX_ENTRIES: Final = 50_000
+    MAX_COUNTED: Final = 4_096
 
     def __init__(self) -> None:
-        self._tables: OrderedDict[object, dict[int, Any]] = OrderedDict()
+        self._tables: OrderedDict[object, Any] = OrderedDict()
+        self._uses: dict[object, int] = {}
+
+    def _store(self, key: object, value: Any) -> None:
+        self._tables[key] = value
+        if len(self._tables) > self.MAX_TABLES:
+            self._tables.popitem(last=False)
 
     def table(self, key: object) -> dict[int, Any]:
-        table = self._tables.get(key)
+        table: dict[int, Any] | None = self._tables.get(key)
         if table is None:
-            table = self._tables[key] = {}
-            if len(self._tables) > self.MAX_TABLES:
-                self._tables.popitem(last=False)
+            table = {}
+            self._store(key, table)
         else:
             self._tables.move_to_end(key)
             if len(table) > self.MAX_ENTRIES:
                 table.clear()
         return table
+
+    def column(self, key: object, factory: Callable[[], _C], nodes: int, wanted: int) -> _C | None:
+        """The column of ``key``, or ``None`` while its uses have not yet covered ``nodes`` nodes."""
+        column: _C | None = self._tables.get(key)
+        if column is not None:
+            self._tables.move_to_end(key)
+            return column
+        uses = self._uses.get(key, 0) + max(wanted, 1)
+        if uses < nodes:
+            if len(self._uses) >= self.MAX_COUNTED:
+                self._uses.clear()
+            self._uses[key] = uses
+            return None
+        self._uses.pop(key, None)
+        column = factory()
+        self._store(key, column)
+        return column
 
 
 @final
@@ -276,37 +336,61 @@ class ProfileRuntime:
         state.skip_filter_plugins = frozenset(skipped)
         return PreFilterOutcome(result, returned)
 
-    def filter_runner(self, state: CycleState, pod: Pod | None = None) -> FilterRunner:
+    def filter_plan(self, state: CycleState, pod: Pod) -> FilterPlan:
+        """The non-skipped Filter plugins, with the key of their leading :class:`NodeLocalFilter` run."""
+        active: list[tuple[str, FilterRunner]] = []
+        keys: list[object] = ["filter"]
+        local = 0
+        for name, plugin in self.filter:
+            if name in state.skip_filter_plugins:
+                continue
+            active.append((name, plugin.filter))
+            if local == len(active) - 1:
+                key = _filter_key(plugin, state, pod)
+                if key is not None:
+                    keys.append((name, key))
+                    local += 1
+        return FilterPlan(tuple(active), local, tuple(keys))
+
+    def filter_runner(self, state: CycleState, pod: Pod | None = None, plan: FilterPlan | None = None) -> FilterRunner:
         """A function running the non-skipped Filter plugins on one node; first failure wins.
 
         With ``pod`` given and every active plugin a :class:`NodeLocalFilter` with a key, verdicts
         are reused for NodeInfos already seen with the same keys.
         """
-        active = tuple((name, plugin.filter) for name, plugin in self.filter
-                       if name not in state.skip_filter_plugins)
-        run = self._plain_filter_runner(active)
         if pod is None:
+            return self._plain_filter_runner(tuple((name, plugin.filter) for name, plugin in self.filter
+                                                   if name not in state.skip_filter_plugins))
+        if plan is None:
+            plan = self.filter_plan(state, pod)
+        run = self._plain_filter_runner(plan.active)
+        if plan.local < len(plan.active):
             return run
-        memo_key = self._filter_memo_key(state, pod)
-        if memo_key is None:
-            return run
-        return MemoizedFilter(run, self._memo.table(memo_key))
+        return MemoizedFilter(run, self._memo.table(plan.key))
 
-    def _filter_memo_key(self, state: CycleState, pod: Pod) -> tuple[object, ...] | None:
-        keys: list[object] = ["filter"]
-        for name, plugin in self.filter:
-            if name in state.skip_filter_plugins:
-                continue
-            if not isinstance(plugin, NodeLocalFilter):
-                return None
-            try:
-                key = plugin.filter_key(state, pod)
-            except Exception:
-                return None
-            if key is None:
-                return None
-            keys.append((name, key))
-        return tuple(keys)
+    def search_columns(
+        self, plan: FilterPlan, state: CycleState, pod: Pod, snapshot: Snapshot, start: int, to_find: int
+    ) -> SearchResult | None:
+        """The node search over the memo column of the plan's node-local plugins.
+
+        ``None`` when there is no node-local plugin to build on, or the column is not built yet.
+        """
+        if plan.local == 0 and plan.active:
+            return None
+        nodes = snapshot.node_infos
+        column = self._memo.column(("column", *plan.key), FilterColumn, len(nodes), to_find)
+        if column is None:
+            return None
+        verdict = MemoizedFilter(self._plain_filter_runner(plan.active[:plan.local]), self._memo.table(plan.key))
+        column.sync(snapshot, lambda info: verdict(state, pod, info))
+        rest = None
+        if plan.local < len(plan.active):
+            run_rest = self._plain_filter_runner(plan.active[plan.local:])
+
+            def rest(info: NodeInfo) -> Status:
+                return run_rest(state, pod, info)
+
+        return search_column(column, nodes, start, to_find, rest)
 
     @staticmethod
     def _plain_filter_runner(active: tuple[tuple[str, FilterRunner], ...]) -> FilterRunner:
@@ -392,37 +476,36 @@ class ProfileRuntime:
         return Status.success()
 
     def run_score(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], *, detail: bool = True
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], *, detail: bool = True,
+        positions: Sequence[int] | None = None, snapshot: Snapshot | None = None,
     ) -> ScoreTable | Status:
         """Score, normalize, range-check and weight; an ERROR status on any failure.
 
         Node-local plugins' raw scores are reused per NodeInfo, together with their weighted sum for
-        the plugins that do not normalize.  With ``detail=False`` only the totals are computed.
+        the plugins that do not normalize; when ``positions`` (of ``nodes`` in ``snapshot``) are
+        given they come from the key's memo column.  With ``detail=False`` only the totals are
+        computed.
         """
         active = [(name, plugin) for name, plugin in self.score if name not in state.skip_score_plugins]
         local, keys = self._local_score_plugins(state, pod, active)
         try:
-            entries = self._local_entries(state, pod, nodes, active, local, keys) if local else None
+            view = self._local_view(state, pod, nodes, active, local, keys, positions, snapshot) if local else None
         except _PluginFailure as failure:
             return _error(f"running Score plugins: plugin {_go_quote(failure.plugin)} failed with: "
                           f"{failure.error}", failure.plugin)
         except _OutOfRange as bad:
             return _range_error(bad.plugin, bad.value)
-        totals = [entry[2] for entry in entries] if entries is not None else [0] * len(nodes)
+        totals = view.totals if view is not None else [0] * len(nodes)
         columns: dict[str, list[int]] = {}
-        for position, index in enumerate(local):
-            name, plugin = active[index]
-            if isinstance(plugin, ScoreExtensions):
-                continue
-            if detail:
-                weight = self.weights[name]
-                columns[name] = [entry[1][position] * weight for entry in entries or ()]
         for index, (name, plugin) in enumerate(active):
             if index in local:
-                if not isinstance(plugin, ScoreExtensions):
+                assert view is not None
+                if not isinstance(plugin, ScoreExtensions):  # already in the totals
+                    if detail:
+                        weight = self.weights[name]
+                        columns[name] = [value * weight for value in view.raw(local.index(index))]
                     continue
-                position = local.index(index)
-                raw = [entry[1][position] for entry in entries or ()]
+                raw = view.raw(local.index(index))
             else:
                 try:
                     raw = self._compute(state, pod, nodes, name, plugin)
@@ -432,7 +515,7 @@ class ProfileRuntime:
             weighted = self._finish_column(state, pod, nodes, name, plugin, raw)
             if isinstance(weighted, Status):
                 return weighted
-            totals = [total + value for total, value in zip(totals, weighted, strict=True)]
+            totals = list(map(add, totals, weighted))
             if detail:
                 columns[name] = weighted
         names = tuple(name for name, _ in active) if detail else ()
@@ -448,10 +531,17 @@ class ProfileRuntime:
             if isinstance(normalized, Status):
                 return normalized
             raw = normalized
-        if raw and not (min(raw) >= 0 and max(raw) <= 100):
+        if not raw:
+            return raw
+        if not (min(raw) >= 0 and max(raw) <= 100):
             return _range_error(name, next(v for v in raw if not 0 <= v <= 100))
         weight = self.weights[name]
-        return [value * weight for value in raw] if weight != 1 else raw
+        if weight == 1:
+            return raw
+        first = raw[0]
+        if raw.count(first) == len(raw):  # common: every node scored alike
+            return [first * weight] * len(raw)
+        return [value * weight for value in raw]
 
     @staticmethod
     def _local_score_plugins(
@@ -472,20 +562,16 @@ class ProfileRuntime:
                 keys.append((name, key))
         return local, tuple(keys)
 
-    def _local_entries(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], active: Sequence[tuple[str, ScorePlugin]],
-        local: Sequence[int], keys: tuple[object, ...],
-    ) -> list[tuple[NodeInfo, tuple[int, ...], int]]:
-        """Per node: (NodeInfo, raw scores of the reusable plugins, weighted sum of those that do not normalize)."""
-        table = self._memo.table(keys)
+    def _local_scorer(
+        self, state: CycleState, pod: Pod, active: Sequence[tuple[str, ScorePlugin]], local: Sequence[int],
+    ) -> Callable[[NodeInfo], tuple[tuple[int, ...], int]]:
+        """Scores one node with the reusable plugins: their raw scores and the weighted sum of those
+        that do not normalize (range-checked here, since that sum is all that is kept of them)."""
         scorers = [(active[i][0], active[i][1].score) for i in local]
         summed = [(position, active[i][0], self.weights[active[i][0]]) for position, i in enumerate(local)
                   if not isinstance(active[i][1], ScoreExtensions)]
-        entries: list[Any] = list(map(table.get, map(id, nodes)))
-        stale = [i for i, (entry, node) in enumerate(zip(entries, nodes, strict=True))
-                 if entry is None or entry[0] is not node]
-        for i in stale:
-            node = nodes[i]
+
+        def score(node: NodeInfo) -> tuple[tuple[int, ...], int]:
             raw = tuple(_score_node(scorers, state, pod, node))
             partial = 0
             for position, name, weight in summed:
@@ -493,10 +579,49 @@ class ProfileRuntime:
                 if not 0 <= value <= 100:
                     raise _OutOfRange(name, value)
                 partial += value * weight
-            entry = (node, raw, partial)
-            entries[i] = entry
-            table[id(node)] = entry
-        return entries
+            return raw, partial
+
+        return score
+
+    def _local_view(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], active: Sequence[tuple[str, ScorePlugin]],
+        local: Sequence[int], keys: tuple[object, ...], positions: Sequence[int] | None, snapshot: Snapshot | None,
+    ) -> _LocalView:
+        """The reusable plugins' results for ``nodes``: from the key's column when positions are known,
+        else from its id table."""
+        score = self._local_scorer(state, pod, active, local)
+        if positions is not None and snapshot is not None:
+            column = self._memo.column(("column", *keys), lambda: ScoreColumn(len(local)), snapshot.num_nodes,
+                                       len(positions))
+            if column is not None:
+                return self._column_view(column, snapshot, positions, score)
+        table = self._memo.table(keys)
+        entries: list[Any] = list(map(table.get, map(id, nodes)))
+        for i, (entry, node) in enumerate(zip(entries, nodes, strict=True)):
+            if entry is None or entry[0] is not node:
+                raw, partial = score(node)
+                entries[i] = table[id(node)] = (node, raw, partial)
+        return _LocalView([entry[2] for entry in entries], lambda j: [entry[1][j] for entry in entries])
+
+    @staticmethod
+    def _column_view(
+        column: ScoreColumn, snapshot: Snapshot, positions: Sequence[int],
+        score: Callable[[NodeInfo], tuple[tuple[int, ...], int]],
+    ) -> _LocalView:
+        def checked(node: NodeInfo) -> tuple[tuple[int, ...], int]:
+            try:
+                return score(node)
+            except (_PluginFailure, _OutOfRange) as exc:
+                raise ScoreFailure(exc) from exc
+
+        column.sync(snapshot)
+        try:
+            column.gather(snapshot, positions, checked)
+        except ScoreFailure as failure:
+            raise failure.error from None
+        raw = column.raw
+        return _LocalView(list(map(column.partial.__getitem__, positions)),
+                          lambda j: list(map(raw[j].__getitem__, positions)))
 
     @staticmethod
     def _compute(state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], name: str, plugin: ScorePlugin) -> list[int]:

@@ -17,11 +17,26 @@ __all__ = ["Snapshot"]
 
 
 @final
+class NodeChangeLog:
+    """Positions whose NodeInfo was replaced, in the order of replacement, for one node layout.
+
+    The cache appends to it as it refreshes snapshots and starts a new log whenever the node order
+    changes.  Consumers that keep per-position results (the runtime's memo columns) remember a
+    snapshot's :attr:`Snapshot.revision` and later re-check only the positions logged in between.
+    """
+
+    __slots__ = ("positions",)
+
+    def __init__(self) -> None:
+        self.positions: list[int] = []
+
+
+@final
 class Snapshot:
     """Ordered, immutable NodeInfos plus the namespace labels affinity terms read."""
 
-    __slots__ = ("_affinity", "_affinity_holders", "_anti_affinity", "_anti_affinity_holders", "_list", "_namespaces",
-                 "_positions", "_pvc_holders", "_used_pvcs", "generation")
+    __slots__ = ("_affinity", "_affinity_holders", "_anti_affinity", "_anti_affinity_holders", "_changes", "_list",
+                 "_mark", "_namespaces", "_positions", "_pvc_holders", "_used_pvcs", "generation")
 
     def __init__(
         self,
@@ -33,11 +48,13 @@ class Snapshot:
         pvc_holders: Collection[str] | None = None,
         affinity_holders: Collection[str] | None = None,
         anti_affinity_holders: Collection[str] | None = None,
+        changes: NodeChangeLog | None = None,
     ) -> None:
         """``positions`` (name -> index in ``node_infos``) may be passed when already known, and so may
         the names of the nodes whose pods use PersistentVolumeClaims (``pvc_holders``), have pod
         (anti-)affinity (``affinity_holders``) or required anti-affinity (``anti_affinity_holders``):
-        the cache tracks them incrementally so that no cycle scans every node for them."""
+        the cache tracks them incrementally so that no cycle scans every node for them.  ``changes`` is
+        the cache's log of replaced positions for this node order (see :meth:`changed_between`)."""
         self._list: tuple[NodeInfo, ...] = tuple(node_infos)
         self._positions: Mapping[str, int] = (
             positions if positions is not None else {info.name: i for i, info in enumerate(self._list)}
@@ -49,7 +66,22 @@ class Snapshot:
         self._affinity_holders = affinity_holders
         self._anti_affinity_holders = anti_affinity_holders
         self._used_pvcs: frozenset[str] | None = None
+        self._changes = changes
+        self._mark = len(changes.positions) if changes is not None else 0
         self.generation = generation
+
+    @property
+    def revision(self) -> tuple[NodeChangeLog, int] | None:
+        """Where this snapshot stands in its node layout's change log (``None`` when not tracked)."""
+        return (self._changes, self._mark) if self._changes is not None else None
+
+    def changed_between(self, revision: tuple[NodeChangeLog, int] | None) -> list[int] | None:
+        """Positions whose NodeInfo may differ between ``revision`` and this snapshot, or ``None``
+        when that is unknown (another layout, or an untracked snapshot): then compare them all."""
+        if revision is None or self._changes is None or revision[0] is not self._changes:
+            return None
+        low, high = sorted((revision[1], self._mark))
+        return self._changes.positions[low:high]
 
     @property
     def node_infos(self) -> tuple[NodeInfo, ...]:
