@@ -94,6 +94,7 @@ class SchedulingQueue:
         self._pre_enqueue = pre_enqueue
         self.now = now
         self._registrations = dict(registrations or {})
+        self._interest: dict[ClusterEvent, bool] = {}
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
         self.max_in_unschedulable = max_in_unschedulable
@@ -291,7 +292,11 @@ class SchedulingQueue:
     def is_event_of_interest(self, event: ClusterEvent) -> bool:
         if event.is_wildcard:
             return True
-        return any(reg.event.matches(event) for regs in self._registrations.values() for reg in regs)
+        known = self._interest.get(event)
+        if known is None:
+            known = self._interest[event] = any(
+                reg.event.matches(event) for regs in self._registrations.values() for reg in regs)
+        return known
 
     def _worth_requeuing(self, info: QueuedPodInfo, event: ClusterEvent) -> bool:
         rejectors = info.unschedulable_plugins | info.pending_plugins

@@ -79,10 +79,8 @@ class ScoreTable(NamedTuple):
     totals: list[int]
 
 
-def _filter_key(plugin: FilterPlugin, state: CycleState, pod: Pod) -> object:
+def _filter_key(plugin: NodeLocalFilter, state: CycleState, pod: Pod) -> object:
     """The plugin's memo key, or ``None`` when its verdicts cannot be reused."""
-    if not isinstance(plugin, NodeLocalFilter):
-        return None
     try:
         return plugin.filter_key(state, pod)
     except Exception:  # no reuse; filter() will report the problem
@@ -274,6 +272,10 @@ class ProfileRuntime:
             (name, plugin) for name, plugin in self.pre_filter if isinstance(plugin, PreFilterExtensions)
         ]
         self.weights = dict(profile.score_weights)
+        # what each plugin implements, looked up by name in every cycle (cheaper than ABC checks)
+        self._node_local_filters = frozenset(name for name, p in self.filter if isinstance(p, NodeLocalFilter))
+        self._node_local_scores = frozenset(name for name, p in self.score if isinstance(p, NodeLocalScore))
+        self._normalizing = frozenset(name for name, p in self.score if isinstance(p, ScoreExtensions))
         self._memo = _Memo()
 
     @property
@@ -345,8 +347,8 @@ class ProfileRuntime:
             if name in state.skip_filter_plugins:
                 continue
             active.append((name, plugin.filter))
-            if local == len(active) - 1:
-                key = _filter_key(plugin, state, pod)
+            if local == len(active) - 1 and name in self._node_local_filters:
+                key = _filter_key(cast(NodeLocalFilter, plugin), state, pod)
                 if key is not None:
                     keys.append((name, key))
                     local += 1
@@ -500,7 +502,7 @@ class ProfileRuntime:
         for index, (name, plugin) in enumerate(active):
             if index in local:
                 assert view is not None
-                if not isinstance(plugin, ScoreExtensions):  # already in the totals
+                if name not in self._normalizing:  # already in the totals
                     if detail:
                         weight = self.weights[name]
                         columns[name] = [value * weight for value in view.raw(local.index(index))]
@@ -526,8 +528,8 @@ class ProfileRuntime:
         raw: list[int],
     ) -> list[int] | Status:
         """Normalize (if the plugin does), range-check and weight one plugin's scores."""
-        if isinstance(plugin, ScoreExtensions):
-            normalized = self._normalize(state, pod, nodes, name, plugin, raw)
+        if name in self._normalizing:
+            normalized = self._normalize(state, pod, nodes, name, cast(ScoreExtensions, plugin), raw)
             if isinstance(normalized, Status):
                 return normalized
             raw = normalized
@@ -543,18 +545,17 @@ class ProfileRuntime:
             return [first * weight] * len(raw)
         return [value * weight for value in raw]
 
-    @staticmethod
     def _local_score_plugins(
-        state: CycleState, pod: Pod, active: Sequence[tuple[str, ScorePlugin]]
+        self, state: CycleState, pod: Pod, active: Sequence[tuple[str, ScorePlugin]]
     ) -> tuple[list[int], tuple[object, ...]]:
         """Indexes of the active plugins whose scores can be reused, and the table key for them."""
         local: list[int] = []
         keys: list[object] = ["score"]
         for index, (name, plugin) in enumerate(active):
-            if not isinstance(plugin, NodeLocalScore):
+            if name not in self._node_local_scores:
                 continue
             try:
-                key = plugin.score_key(state, pod)
+                key = cast(NodeLocalScore, plugin).score_key(state, pod)
             except Exception:  # no reuse; score() will report the problem
                 key = None
             if key is not None:
@@ -569,7 +570,7 @@ class ProfileRuntime:
         that do not normalize (range-checked here, since that sum is all that is kept of them)."""
         scorers = [(active[i][0], active[i][1].score) for i in local]
         summed = [(position, active[i][0], self.weights[active[i][0]]) for position, i in enumerate(local)
-                  if not isinstance(active[i][1], ScoreExtensions)]
+                  if active[i][0] not in self._normalizing]
 
         def score(node: NodeInfo) -> tuple[tuple[int, ...], int]:
             raw = tuple(_score_node(scorers, state, pod, node))
