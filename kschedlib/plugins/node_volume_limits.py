@@ -65,6 +65,30 @@ def _migration_on(csi_node: CSINode | None, plugin: str) -> bool:
     return csi_node is not None and plugin in MIGRATION_ON
 
 
+def lookup_claim(
+    storage: StorageLister, pod: Pod, claim: tuple[str, bool], *, new_pod: bool
+) -> PersistentVolumeClaim | None:
+    """The claim ``(name, ephemeral)`` of ``pod``, or ``None`` when a pod already on the node lacks it.
+
+    For the pod being scheduled a missing claim is unresolvable; a nameless claim, or an ephemeral
+    claim the pod does not own, is an error either way (kube's volume-limit plugins agree on this).
+    """
+    name, ephemeral = claim
+    if not name:
+        raise VolumeLookupError("PersistentVolumeClaim had no name")
+    pvc = storage.get_pvc(pod.namespace, name)
+    if pvc is None:
+        if new_pod:
+            raise VolumeLookupError(f"looking up PVC {pod.namespace}/{name}: {pvc_not_found(name)}",
+                                    unresolvable=True)
+        return None
+    if ephemeral:
+        problem = not_owner_error(pod, pvc)
+        if problem is not None:
+            raise VolumeLookupError(problem)
+    return pvc
+
+
 def _claim_driver(storage: StorageLister, csi_node: CSINode | None, pvc: PersistentVolumeClaim) -> tuple[str, str]:
     """``(driver, handle)`` of a claim; ``("", "")`` when it does not count against CSI limits."""
     pv = storage.get_pv(pvc.volume_name) if pvc.volume_name else None
@@ -118,19 +142,9 @@ def attachable_volumes(
         if claim is None:
             _inline_volume(volume, csi_node, result)
             continue
-        name, ephemeral = claim
-        if not name:
-            raise VolumeLookupError("PersistentVolumeClaim had no name")
-        pvc = storage.get_pvc(pod.namespace, name)
+        pvc = lookup_claim(storage, pod, claim, new_pod=new_pod)
         if pvc is None:
-            if new_pod:
-                raise VolumeLookupError(f"looking up PVC {pod.namespace}/{name}: {pvc_not_found(name)}",
-                                        unresolvable=True)
             continue
-        if ephemeral:
-            problem = not_owner_error(pod, pvc)
-            if problem is not None:
-                raise VolumeLookupError(problem)
         driver, handle = _claim_driver(storage, csi_node, pvc)
         if driver and handle:
             result[f"{driver}/{handle}"] = attach_limit_key(driver)

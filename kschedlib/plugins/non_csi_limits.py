@@ -36,8 +36,8 @@ from kschedlib.model.storage import (
     PersistentVolumeClaim,
     PersistentVolumeSource,
 )
-from kschedlib.plugins._volumes import claim_of, inline_source, not_owner_error, pvc_not_found
-from kschedlib.plugins.node_volume_limits import ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED, VolumeLookupError
+from kschedlib.plugins._volumes import claim_of, inline_source
+from kschedlib.plugins.node_volume_limits import ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED, VolumeLookupError, lookup_claim
 
 __all__ = [
     "AzureDiskLimits",
@@ -176,20 +176,10 @@ class _NonCSILimits(PreFilterPlugin, FilterPlugin):
             claim = claim_of(pod, volume)
             if claim is None:
                 continue
-            name, ephemeral = claim
-            if not name:
-                raise VolumeLookupError("PersistentVolumeClaim had no name")
-            claim_id = f"{_RANDOM_VOLUME_ID_PREFIX}-{pod.namespace}/{name}"
-            pvc = storage.get_pvc(pod.namespace, name)
+            pvc = lookup_claim(storage, pod, claim, new_pod=new_pod)
             if pvc is None:
-                if new_pod:
-                    raise VolumeLookupError(f"looking up PVC {pod.namespace}/{name}: {pvc_not_found(name)}",
-                                            unresolvable=True)
                 continue
-            if ephemeral:
-                problem = not_owner_error(pod, pvc)
-                if problem is not None:
-                    raise VolumeLookupError(problem)
+            claim_id = f"{_RANDOM_VOLUME_ID_PREFIX}-{pod.namespace}/{claim[0]}"
             pv = storage.get_pv(pvc.volume_name) if pvc.volume_name else None
             if pv is None:
                 if self._matches_provisioner(pvc):
