@@ -10,7 +10,7 @@ next instead of visiting every node, and scoring gathers precomputed sums by pos
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Final, final
 
 from kschedlib.framework.node_info import NodeInfo
@@ -101,33 +101,59 @@ class SearchResult:
 def search_column(
     column: FilterColumn, nodes: Sequence[NodeInfo], start: int, to_find: int,
     rest: Callable[[NodeInfo], Status] | None = None,
+    special: Mapping[int, Callable[[NodeInfo], Status]] | None = None,
 ) -> SearchResult:
     """kube-scheduler's sampled search from ``start`` over a synced column.
 
     Runs of feasible positions between rejected ones are taken whole; ``rest`` (the Filter plugins
     that are not node-local, when there are any) is run node by node on the column's survivors.
-    Visits exactly the nodes, and reports exactly the statuses, of the node-by-node search.
+    The positions in ``special`` (nodes with nominated pods) are judged by their own function
+    alone.  Visits exactly the nodes, and reports exactly the statuses, of the node-by-node search.
     """
     result = SearchResult()
     rejected, statuses = column.rejected, column.statuses
+    marked = sorted(special) if special else []
     count = len(nodes)
     for low, high in ((start, count), (0, start)):
         index = bisect_left(rejected, low)
+        mark = bisect_left(marked, low)
         cursor = low
         while cursor < high:
             stop = rejected[index] if index < len(rejected) and rejected[index] < high else high
+            if mark < len(marked) and marked[mark] < stop:
+                stop = marked[mark]
             if cursor < stop and _take_run(result, nodes, cursor, stop, to_find, rest):
                 return result
             if stop == high:
                 break
-            status = statuses[stop]
-            if status.code is _ERROR:
-                result.error = status
+            if index < len(rejected) and rejected[index] == stop:
+                index += 1
+            if mark < len(marked) and marked[mark] == stop:
+                mark += 1
+                assert special is not None
+                status = special[stop](nodes[stop])
+            else:
+                status = statuses[stop]
+            if _visit(result, nodes[stop], stop, status, to_find):
                 return result
-            result.statuses[nodes[stop].name] = status
             cursor = stop + 1
-            index += 1
     return result
+
+
+def _visit(result: SearchResult, info: NodeInfo, position: int, status: Status, to_find: int) -> bool:
+    """Record one node's verdict; True when the search ends there (enough found, or an error)."""
+    code = status.code
+    if code is _SUCCESS:
+        if len(result.feasible) >= to_find:
+            result.stopped_at = info.name
+            return True
+        result.feasible.append(position)
+    elif code is _ERROR:
+        result.error = status
+        return True
+    else:
+        result.statuses[info.name] = status
+    return False
 
 
 def _take_run(result: SearchResult, nodes: Sequence[NodeInfo], low: int, high: int, to_find: int,
@@ -142,21 +168,8 @@ def _take_run(result: SearchResult, nodes: Sequence[NodeInfo], low: int, high: i
             return True
         feasible.extend(range(low, high))
         return False
-    for position in range(low, high):
-        info = nodes[position]
-        status = rest(info)
-        code = status.code
-        if code is _SUCCESS:
-            if len(feasible) >= to_find:
-                result.stopped_at = info.name
-                return True
-            feasible.append(position)
-        elif code is _ERROR:
-            result.error = status
-            return True
-        else:
-            result.statuses[info.name] = status
-    return False
+    return any(_visit(result, nodes[position], position, rest(nodes[position]), to_find)
+               for position in range(low, high))
 
 
 class ScoreFailure(Exception):

@@ -7,7 +7,7 @@ the deterministic, sequential reading of its parallel node search.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import compress
 from operator import attrgetter
 from typing import Any, Final, final
@@ -113,6 +113,20 @@ def filter_with_nominated(
     if status.code is not _SUCCESS:
         return status
     return run(state, pod, node_info)
+
+
+def _nominated_positions(
+    snapshot: Snapshot, pod: Pod, nominator: Nominator, check: Callable[[NodeInfo], Status]
+) -> dict[int, Callable[[NodeInfo], Status]]:
+    """Positions of the nodes where the two-pass rule applies to ``pod``, each with ``check``."""
+    priority = pod.effective_priority
+    special: dict[int, Callable[[NodeInfo], Status]] = {}
+    for name in nominator.node_names():
+        position = snapshot.position_of(name)
+        if position is not None and any(info.pod.effective_priority >= priority and info.pod.uid != pod.uid
+                                        for info in nominator.pods_for_node(name)):
+            special[position] = check
+    return special
 
 
 def _rejectors(statuses: Mapping[str, Status]) -> frozenset[str]:
@@ -242,10 +256,12 @@ def run_cycle(
     positions: list[int] | None = None
     if not runtime.filter:
         search.feasible = [nodes[(start_index + i) % len(nodes)] for i in range(min(to_find, len(nodes)))]
-    elif names is None and not nominator and not search.statuses:
-        by_column = runtime.search_columns(plan, state, pod, snapshot, start_index, to_find)
+    elif names is None and not search.statuses:
+        special = _nominated_positions(snapshot, pod, nominator, lambda info: with_nominated(state, pod, info)) \
+            if nominator else None
+        by_column = runtime.search_columns(plan, state, pod, snapshot, start_index, to_find, special)
         if by_column is None:
-            search.run(nodes, start_index, to_find, check, state, pod)
+            search.run(nodes, start_index, to_find, check_nominated, state, pod)
         else:
             positions = by_column.feasible
             search.feasible = list(map(nodes.__getitem__, positions))

@@ -49,6 +49,10 @@ class Nominator:
         """Pods nominated to ``node_name``, in nomination order."""
         return tuple(self._by_node.get(node_name, ()))
 
+    def node_names(self) -> list[str]:
+        """The nodes with at least one nominated pod."""
+        return list(self._by_node)
+
     def nominations(self) -> dict[str, str]:
         """pod uid -> node name."""
         return dict(self._node_of)

@@ -371,10 +371,12 @@ class ProfileRuntime:
         return MemoizedFilter(run, self._memo.table(plan.key))
 
     def search_columns(
-        self, plan: FilterPlan, state: CycleState, pod: Pod, snapshot: Snapshot, start: int, to_find: int
+        self, plan: FilterPlan, state: CycleState, pod: Pod, snapshot: Snapshot, start: int, to_find: int,
+        special: Mapping[int, Callable[[NodeInfo], Status]] | None = None,
     ) -> SearchResult | None:
         """The node search over the memo column of the plan's node-local plugins.
 
+        ``special`` positions are judged by their own function (see :func:`search_column`).
         ``None`` when there is no node-local plugin to build on, or the column is not built yet.
         """
         if plan.local == 0 and plan.active:
@@ -392,7 +394,7 @@ class ProfileRuntime:
             def rest(info: NodeInfo) -> Status:
                 return run_rest(state, pod, info)
 
-        return search_column(column, nodes, start, to_find, rest)
+        return search_column(column, nodes, start, to_find, rest, special)
 
     @staticmethod
     def _plain_filter_runner(active: tuple[tuple[str, FilterRunner], ...]) -> FilterRunner:

@@ -106,6 +106,10 @@ class Snapshot:
         except KeyError:
             raise KeyError(f'nodeinfo not found for node name "{name}"') from None
 
+    def position_of(self, name: str) -> int | None:
+        """Where ``name`` is in :attr:`node_infos`, or ``None``."""
+        return self._positions.get(name)
+
     def find(self, name: str) -> NodeInfo | None:
         """The NodeInfo of ``name``, or ``None``."""
         position = self._positions.get(name)

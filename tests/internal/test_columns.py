@@ -47,6 +47,8 @@ def test_search_column_matches_the_node_by_node_search(data: st.DataObject) -> N
     prefix = data.draw(st.lists(st.sampled_from(sorted(VERDICTS)), min_size=count, max_size=count), label="prefix")
     rest = data.draw(st.none() | st.lists(st.sampled_from(sorted(VERDICTS)), min_size=count, max_size=count),
                      label="rest")
+    special = data.draw(st.dictionaries(st.integers(0, count - 1), st.sampled_from(sorted(VERDICTS))),
+                        label="nominated")  # nodes judged by their own check (the two-pass rule)
     start = data.draw(st.integers(0, count - 1), label="start")
     to_find = data.draw(st.integers(1, count + 2), label="to_find")
     position = {info.name: i for i, info in enumerate(nodes)}
@@ -55,14 +57,20 @@ def test_search_column_matches_the_node_by_node_search(data: st.DataObject) -> N
         assert rest is not None
         return VERDICTS[rest[position[info.name]]]
 
+    def own(info: NodeInfo) -> Status:
+        return VERDICTS[special[position[info.name]]]
+
     def whole(state: CycleState, pod: kschedlib.Pod, info: NodeInfo) -> Status:
+        if position[info.name] in special:
+            return own(info)
         first = VERDICTS[prefix[position[info.name]]]
         return first if first is not OK or rest is None else later(info)
 
     expected = _Search()
     expected.run(nodes, start, to_find, whole, CycleState(), make_pod("p"))
     column = synced(nodes, [VERDICTS[v] for v in prefix])
-    got = search_column(column, nodes, start, to_find, later if rest is not None else None)
+    got = search_column(column, nodes, start, to_find, later if rest is not None else None,
+                        dict.fromkeys(special, own))
 
     assert [nodes[p] for p in got.feasible] == expected.feasible
     assert got.statuses == expected.statuses
@@ -280,6 +288,29 @@ def test_columns_do_not_change_any_decision(nodes: int, without_columns: Callabl
     without_columns()
     assert decisions(objects) == with_columns
     assert any(node is None for _, node, _ in with_columns)  # the cluster fills up: rejections happen
+
+
+def _with_preemptors(objects: Sequence[object]) -> list[tuple[str, str | None, str | None]]:
+    """Fill the cluster, then let high-priority pods arrive: they nominate nodes (victims are not
+    evicted), so later cycles run the two-pass rule on those nodes."""
+    scheduler = kschedlib.Scheduler(seed=5, clock=kschedlib.FakeClock())
+    scheduler.add_objects(objects)
+    out = [(r.pod.key, r.node_name, r.message) for r in scheduler.run_until_idle()]
+    for i in range(12):
+        manifest = {"kind": "Pod", "metadata": {"name": f"vip-{i:02d}", "namespace": "default"},
+                    "spec": {"priority": 1000 + i % 3, "containers": [
+                        {"name": "c", "resources": {"requests": {"cpu": "1500m"}}}]}}
+        scheduler.add_pod(kschedlib.load_cluster([manifest]).pods[0])
+        out += [(r.pod.key, r.node_name, r.message) for r in scheduler.run_until_idle()]
+    return out
+
+
+def test_nominated_pods_decide_the_same_without_columns(without_columns: Callable[[], None]) -> None:
+    objects = _workload(150, 800, seed=9)
+    with_columns = _with_preemptors(objects)
+    assert any("preemption" in (message or "") for _, _, message in with_columns)
+    without_columns()
+    assert _with_preemptors(objects) == with_columns
 
 
 @settings(max_examples=40, deadline=None)
