@@ -277,6 +277,7 @@ class ProfileRuntime:
         self._node_local_scores = frozenset(name for name, p in self.score if isinstance(p, NodeLocalScore))
         self._normalizing = frozenset(name for name, p in self.score if isinstance(p, ScoreExtensions))
         self._memo = _Memo()
+        self._plain_runners: dict[frozenset[str], FilterRunner] = {}
 
     @property
     def percentage_of_nodes_to_score(self) -> int | None:
@@ -361,8 +362,14 @@ class ProfileRuntime:
         are reused for NodeInfos already seen with the same keys.
         """
         if pod is None:
-            return self._plain_filter_runner(tuple((name, plugin.filter) for name, plugin in self.filter
-                                                   if name not in state.skip_filter_plugins))
+            skipped = state.skip_filter_plugins
+            run = self._plain_runners.get(skipped)
+            if run is None:
+                if len(self._plain_runners) >= 64:
+                    self._plain_runners.clear()
+                run = self._plain_runners[skipped] = self._plain_filter_runner(
+                    tuple((name, plugin.filter) for name, plugin in self.filter if name not in skipped))
+            return run
         if plan is None:
             plan = self.filter_plan(state, pod)
         run = self._plain_filter_runner(plan.active)
