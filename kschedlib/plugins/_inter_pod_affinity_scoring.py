@@ -5,45 +5,46 @@ Both halves read the incoming pod's terms the same way: parsed fresh from the
 pod and with a non-empty ``namespaceSelector`` resolved, once per cycle, into
 the namespaces it currently selects.  After that an incoming term matches an
 existing pod by namespace name alone (or by ``{}``, which selects every
-namespace), so no existing pod's namespace labels are ever looked up.
+namespace), so no existing pod's namespace labels are ever looked up, and the
+pods it matches can be tallied across cycles
+(:mod:`kschedlib.plugins._inter_pod_affinity_tally`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Final, TypeVar, final
 
 import attrs
 
 from kschedlib.errors import KschedError, SelectorError
 from kschedlib.framework.cycle_state import StateKey
-from kschedlib.framework.node_info import NodeInfo
-from kschedlib.framework.pod_info import AffinityTerm, PodInfo, WeightedAffinityTerm
+from kschedlib.framework.pod_info import AffinityTerm, WeightedAffinityTerm
 from kschedlib.framework.results import NodeScore
 from kschedlib.model.objects import Namespace, Pod, PodAffinity
+from kschedlib.plugins._inter_pod_affinity_tally import NO_LABELS, PodTally, TermTally
 
 __all__ = [
     "NO_LABELS",
     "PRE_SCORE_KEY",
     "IncomingTerms",
     "PreScoreState",
-    "TopologyScore",
-    "compute_topology_score",
+    "ScorePart",
+    "TallyOf",
+    "collect_parts",
     "merge_namespaces",
     "merge_preferred",
     "normalize_scores",
+    "normalized_values",
     "parse_incoming_terms",
     "score_node",
 ]
 
-NO_LABELS: Final[Mapping[str, str]] = {}
-"""Namespace labels passed when matching incoming terms: their selectors are Nothing or ``{}``."""
-
 MAX_NODE_SCORE: Final = 100
 T = TypeVar("T")
 
-TopologyScore = dict[str, dict[str, int]]
-"""topology key -> topology value -> accumulated weight."""
+TallyOf = Callable[[AffinityTerm], PodTally]
+"""The (synced) tally of existing pods matching one namespace-merged incoming term."""
 
 
 @final
@@ -137,12 +138,20 @@ def merge_preferred(terms: IncomingTerms, namespaces: Mapping[str, Namespace]) -
 # --- PreScore / Score / NormalizeScore ------------------------------------------------------
 
 
+ScorePart = tuple[str, Mapping[str, int], int]
+"""(topology key, topology value -> amount, factor): a node with value ``v`` gets factor x amount[v]."""
+
+
 @final
 @attrs.frozen(slots=True)
 class PreScoreState:
-    """Accumulated weights per topology pair; Score sums the pairs a node carries."""
+    """The weighted per-value tables Score reads; a node's raw score sums its entries in each.
 
-    topology_score: Mapping[str, Mapping[str, int]]
+    Kept as separate tables rather than summed per topology pair: a table
+    is a C-level copy of a tally, while summing would touch every value.
+    """
+
+    parts: tuple[ScorePart, ...]
 
     def clone(self) -> PreScoreState:
         return self
@@ -151,97 +160,67 @@ class PreScoreState:
 PRE_SCORE_KEY: Final[StateKey[PreScoreState]] = StateKey("PreScoreInterPodAffinity")
 
 
-def _add(scores: TopologyScore, labels: Mapping[str, str], key: str, delta: int) -> None:
-    value = labels.get(key)
-    if value is not None:
-        per_value = scores.setdefault(key, {})
-        per_value[value] = per_value.get(value, 0) + delta
-
-
-def _add_weighted(
-    scores: TopologyScore,
-    terms: Sequence[WeightedAffinityTerm],
-    pod: Pod,
-    ns_labels: Mapping[str, str],
-    labels: Mapping[str, str],
-    sign: int,
-) -> None:
+def _preferred_parts(terms: Sequence[WeightedAffinityTerm], sign: int, tally_of: TallyOf) -> Iterator[ScorePart]:
+    """The incoming pod's preferences: its weight for each existing pod a term matches."""
     for weighted in terms:
-        if weighted.term.matches(pod, ns_labels):
-            _add(scores, labels, weighted.term.topology_key, sign * weighted.weight)
+        counts = tally_of(weighted.term).per_term[0]
+        if counts:
+            yield weighted.term.topology_key, dict(counts), sign * weighted.weight
 
 
-@final
-@attrs.frozen(slots=True)
-class _Scorer:
-    """What one PreScore needs to weigh an existing pod against the incoming one."""
-
-    pod: Pod
-    ns_labels: Mapping[str, str]
-    preferred_affinity: tuple[WeightedAffinityTerm, ...]
-    preferred_anti_affinity: tuple[WeightedAffinityTerm, ...]
-    hard_weight: int
-
-    def add_existing(self, scores: TopologyScore, existing: PodInfo, labels: Mapping[str, str]) -> None:
-        """Both directions: the incoming pod's preferences, then the existing pod's terms."""
-        other = existing.pod
-        _add_weighted(scores, self.preferred_affinity, other, NO_LABELS, labels, 1)
-        _add_weighted(scores, self.preferred_anti_affinity, other, NO_LABELS, labels, -1)
-        if self.hard_weight > 0:
-            for term in existing.required_affinity_terms:
-                if term.matches(self.pod, self.ns_labels):
-                    _add(scores, labels, term.topology_key, self.hard_weight)
-        _add_weighted(scores, existing.preferred_affinity_terms, self.pod, self.ns_labels, labels, 1)
-        _add_weighted(scores, existing.preferred_anti_affinity_terms, self.pod, self.ns_labels, labels, -1)
-
-
-def compute_topology_score(
+def collect_parts(
     pod: Pod,
     terms: IncomingTerms,
     ns_labels: Mapping[str, str],
-    nodes: Iterable[NodeInfo],
-    *,
-    all_pods: bool,
-    hard_weight: int,
-) -> TopologyScore:
-    """Weights per topology pair from the existing pods on ``nodes``.
+    existing: TermTally,
+    tally_of: TallyOf,
+) -> tuple[ScorePart, ...]:
+    """The score tables: the incoming pod's preferences, then existing pods' terms it matches.
 
     ``terms`` carries the incoming pod's preferred terms with namespaces
-    merged; ``all_pods`` says whether every pod is weighed (the incoming pod
-    has preferences) or only pods with (anti-)affinity of their own.  Nodes
-    without labels contribute nothing.  An empty result means no term matched.
+    merged; ``tally_of`` gives, synced with the snapshot, the existing pods
+    matching one of them.  ``existing`` holds, grouped, the terms of existing
+    pods (required affinity weighted by ``hardPodAffinityWeight``); each group
+    is tested against the incoming pod once.  Tables are copied, as tallies
+    change with later snapshots.  No tables means no term matched.
     """
-    scorer = _Scorer(pod, ns_labels, terms.preferred_affinity, terms.preferred_anti_affinity, hard_weight)
-    scores: TopologyScore = {}
-    for info in nodes:
-        node = info.node
-        if node is None or not node.labels:
-            continue
-        for existing in info.pods if all_pods else info.pods_with_affinity:
-            scorer.add_existing(scores, existing, node.labels)
-    return scores
+    parts = [
+        *_preferred_parts(terms.preferred_affinity, 1, tally_of),
+        *_preferred_parts(terms.preferred_anti_affinity, -1, tally_of),
+    ]
+    for group in existing.groups.values():
+        if group.term.matches(pod, ns_labels):
+            parts.append((group.term.topology_key, dict(group.weights), 1))
+    return tuple(parts)
 
 
 def score_node(state: PreScoreState, labels: Mapping[str, str]) -> int:
-    """The raw score: the weights of every topology pair the node carries (may be negative)."""
+    """The raw score: the node's entry in every table, by its topology value (may be negative)."""
     total = 0
-    for key, per_value in state.topology_score.items():
+    for key, amounts, factor in state.parts:
         value = labels.get(key)
         if value is not None:
-            total += per_value.get(value, 0)
+            total += factor * amounts.get(value, 0)
     return total
 
 
-def normalize_scores(scores: list[NodeScore]) -> None:
+def normalized_values(raw: list[int]) -> list[int]:
     """Min-max scale to [0, 100] as kube does: float64 ratio first, then x100, then truncation.
 
     Dividing first matters: 29/50 * 100 is 57.99... and truncates to 57.
     When every node has the same score all become 0.
     """
-    if not scores:
-        return
-    lowest = min(entry.score for entry in scores)
-    spread = max(entry.score for entry in scores) - lowest
-    for entry in scores:
-        ratio = float(entry.score - lowest) / float(spread) if spread > 0 else 0.0
-        entry.score = int(float(MAX_NODE_SCORE) * ratio)
+    if not raw:
+        return raw
+    lowest = min(raw)
+    spread = max(raw) - lowest
+    if spread <= 0:
+        return [0] * len(raw)
+    top, span = float(MAX_NODE_SCORE), float(spread)
+    return [int(top * (float(score - lowest) / span)) for score in raw]
+
+
+def normalize_scores(scores: list[NodeScore]) -> None:
+    """:func:`normalized_values` applied to NodeScore entries in place."""
+    for entry, value in zip(scores, normalized_values([entry.score for entry in scores]), strict=True):
+        entry.score = value

@@ -4,15 +4,17 @@ PreFilter counts, per topology pair ``(key, value)``, the existing pods that
 (1) forbid the incoming pod by their required anti-affinity, (2) match all of
 the incoming pod's required affinity terms, (3) match one of its required
 anti-affinity terms.  Filter then needs only the node's labels and a few dict
-lookups.  AddPod/RemovePod keep the counts right when nominated pods are added
-or preemption victims removed.  Scoring (preferred terms, and existing pods'
-required affinity weighted by ``hardPodAffinityWeight``) lives in
-:mod:`kschedlib.plugins._inter_pod_affinity_scoring`.
+lookups.  The counts come from tallies the plugin keeps across cycles
+(:mod:`kschedlib.plugins._inter_pod_affinity_tally`), so a cycle re-reads only
+the nodes that changed.  AddPod/RemovePod keep the counts right when nominated
+pods are added or preemption victims removed.  Scoring (preferred terms, and
+existing pods' required affinity weighted by ``hardPodAffinityWeight``) lives
+in :mod:`kschedlib.plugins._inter_pod_affinity_scoring`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Final, final
 
 import attrs
@@ -29,6 +31,7 @@ from kschedlib.framework.extension_points import (
     ScorePlugin,
 )
 from kschedlib.framework.handle import Handle
+from kschedlib.framework.memo import ValueNormalizer
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.pod_info import AffinityTerm, PodInfo
 from kschedlib.framework.results import NodeScore, PreFilterResult
@@ -36,6 +39,16 @@ from kschedlib.framework.status import Status
 from kschedlib.model.objects import Pod
 from kschedlib.plugins import _inter_pod_affinity_scoring as scoring
 from kschedlib.plugins._inter_pod_affinity_scoring import NO_LABELS, PRE_SCORE_KEY
+from kschedlib.plugins._inter_pod_affinity_tally import (
+    PodTallies,
+    PodTally,
+    TermGroup,
+    TermTally,
+    pods_with_affinity,
+    pods_with_required_anti_affinity,
+    required_anti_affinity_terms,
+    scored_terms,
+)
 
 __all__ = [
     "ERR_REASON_AFFINITY_RULES_NOT_MATCH",
@@ -65,6 +78,8 @@ _EXISTING_ANTI_FAILED: Final = Status.unschedulable(ERR_REASON_EXISTING_ANTI_AFF
 _WEIGHT_FIELD: Final = "hardPodAffinityWeight"
 _IGNORE_FIELD: Final = "ignorePreferredTermsOfExistingPods"
 _MAX_HARD_WEIGHT: Final = 100
+_POD_TALLIES: Final = 64
+"""How many incoming-term tallies a plugin keeps (each holds one entry per node)."""
 
 
 # --- args -----------------------------------------------------------------------------------
@@ -167,10 +182,7 @@ class PreFilterState:
                 _bump(self.existing_anti_affinity, labels, term.topology_key, delta)
 
     def count_incoming(self, existing: Pod, labels: Mapping[str, str], delta: int) -> None:
-        """Count ``existing`` against the incoming pod's required affinity and anti-affinity.
-
-        Runs for every pod of the cluster in PreFilter, hence the plain loops.
-        """
+        """Count ``existing`` against the incoming pod's required affinity and anti-affinity."""
         terms = self.affinity_terms
         if terms:
             for term in terms:
@@ -198,20 +210,33 @@ def _labels(node_info: NodeInfo) -> Mapping[str, str]:
     return node.labels if node is not None else NO_LABELS
 
 
+def _add_group_counts(counts: TopologyCounts, group: TermGroup) -> None:
+    key = group.term.topology_key
+    for value, n in group.counts.items():
+        pair = (key, value)
+        counts[pair] = counts.get(pair, 0) + n
+
+
+def _add_tally_counts(counts: TopologyCounts, tally: PodTally) -> None:
+    """Each matching pod counts once per term, at the term's key where its node has one."""
+    for term, per_value in zip(tally.terms, tally.per_term, strict=True):
+        key = term.topology_key
+        for value, n in per_value.items():
+            pair = (key, value)
+            counts[pair] = counts.get(pair, 0) + n
+
+
 def _fill_counts(
-    state: PreFilterState, anti_nodes: Iterable[NodeInfo], all_nodes: Iterable[NodeInfo]
+    state: PreFilterState, existing_anti: TermTally, tally_of: Callable[[tuple[AffinityTerm, ...]], PodTally]
 ) -> None:
-    """PreFilter's scan: pods with required anti-affinity, then (if needed) every pod."""
-    for info in anti_nodes:
-        labels = _labels(info)
-        for existing in info.pods_with_required_anti_affinity:
-            state.count_existing_anti_affinity(existing, labels, 1)
-    if not state.affinity_terms and not state.anti_affinity_terms:
-        return
-    for info in all_nodes:
-        labels = _labels(info)
-        for existing in info.pods:
-            state.count_incoming(existing.pod, labels, 1)
+    """PreFilter's counts from synced tallies: existing pods' anti-affinity, then the incoming terms'."""
+    for group in existing_anti.groups.values():
+        if group.term.matches(state.pod, state.namespace_labels):
+            _add_group_counts(state.existing_anti_affinity, group)
+    if state.affinity_terms:
+        _add_tally_counts(state.affinity, tally_of(state.affinity_terms))
+    for term in state.anti_affinity_terms:
+        _add_tally_counts(state.anti_affinity, tally_of((term,)))
 
 
 # --- Filter predicates ----------------------------------------------------------------------
@@ -264,12 +289,13 @@ def _missing(verb: str, key: StateKey[Any]) -> str:
 
 @final
 class InterPodAffinity(
-    PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions
-, EnqueueExtensions):
+    PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions,
+    ValueNormalizer, EnqueueExtensions,
+):
     """Required pod (anti-)affinity as a filter, preferred terms as a score."""
 
     name: ClassVar[str] = "InterPodAffinity"
-    __slots__ = ("_args", "_handle")
+    __slots__ = ("_args", "_existing_anti", "_handle", "_parsed", "_pod_tallies", "_scored_terms")
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         """The cluster events that may make a pod this plugin rejected schedulable (kube-scheduler v1.30)."""
@@ -282,6 +308,20 @@ class InterPodAffinity(
         self._args = args if args is not None else InterPodAffinityArgs()
         _validate(self._args)
         self._handle = handle
+        # Sums over existing pods, kept across cycles and synced with each snapshot read.
+        self._existing_anti = TermTally(pods_with_required_anti_affinity, required_anti_affinity_terms)
+        self._scored_terms = TermTally(pods_with_affinity, scored_terms(self._args.hard_pod_affinity_weight))
+        self._pod_tallies = PodTallies(_POD_TALLIES)
+        self._parsed: tuple[Pod, scoring.IncomingTerms] | None = None
+
+    def _parse(self, pod: Pod) -> scoring.IncomingTerms:
+        """The pod's terms, parsed once for PreFilter and PreScore of the same (immutable) pod object."""
+        parsed = self._parsed
+        if parsed is not None and parsed[0] is pod:
+            return parsed[1]
+        terms = scoring.parse_incoming_terms(pod)
+        self._parsed = (pod, terms)
+        return terms
 
     @property
     def args(self) -> InterPodAffinityArgs:
@@ -299,7 +339,7 @@ class InterPodAffinity(
         ):
             return Status.skip()
         try:
-            terms = scoring.parse_incoming_terms(pod)
+            terms = self._parse(pod)
         except KschedError as err:
             return Status.unresolvable(f"parsing pod: {err}")
         if not anti_nodes and not terms.required_affinity and not terms.required_anti_affinity:
@@ -313,7 +353,8 @@ class InterPodAffinity(
             tuple(scoring.merge_namespaces(t, namespaces) for t in terms.required_anti_affinity),
             _matches_all(affinity_terms, pod),
         )
-        _fill_counts(s, anti_nodes, snapshot.node_infos)
+        self._existing_anti.sync(snapshot.node_infos)
+        _fill_counts(s, self._existing_anti, lambda terms: self._pod_tallies.synced(terms, snapshot.node_infos))
         if not s.existing_anti_affinity and not s.affinity_terms and not s.anti_affinity_terms:
             return Status.skip()
         state.write(PRE_FILTER_KEY, s)
@@ -353,7 +394,7 @@ class InterPodAffinity(
     # PreScore / Score / NormalizeScore ---------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status:
-        """Accumulate weights per topology pair; Skip when nothing contributes."""
+        """Gather the weighted tables Score reads; Skip when no term matched anywhere."""
         if not nodes:
             return Status.skip()
         affinity = pod.affinity
@@ -366,26 +407,26 @@ class InterPodAffinity(
         snapshot = self._handle.snapshot
         candidates = snapshot.node_infos if has_constraints else snapshot.have_pods_with_affinity
         try:
-            terms = scoring.parse_incoming_terms(pod)
+            terms = self._parse(pod)
         except KschedError as err:
             return Status.from_error(f"failed to parse pod: {err}")
         if not candidates:
             return Status.skip()
-        topology_score = scoring.compute_topology_score(
+        self._scored_terms.sync(snapshot.node_infos)
+        parts = scoring.collect_parts(
             pod,
             scoring.merge_preferred(terms, snapshot.namespaces),
             snapshot.namespace_labels(pod.namespace),
-            candidates,
-            all_pods=has_constraints,
-            hard_weight=self._args.hard_pod_affinity_weight,
+            self._scored_terms,
+            lambda term: self._pod_tallies.synced((term,), snapshot.node_infos),
         )
-        if not topology_score:
+        if not parts:
             return Status.skip()
-        state.write(PRE_SCORE_KEY, scoring.PreScoreState(topology_score))
+        state.write(PRE_SCORE_KEY, scoring.PreScoreState(parts))
         return Status.success()
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
-        """Sum of the weights of the node's topology pairs; may be negative until normalized."""
+        """The node's weights summed over the tables; may be negative until normalized."""
         s = state.get(PRE_SCORE_KEY)
         if s is None:
             raise LookupError(_missing("failed to read", PRE_SCORE_KEY))
@@ -396,6 +437,13 @@ class InterPodAffinity(
         s = state.get(PRE_SCORE_KEY)
         if s is None:
             return Status.from_error(_missing("failed to read", PRE_SCORE_KEY))
-        if s.topology_score:
+        if s.parts:
             scoring.normalize_scores(scores)
         return Status.success()
+
+    def normalize_values(self, state: CycleState, pod: Pod, scores: list[int]) -> list[int]:
+        """The same scaling on plain integers: it reads only the scores, never the node names."""
+        s = state.get(PRE_SCORE_KEY)
+        if s is None:
+            raise LookupError(_missing("failed to read", PRE_SCORE_KEY))
+        return scoring.normalized_values(scores) if s.parts else scores

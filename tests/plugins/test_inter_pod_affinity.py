@@ -523,12 +523,15 @@ def test_clone_is_independent() -> None:
 
 
 def _normalize(raw: Sequence[int]) -> list[int]:
+    """NormalizeScore's result, checked to equal the runtime's shortcut ``normalize_values``."""
     plugin = InterPodAffinity(None, cluster([]))
     state = CycleState()
-    state.write(PRE_SCORE_KEY, PreScoreState({ZONE: {"zone-a": 1}}))
+    state.write(PRE_SCORE_KEY, PreScoreState(((ZONE, {"zone-a": 1}, 1),)))
     scores = [NodeScore(f"n{i}", s) for i, s in enumerate(raw)]
     assert plugin.normalize_score(state, pod("p"), scores).is_success
-    return [s.score for s in scores]
+    normalized = [s.score for s in scores]
+    assert plugin.normalize_values(state, pod("p"), list(raw)) == normalized
+    return normalized
 
 
 @pytest.mark.parametrize(
@@ -553,10 +556,11 @@ def test_reference_example_weighted() -> None:
 def test_normalize_without_topology_scores_leaves_scores() -> None:
     plugin = InterPodAffinity(None, cluster([]))
     state = CycleState()
-    state.write(PRE_SCORE_KEY, PreScoreState({}))
+    state.write(PRE_SCORE_KEY, PreScoreState(()))
     scores = [NodeScore("a", 5), NodeScore("b", -5)]
     assert plugin.normalize_score(state, pod("p"), scores).is_success
     assert [s.score for s in scores] == [5, -5]
+    assert plugin.normalize_values(state, pod("p"), [5, -5]) == [5, -5]
 
 
 def test_score_without_pre_score_state() -> None:
@@ -565,6 +569,8 @@ def test_score_without_pre_score_state() -> None:
     with pytest.raises(LookupError, match=message):
         plugin.score(CycleState(), pod("p"), node_info(make_node("n1")))
     assert plugin.normalize_score(CycleState(), pod("p"), []) == Status.from_error(message)
+    with pytest.raises(LookupError, match=message):
+        plugin.normalize_values(CycleState(), pod("p"), [])
 
 
 ScoreCase = tuple[str, list[Pod], Pod, InterPodAffinityArgs | None, tuple[list[int], list[int]] | None]
