@@ -127,11 +127,11 @@ class Status:
         """This status attributed to ``plugin``."""
         if self.plugin == plugin:
             return self
-        return attrs.evolve(self, plugin=plugin)
+        return Status(self.code, self.reasons, plugin, self.error)  # hot: once per rejected node
 
     def with_reason(self, reason: str) -> Status:
         """This status with one more reason appended."""
-        return attrs.evolve(self, reasons=(*self.reasons, reason))
+        return Status(self.code, (*self.reasons, reason), self.plugin, self.error)
 
     def __str__(self) -> str:
         text = self.code.label
