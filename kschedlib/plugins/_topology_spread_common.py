@@ -8,7 +8,7 @@ and decide which nodes count for which constraint.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Final, final
 
 import attrs
@@ -29,6 +29,8 @@ __all__ = [
     "HOSTNAME_KEY",
     "NodeInclusion",
     "SpreadConstraint",
+    "Standing",
+    "counts_on",
     "default_selector",
     "has_all_keys",
     "spread_constraints",
@@ -161,6 +163,16 @@ def _has_required_affinity(pod: Pod) -> bool:
     return node_affinity is not None and node_affinity.required is not None
 
 
+Standing = tuple[bool, bool]
+"""A node's standing for a pod: (matches its required node affinity, has no untolerated hard taint)."""
+
+
+def counts_on(c: SpreadConstraint, standing: Standing) -> bool:
+    """Whether a node with ``standing`` counts for ``c``: it fails nothing that ``c`` honors."""
+    affinity_ok, taints_ok = standing
+    return (affinity_ok or not c.honor_node_affinity) and (taints_ok or not c.honor_node_taints)
+
+
 def _untolerated_hard_taint(pod: Pod, node: Node) -> bool:
     return find_untolerated_taint(node.taints, pod.tolerations, _HARD_EFFECTS) is not None
 
@@ -169,9 +181,9 @@ def _untolerated_hard_taint(pod: Pod, node: Node) -> bool:
 class NodeInclusion:
     """Which nodes count for which constraint, per ``nodeAffinityPolicy`` / ``nodeTaintsPolicy``.
 
-    A node's standing is a pair (matches the pod's required node affinity, has no
-    untolerated NoSchedule/NoExecute taint); only what some constraint honors is
-    evaluated, and a plan computed once per distinct pair is reused for every node.
+    A node's :data:`Standing` is a pair (matches the pod's required node
+    affinity, has no untolerated NoSchedule/NoExecute taint); only what some
+    constraint honors is evaluated.
     """
 
     __slots__ = ("_affinity", "_check_taints", "_pod", "constraints")
@@ -188,17 +200,17 @@ class NodeInclusion:
         """True when every node counts for every constraint (nothing needs checking)."""
         return self._affinity is None and not self._check_taints
 
-    def standing(self, node: Node) -> tuple[bool, bool]:
+    @property
+    def key(self) -> Hashable:
+        """What standings depend on: pods with equal keys give every node the same standing."""
+        return (self._affinity, self._pod.tolerations if self._check_taints else None)
+
+    def standing(self, node: Node) -> Standing:
         """(affinity satisfied, taints tolerated) for ``node``, evaluating only what matters."""
         affinity_ok = self._affinity is None or self._affinity.matches(node)
         taints_ok = not (self._check_taints and node.taints) or not _untolerated_hard_taint(self._pod, node)
         return (affinity_ok, taints_ok)
 
-    def eligible(self, standing: tuple[bool, bool]) -> tuple[int, ...]:
+    def eligible(self, standing: Standing) -> tuple[int, ...]:
         """Indices of the constraints a node with ``standing`` counts for."""
-        affinity_ok, taints_ok = standing
-        return tuple(
-            i
-            for i, c in enumerate(self.constraints)
-            if (affinity_ok or not c.honor_node_affinity) and (taints_ok or not c.honor_node_taints)
-        )
+        return tuple(i for i, c in enumerate(self.constraints) if counts_on(c, standing))

@@ -1,12 +1,12 @@
 """PodTopologySpread, counting half: how many pods of a node each constraint selects.
 
 Split from :mod:`kschedlib.plugins.pod_topology_spread` to keep modules small.
-PreFilter and PreScore count the matching pods of every node of the cluster in
-every cycle, which dominates the plugin's cost.  Selectors are compiled into
-closures (the common one-label selector gets a loop of its own), and counts
-are remembered per node across cycles: NodeInfo is immutable, so while a node
-still has the very same ``pods`` tuple its counts cannot have changed, and a
-new cycle recounts only the nodes whose pods changed since.
+Selectors are compiled into closures (the common one-label selector gets a
+loop of its own).  :mod:`kschedlib.plugins._topology_spread_tally` carries
+per-domain totals over from cycle to cycle; :class:`CountCache` remembers
+counts per node for what Score reads node by node (hostname constraints):
+NodeInfo is immutable, so while a node still has the very same ``pods``
+tuple its counts cannot have changed.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Final, final
 from kschedlib.framework.pod_info import PodInfo
 from kschedlib.model.labels import LabelSelector
 
-__all__ = ["CountCache", "NodeCounter", "PodCounter", "pod_counter"]
+__all__ = ["CountCache", "NodeCounter", "PodCounter", "pod_counter", "selector_signature"]
 
 PodCounter = Callable[[Sequence[PodInfo]], list[int]]
 """Counts, for each of several selectors, the pods of a node that it selects."""
@@ -83,7 +83,8 @@ def pod_counter(selectors: Sequence[LabelSelector | None], namespace: str) -> Po
     return _count_selectors(matchers, namespace)
 
 
-def _signature(selectors: Sequence[LabelSelector | None], namespace: str) -> _Signature:
+def selector_signature(selectors: Sequence[LabelSelector | None], namespace: str) -> _Signature:
+    """A hashable stand-in for ``selectors`` in ``namespace``: equal signatures count the same pods."""
     return (namespace, tuple(
         None if s is None else tuple((r.key, r.operator, r.values) for r in s.requirements) for s in selectors
     ))
@@ -106,7 +107,7 @@ class CountCache:
         self, selectors: Sequence[LabelSelector | None], namespace: str, num_nodes: int
     ) -> NodeCounter:
         """A counter for ``selectors`` that recounts only nodes whose pods changed since last asked."""
-        signature = _signature(selectors, namespace)
+        signature = selector_signature(selectors, namespace)
         table = self._tables.pop(signature, None)
         if table is None or len(table) > 2 * num_nodes + 16:
             table = {}

@@ -2,12 +2,13 @@
 
 Split from :mod:`kschedlib.plugins.pod_topology_spread` to keep modules small.
 Soft constraints prefer domains holding fewer matching pods.  PreScore
-registers the domains of the feasible nodes, then counts matching pods of
-every node of the cluster into those domains; a hostname constraint's domain
-is the node itself, so its pods are counted at Score instead.  Domains live in
-one map for all constraints, as in kube-scheduler: two constraints on the same
-key share a domain's counter, and only the first to register a domain counts
-it in its topology size.
+registers the domains of the feasible nodes, then gives them the matching
+pods of every node of the cluster (from totals carried over from earlier
+cycles, see :mod:`kschedlib.plugins._topology_spread_tally`); a hostname
+constraint's domain is the node itself, so its pods are counted at Score
+instead.  Domains live in one map for all constraints, as in kube-scheduler:
+two constraints on the same key share a domain's counter, and only the first
+to register a domain counts it in its topology size.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Final, final
 from kschedlib.framework.cycle_state import StateKey
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.results import NodeScore
+from kschedlib.framework.snapshot import Snapshot
 from kschedlib.model.objects import Pod
 from kschedlib.plugins._topology_spread_common import (
     HOSTNAME_KEY,
@@ -27,6 +29,7 @@ from kschedlib.plugins._topology_spread_common import (
     has_all_keys,
 )
 from kschedlib.plugins._topology_spread_counting import CountCache, NodeCounter
+from kschedlib.plugins._topology_spread_tally import TallyStore, count_domains
 
 __all__ = [
     "PRE_SCORE_KEY",
@@ -66,8 +69,9 @@ def build_pre_score_state(
     constraints: tuple[SpreadConstraint, ...],
     require_all: bool,
     feasible: Sequence[NodeInfo],
-    all_nodes: Sequence[NodeInfo],
+    snapshot: Snapshot,
     cache: CountCache,
+    tallies: TallyStore,
 ) -> PreScoreState:
     """Register the feasible nodes' domains, weigh each constraint, count matching pods per domain.
 
@@ -77,10 +81,10 @@ def build_pre_score_state(
     keys = tuple(dict.fromkeys(c.topology_key for c in constraints))
     domains: dict[str, dict[str, int]] = {key: {} for key in keys if key != HOSTNAME_KEY}
     sizes, ignored = _register(constraints, keys if require_all else (), feasible, domains)
-    _count_domains(pod, constraints, keys, require_all, domains, all_nodes, cache)
+    _count(pod, constraints, keys if require_all else (), domains, snapshot, tallies)
     hosts = len(feasible) - len(ignored)
     terms = tuple(
-        _term(pod, c, domains, hosts if c.topology_key == HOSTNAME_KEY else sizes[i], cache, len(all_nodes))
+        _term(pod, c, domains, hosts if c.topology_key == HOSTNAME_KEY else sizes[i], cache, snapshot.num_nodes)
         for i, c in enumerate(constraints)
     )
     return PreScoreState(frozenset(ignored), terms)
@@ -121,70 +125,24 @@ def _term(
     return (c.topology_key, domains.get(c.topology_key), counter, weight, float(c.max_skew - 1))
 
 
-_Plan = tuple[tuple[tuple[int, str], ...], NodeCounter]
-
-
-def _count_domains(
+def _count(
     pod: Pod,
     constraints: tuple[SpreadConstraint, ...],
-    keys: tuple[str, ...],
-    require_all: bool,
+    required: tuple[str, ...],
     domains: dict[str, dict[str, int]],
-    all_nodes: Sequence[NodeInfo],
-    cache: CountCache,
+    snapshot: Snapshot,
+    tallies: TallyStore,
 ) -> None:
-    """Add each node's matching pods to its registered domains (skipping hostname constraints)."""
-    inclusion = NodeInclusion(pod, constraints)
-    plans: dict[tuple[bool, bool], _Plan] = {}
-
-    def plan_for(standing: tuple[bool, bool]) -> _Plan:
-        plan = plans.get(standing)
-        if plan is None:
-            eligible = inclusion.eligible(standing)
-            plan = plans[standing] = _plan(pod, constraints, eligible, cache, len(all_nodes))
-        return plan
-
-    uniform = plan_for((True, True)) if inclusion.uniform else None
-    if uniform is not None and len(keys) == 1 and len(uniform[0]) == 1:
-        _count_one_key(keys[0], uniform[1], all_nodes, domains[keys[0]], None if require_all else "")
+    """Each registered domain takes the matching pods of every node of the cluster in it (hostname aside)."""
+    chosen = [c for c in constraints if c.topology_key != HOSTNAME_KEY]
+    if not chosen:
         return
-    required_keys = keys if require_all else ()
-    for info in all_nodes:
-        node = info.node
-        assert node is not None
-        labels = node.labels
-        if required_keys and not has_all_keys(labels, required_keys):
-            continue
-        targets, count = uniform or plan_for(inclusion.standing(node))
-        counts: list[int] | None = None
-        for slot, key in targets:
-            by_value = domains[key]
-            value = labels.get(key, "")
-            if value in by_value:
-                if counts is None:
-                    counts = count(node.name, info.pods)
-                by_value[value] += counts[slot]
-
-
-def _count_one_key(
-    key: str, count: NodeCounter, all_nodes: Sequence[NodeInfo], by_value: dict[str, int], missing: str | None
-) -> None:
-    """The common case, one key and every node counting (``missing``: the value read on unlabeled nodes)."""
-    for info in all_nodes:
-        node = info.node
-        assert node is not None
-        value = node.labels.get(key, missing)
-        if value is not None and value in by_value:
-            by_value[value] += count(node.name, info.pods)[0]
-
-
-def _plan(
-    pod: Pod, constraints: tuple[SpreadConstraint, ...], eligible: tuple[int, ...], cache: CountCache,
-    num_nodes: int,
-) -> _Plan:
-    chosen = [constraints[i] for i in eligible if constraints[i].topology_key != HOSTNAME_KEY]
-    targets = tuple((slot, c.topology_key) for slot, c in enumerate(chosen))
-    return targets, cache.node_counter([c.selector for c in chosen], pod.namespace, num_nodes)
+    inclusion = NodeInclusion(pod, constraints)
+    totals = count_domains(tallies, snapshot, pod.namespace, chosen, inclusion, required, last_per_key=False)
+    for key, by_value in domains.items():
+        tally = totals[key]
+        for value in by_value:
+            by_value[value] = tally.get(value, 0)
 
 
 def round_half_away(value: float) -> int:

@@ -7,18 +7,19 @@ matching pods win (see :mod:`kschedlib.plugins._topology_spread_scoring`).
 Pods without constraints get the configured default constraints, selecting
 the pods that share the pod's Services and controller.
 
-PreFilter counts matching pods per domain once per cycle (recounting only
-nodes whose pods changed, see :mod:`kschedlib.plugins._topology_spread_counting`)
-and keeps, per topology key, kube-scheduler's two "critical paths" (the two
-least loaded domains).  AddPod/RemovePod maintain them with kube-scheduler's
-update rule, which is approximate after several updates and reproduced as is.
-Filter is then a few dictionary reads per node.
+PreFilter counts matching pods per domain once per cycle and keeps, per
+topology key, kube-scheduler's two "critical paths" (the two least loaded
+domains).  The counts are carried over from earlier cycles (see
+:mod:`kschedlib.plugins._topology_spread_tally`): only the nodes replaced
+since are recounted.  AddPod/RemovePod maintain the paths with
+kube-scheduler's update rule, which is approximate after several updates and
+reproduced as is.  Filter is then one or two dictionary reads per constraint.
 """
 
 from __future__ import annotations
 
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import ClassVar, Final
 
 from kschedlib.framework.cycle_state import CycleState, StateKey
@@ -35,6 +36,7 @@ from kschedlib.framework.handle import Handle
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.results import NodeScore, PreFilterResult
+from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import Node, Pod
 from kschedlib.plugins._topology_spread_args import (
@@ -54,13 +56,14 @@ from kschedlib.plugins._topology_spread_common import (
     spread_constraints,
     with_selector,
 )
-from kschedlib.plugins._topology_spread_counting import CountCache, NodeCounter
+from kschedlib.plugins._topology_spread_counting import CountCache
 from kschedlib.plugins._topology_spread_scoring import (
     PRE_SCORE_KEY,
     build_pre_score_state,
     normalize_spread_scores,
     score_node,
 )
+from kschedlib.plugins._topology_spread_tally import TallyStore, count_domains
 
 __all__ = [
     "ERR_REASON_CONSTRAINTS_NOT_MATCH",
@@ -78,8 +81,9 @@ __all__ = [
 
 ERR_REASON_CONSTRAINTS_NOT_MATCH: Final = "node(s) didn't match pod topology spread constraints"
 ERR_REASON_NODE_LABEL_NOT_MATCH: Final = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
-_SKEW: Final = Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
-_MISSING_LABEL: Final = Status.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
+# attributed already, so that the runtime need not copy them for every rejected node
+_SKEW: Final = Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH, plugin="PodTopologySpread")
+_MISSING_LABEL: Final = Status.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH, plugin="PodTopologySpread")
 _FITS: Final = Status.success()
 _MAX_INT32: Final = 2**31 - 1
 
@@ -122,8 +126,8 @@ class CriticalPaths:
         return twin
 
 
-_Check = tuple[str, dict[str, int] | None, CriticalPaths, bool, int]
-"""Per hard constraint: key, domain counts (``None``: no domain), paths, minDomains met, maxSkew - self."""
+_Check = tuple[str, dict[str, int] | None, int]
+"""Per hard constraint: key, domain counts (``None``: no domain), most matching pods a domain may hold."""
 
 
 @typing.final
@@ -151,15 +155,23 @@ class PreFilterState:
         self.domains = domains
         self.paths = paths
         self.self_match = self_match
-        self.checks: tuple[_Check, ...] = tuple(
+        self.checks = self._checks()
+
+    def _checks(self) -> tuple[_Check, ...]:
+        """Per constraint, the ceiling a domain's count must not exceed for the pod to fit there.
+
+        It is maxSkew - self-match + the global minimum (0 while fewer than
+        ``minDomains`` domains exist); computed once here so Filter only compares.
+        """
+        domains, paths = self.domains, self.paths
+        return tuple(
             (
                 c.topology_key,
-                counts[c.topology_key] if c.topology_key in domains else None,
-                paths[c.topology_key],
-                domains.get(c.topology_key, 0) >= c.min_domains,
-                c.max_skew - matched,
+                self.counts[c.topology_key] if c.topology_key in domains else None,
+                c.max_skew - matched
+                + (paths[c.topology_key].first_count if domains.get(c.topology_key, 0) >= c.min_domains else 0),
             )
-            for c, matched in zip(self.constraints, self_match, strict=True)
+            for c, matched in zip(self.constraints, self.self_match, strict=True)
         )
 
     def clone(self) -> PreFilterState:
@@ -178,6 +190,7 @@ class PreFilterState:
         if not has_all_keys(labels, (c.topology_key for c in self.constraints)):
             return
         eligible = self.inclusion.eligible(self.inclusion.standing(node))
+        changed = False
         for i in eligible:
             c = self.constraints[i]
             if c.selects(pod.labels):
@@ -185,14 +198,16 @@ class PreFilterState:
                 value = labels[c.topology_key]
                 count = by_value[value] = by_value.get(value, 0) + delta
                 self.paths[c.topology_key].update(value, count)
+                changed = True
+        if changed:
+            self.checks = self._checks()
 
 
 PRE_FILTER_KEY: Final[StateKey[PreFilterState]] = StateKey("PreFilterPodTopologySpread")
-_Plan = tuple[tuple[tuple[int, str], ...], NodeCounter]
 
 
 def build_pre_filter_state(
-    pod: Pod, constraints: tuple[SpreadConstraint, ...], node_infos: Sequence[NodeInfo], cache: CountCache
+    pod: Pod, constraints: tuple[SpreadConstraint, ...], snapshot: Snapshot, tallies: TallyStore
 ) -> PreFilterState:
     """Count matching pods per domain over every node that has all keys, for the constraints it counts for.
 
@@ -201,20 +216,8 @@ def build_pre_filter_state(
     """
     inclusion = NodeInclusion(pod, constraints)
     keys = tuple(dict.fromkeys(c.topology_key for c in constraints))
-    counts: dict[str, dict[str, int]] = {key: {} for key in keys}
-    plans: dict[tuple[bool, bool], _Plan] = {}
-
-    def plan_for(standing: tuple[bool, bool]) -> _Plan:
-        plan = plans.get(standing)
-        if plan is None:
-            eligible = inclusion.eligible(standing)
-            plan = plans[standing] = _plan(pod, constraints, eligible, cache, len(node_infos))
-        return plan
-
-    if inclusion.uniform and len(keys) == 1:
-        _count_one_key(keys[0], plan_for((True, True))[1], node_infos, counts[keys[0]])
-    else:
-        _count_keys(keys, plan_for, inclusion, node_infos, counts)
+    tallied = count_domains(tallies, snapshot, pod.namespace, constraints, inclusion, keys, last_per_key=True)
+    counts = {key: dict(tallied[key]) for key in keys}
     paths = {key: CriticalPaths() for key in keys}
     for key, by_value in counts.items():
         for value, n in by_value.items():
@@ -222,53 +225,6 @@ def build_pre_filter_state(
     domains = {key: len(by_value) for key, by_value in counts.items() if by_value}
     self_match = tuple(int(c.selects(pod.labels)) for c in constraints)
     return PreFilterState(inclusion, counts, domains, paths, self_match)
-
-
-def _count_one_key(
-    key: str, count: NodeCounter, node_infos: Sequence[NodeInfo], by_value: dict[str, int]
-) -> None:
-    """The common case, one key and every node counting: a tight loop."""
-    for info in node_infos:
-        node = info.node
-        assert node is not None
-        value = node.labels.get(key)
-        if value is not None:
-            by_value[value] = by_value.get(value, 0) + count(node.name, info.pods)[0]
-
-
-def _count_keys(
-    keys: tuple[str, ...],
-    plan_for: Callable[[tuple[bool, bool]], _Plan],
-    inclusion: NodeInclusion,
-    node_infos: Sequence[NodeInfo],
-    counts: dict[str, dict[str, int]],
-) -> None:
-    """The general case: nodes need every key and count per the inclusion policies."""
-    uniform = plan_for((True, True)) if inclusion.uniform else None
-    for info in node_infos:
-        node = info.node
-        assert node is not None
-        labels = node.labels
-        if not has_all_keys(labels, keys):
-            continue
-        targets, count = uniform or plan_for(inclusion.standing(node))
-        if targets:
-            found = count(node.name, info.pods)
-            for slot, key in targets:
-                by_value = counts[key]
-                value = labels[key]
-                by_value[value] = by_value.get(value, 0) + found[slot]
-
-
-def _plan(
-    pod: Pod, constraints: tuple[SpreadConstraint, ...], eligible: tuple[int, ...], cache: CountCache,
-    num_nodes: int,
-) -> _Plan:
-    """For nodes counting for ``eligible``: per key the last such constraint, and their counter."""
-    last = {constraints[i].topology_key: i for i in eligible}
-    chosen = sorted(last.values())
-    targets = tuple((slot, constraints[i].topology_key) for slot, i in enumerate(chosen))
-    return targets, cache.node_counter([constraints[i].selector for i in chosen], pod.namespace, num_nodes)
 
 
 def filter_node(state: PreFilterState, node: Node) -> Status:
@@ -280,13 +236,11 @@ def filter_node(state: PreFilterState, node: Node) -> Status:
     while fewer than ``minDomains`` domains exist).
     """
     labels = node.labels
-    for key, by_value, paths, use_minimum, limit in state.checks:
+    for key, by_value, ceiling in state.checks:
         value = labels.get(key)
         if value is None:
             return _MISSING_LABEL
-        if by_value is None:
-            continue
-        if by_value.get(value, 0) - (paths.first_count if use_minimum else 0) > limit:
+        if by_value is not None and by_value.get(value, 0) > ceiling:
             return _SKEW
     return _FITS
 
@@ -297,12 +251,12 @@ def _missing(key: StateKey[typing.Any]) -> str:
 
 @typing.final
 class PodTopologySpread(
-    PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions
-, EnqueueExtensions):
+    PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions, EnqueueExtensions
+):
     """Filters on ``DoNotSchedule`` constraints and scores on ``ScheduleAnyway`` ones."""
 
     name: ClassVar[str] = "PodTopologySpread"
-    __slots__ = ("_cache", "_default_hard", "_default_soft", "_handle", "_system_defaulted")
+    __slots__ = ("_cache", "_default_hard", "_default_soft", "_handle", "_system_defaulted", "_tallies")
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         """The cluster events that may make a pod this plugin rejected schedulable (kube-scheduler v1.30)."""
@@ -318,6 +272,7 @@ class PodTopologySpread(
         validate_args(args)
         self._handle = handle
         self._cache = CountCache()
+        self._tallies = TallyStore()
         self._system_defaulted = args.defaulting_type == SYSTEM_DEFAULTING
         defaults = SYSTEM_DEFAULT_CONSTRAINTS if self._system_defaulted else args.default_constraints
         self._default_hard = spread_constraints(defaults, {}, DO_NOT_SCHEDULE)
@@ -343,8 +298,8 @@ class PodTopologySpread(
         constraints = self._constraints(pod, DO_NOT_SCHEDULE, self._default_hard)
         if not constraints:
             return Status.skip()
-        node_infos = self._handle.snapshot.node_infos
-        state.write(PRE_FILTER_KEY, build_pre_filter_state(pod, constraints, node_infos, self._cache))
+        snapshot = self._handle.snapshot
+        state.write(PRE_FILTER_KEY, build_pre_filter_state(pod, constraints, snapshot, self._tallies))
         return Status.success()
 
     def add_pod(self, state: CycleState, pod: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo) -> Status:
@@ -376,8 +331,8 @@ class PodTopologySpread(
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status:
         """Count per domain for the soft constraints; Skip without any (or without nodes)."""
-        all_nodes = self._handle.snapshot.node_infos
-        if not all_nodes:
+        snapshot = self._handle.snapshot
+        if not snapshot.num_nodes:
             return Status.skip()
         if not pod.topology_spread_constraints and not self._default_soft:
             return Status.skip()
@@ -385,7 +340,7 @@ class PodTopologySpread(
         if not constraints:
             return Status.skip()
         require_all = bool(pod.topology_spread_constraints) or not self._system_defaulted
-        prepared = build_pre_score_state(pod, constraints, require_all, nodes, all_nodes, self._cache)
+        prepared = build_pre_score_state(pod, constraints, require_all, nodes, snapshot, self._cache, self._tallies)
         state.write(PRE_SCORE_KEY, prepared)
         return Status.success()
 

@@ -96,6 +96,7 @@ def scores(pl: PodTopologySpread, pod: Pod, feasible: Sequence[NodeInfo]) -> tup
 
 
 ABC = [("a1", "A", 2), ("a2", "A", 1), ("b1", "B", 1), ("c1", "C", 0)]
+PTS = "PodTopologySpread"  # the plugin names its rejections itself
 
 # --- Filter -----------------------------------------------------------------------------------
 
@@ -104,7 +105,7 @@ def test_filter_worked_example() -> None:
     infos = zoned(ABC)
     statuses = filter_all(plugin(infos), incoming(hard()), infos)
     assert passing(statuses) == {"c1"}
-    assert statuses["a1"] == Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
+    assert statuses["a1"] == Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH, plugin=PTS)
     assert statuses["b1"].code is Code.UNSCHEDULABLE
 
 
@@ -133,10 +134,10 @@ def test_constraints_checked_in_order_missing_label_first_per_constraint() -> No
     pod = incoming(hard(skew=1), hard(key="rack", skew=9))
     statuses = filter_all(plugin([a1, b1, c1, x1]), pod, [a1, b1, c1, x1])
     assert statuses == {
-        "a1": Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH),
+        "a1": Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH, plugin=PTS),
         "b1": Status.success(),
-        "c1": Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH),
-        "x1": Status.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH),
+        "c1": Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH, plugin=PTS),
+        "x1": Status.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH, plugin=PTS),
     }
 
 
@@ -146,7 +147,7 @@ def test_key_without_any_domain_is_ignored() -> None:
     rack = node_info(make_node("r1", labels={"rack": "r1"}))
     pod = incoming(hard(skew=1), hard(key="rack"))
     statuses = filter_all(plugin([*infos, rack]), pod, [*infos, rack])
-    expected = Status.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
+    expected = Status.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH, plugin=PTS)
     assert statuses == {"a1": expected, "b1": expected, "r1": expected}
 
 
