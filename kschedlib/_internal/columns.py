@@ -168,8 +168,22 @@ def _take_run(result: SearchResult, nodes: Sequence[NodeInfo], low: int, high: i
             return True
         feasible.extend(range(low, high))
         return False
-    return any(_visit(result, nodes[position], position, rest(nodes[position]), to_find)
-               for position in range(low, high))
+    statuses = result.statuses
+    for position in range(low, high):  # _visit inlined: this loop is the hot path with non-local filters
+        info = nodes[position]
+        status = rest(info)
+        code = status.code
+        if code is _SUCCESS:
+            if len(feasible) >= to_find:
+                result.stopped_at = info.name
+                return True
+            feasible.append(position)
+        elif code is _ERROR:
+            result.error = status
+            return True
+        else:
+            statuses[info.name] = status
+    return False
 
 
 class ScoreFailure(Exception):

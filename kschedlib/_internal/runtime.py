@@ -87,6 +87,11 @@ def _filter_key(plugin: NodeLocalFilter, state: CycleState, pod: Pod) -> object:
         return None
 
 
+def _unexpected(status: Status, plugin: str) -> Status:
+    """A Filter status that is neither success nor a rejection: kube-scheduler reports it as an error."""
+    return _error(f"running {_go_quote(plugin)} filter plugin: {status.message()}", plugin)
+
+
 def _error(message: str, plugin: str) -> Status:
     return Status(Code.ERROR, (message,), plugin)
 
@@ -394,14 +399,30 @@ class ProfileRuntime:
             return None
         verdict = MemoizedFilter(self._plain_filter_runner(plan.active[:plan.local]), self._memo.table(plan.key))
         column.sync(snapshot, lambda info: verdict(state, pod, info))
-        rest = None
-        if plan.local < len(plan.active):
-            run_rest = self._plain_filter_runner(plan.active[plan.local:])
-
-            def rest(info: NodeInfo) -> Status:
-                return run_rest(state, pod, info)
-
+        rest = self._bound_runner(plan.active[plan.local:], state, pod) if plan.local < len(plan.active) else None
         return search_column(column, nodes, start, to_find, rest, special)
+
+    @classmethod
+    def _bound_runner(
+        cls, active: tuple[tuple[str, FilterRunner], ...], state: CycleState, pod: Pod
+    ) -> Callable[[NodeInfo], Status]:
+        """Filter plugins run on one node for this cycle's pod; one plugin is called without a loop."""
+        if len(active) != 1:
+            run = cls._plain_filter_runner(active)
+            return lambda info: run(state, pod, info)
+        ((name, check),) = active
+
+        def run_one(info: NodeInfo) -> Status:
+            try:
+                status = check(state, pod, info)
+            except Exception as exc:
+                return _error(f"running {_go_quote(name)} filter plugin: {exc}", name)
+            code = status.code
+            if code is _SUCCESS or status.plugin == name:
+                return status if code is _SUCCESS or code in _REJECTED else _unexpected(status, name)
+            return status.with_plugin(name) if code in _REJECTED else _unexpected(status, name)
+
+        return run_one
 
     @staticmethod
     def _plain_filter_runner(active: tuple[tuple[str, FilterRunner], ...]) -> FilterRunner:
@@ -417,7 +438,7 @@ class ProfileRuntime:
                 if code is not _SUCCESS:
                     if code in _REJECTED:
                         return status if status.plugin == name else status.with_plugin(name)
-                    return _error(f"running {_go_quote(name)} filter plugin: {status.message()}", name)
+                    return _unexpected(status, name)
             return success
 
         return run

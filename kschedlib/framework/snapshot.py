@@ -134,6 +134,8 @@ class Snapshot:
         """The listed nodes passing ``test``, in snapshot order (only ``names`` are looked at when known)."""
         if names is None:
             return tuple(info for info in self._list if test(info))
+        if len(names) == len(self._list) and all(map(self._positions.__contains__, names)):
+            return self._list  # every listed node holds some
         positions = sorted(p for name in names if (p := self._positions.get(name)) is not None)
         return tuple(self._list[p] for p in positions)
 
