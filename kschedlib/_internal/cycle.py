@@ -202,11 +202,19 @@ def run_cycle(
     nominator: Nominator,
     score_single_node: bool = False,
     detail: bool = True,
+    state: CycleState | None = None,
 ) -> CycleOutcome:
-    """One scheduling cycle for ``pod`` on ``snapshot`` (no side effects besides plugin state)."""
-    state = CycleState()
+    """One scheduling cycle for ``pod`` on ``snapshot`` (no side effects besides plugin state).
+
+    The outcome carries the cycle's state unless the caller passes its own ``state`` (a scheduler
+    keeps that for Reserve, Permit and binding; its results then hold an empty one).
+    """
+    kept = CycleState() if state is not None else None
+    if state is None:
+        state = CycleState()
     num_all = snapshot.num_nodes
-    base: dict[str, Any] = {"pod": pod, "state": state, "num_all_nodes": num_all, "start_index": start_index}
+    base: dict[str, Any] = {"pod": pod, "state": kept if kept is not None else state, "num_all_nodes": num_all,
+                            "start_index": start_index}
     if num_all == 0:
         return CycleOutcome(next_start_index=start_index, error=Status.unresolvable(NO_NODES_AVAILABLE), **base)
     pre = runtime.run_pre_filter(state, pod)

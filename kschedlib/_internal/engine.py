@@ -88,16 +88,14 @@ class _Attempt:
     info: QueuedPodInfo
     runtime: ProfileRuntime
     outcome: CycleOutcome
+    """What the cycle decided, without its plugin state (results keep it; see :func:`run_cycle`)."""
+    state: CycleState
     assumed: PodInfo
     started: float
 
     @property
     def node(self) -> str:
         return self.assumed.pod.node_name
-
-    @property
-    def state(self) -> CycleState:
-        return self.outcome.state
 
 
 @final
@@ -298,6 +296,7 @@ class Engine:
         handle = self.handles[pod.scheduler_name]
         snapshot = self.cache.snapshot(self.store.namespaces)
         handle.set_snapshot(snapshot)
+        state = CycleState()  # kept here: results hold an empty one (embedders keep every result)
         outcome = run_cycle(
             runtime, pod, snapshot,
             start_index=self.next_start_index,
@@ -305,20 +304,21 @@ class Engine:
             rng=self.rng,
             nominator=self.nominator,
             detail=False,
+            state=state,
         )
         self.next_start_index = outcome.next_start_index
         self.metrics.observe("scheduler_scheduling_algorithm_duration_seconds", None,
                              time.perf_counter() - started)
         if outcome.selected is None:
             return self._cycle_failed(info, runtime, outcome, started)
-        return self._assume(info, runtime, outcome, started)
+        return self._assume(info, runtime, outcome, state, started)
 
-    def _assume(self, info: QueuedPodInfo, runtime: ProfileRuntime, outcome: CycleOutcome,
+    def _assume(self, info: QueuedPodInfo, runtime: ProfileRuntime, outcome: CycleOutcome, state: CycleState,
                 started: float) -> ScheduleResult:
         node = outcome.selected
         assert node is not None
         assumed_pod = attrs.evolve(info.pod, node_name=node)
-        attempt = _Attempt(info, runtime, outcome, info.pod_info.with_pod(assumed_pod), started)
+        attempt = _Attempt(info, runtime, outcome, state, info.pod_info.with_pod(assumed_pod), started)
         try:
             self.cache.assume_pod(attempt.assumed)
         except CacheError as exc:
@@ -342,7 +342,7 @@ class Engine:
         self._attempts[pod.uid] = attempt
         message = f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"'
         result = ScheduleResult(pod, attempt.node, Status(Code.WAIT, (message,)), message,
-                                attempts=attempt.info.attempts, outcome=_slim(attempt.outcome))
+                                attempts=attempt.info.attempts, outcome=attempt.outcome)
         for listener in self.listeners:
             listener.on_waiting(result)
         return result
@@ -357,7 +357,7 @@ class Engine:
         future.add_done_callback(lambda done: self._completions.put((attempt, _future_status(done))))
         pod = attempt.assumed.pod
         return ScheduleResult(pod, attempt.node, Status(Code.WAIT, ("binding",)), "binding",
-                              attempts=attempt.info.attempts, outcome=_slim(attempt.outcome))
+                              attempts=attempt.info.attempts, outcome=attempt.outcome)
 
     @staticmethod
     def _binding_work(attempt: _Attempt) -> Status:
@@ -389,7 +389,7 @@ class Engine:
         self.queue.move_pods(self._affinity_matching(pod), ev.ASSIGNED_POD_ADD)
         attempt.runtime.run_post_bind(attempt.state, pod, attempt.node)
         result = ScheduleResult(pod, attempt.node, Status.success(), attempts=attempt.info.attempts,
-                                outcome=_slim(attempt.outcome))
+                                outcome=attempt.outcome)
         self._observe_attempt("scheduled", attempt.runtime, attempt.started)
         self.metrics.observe("scheduler_pod_scheduling_attempts", None, attempt.info.attempts)
         first = attempt.info.initial_attempt_timestamp
@@ -477,7 +477,7 @@ class Engine:
                 self.metrics.observe("scheduler_preemption_victims", None, len(victims))
         result_pod = pod if pod is not None else info.pod
         result = ScheduleResult(result_pod, node, status, message, nominate or None, victims,
-                                info.attempts, _slim(outcome))
+                                info.attempts, outcome)
         self._observe_attempt("error" if status.code is Code.ERROR else "unschedulable", runtime, started)
         for listener in self.listeners:
             listener.on_failed(result)
@@ -554,15 +554,6 @@ class Engine:
         for pod in pods:
             if not pod.node_name:
                 self.add_pod(pod)
-
-
-def _slim(outcome: CycleOutcome) -> CycleOutcome:
-    """The outcome a result keeps: everything but the cycle's plugin state.
-
-    Embedders often keep every result; the per-cycle plugin state (topology counts, affinity maps)
-    would dominate their memory.  Scheduler cycles compute score totals only, never per-plugin tables.
-    """
-    return attrs.evolve(outcome, state=CycleState())
 
 
 def _future_status(done: object) -> Status:

@@ -14,6 +14,7 @@ import kschedlib
 from kschedlib.errors import ConfigError, KschedError, ManifestError, QuantityError, SelectorError
 from kschedlib.framework import Code, CycleState, FilterPlugin, Handle, NodeInfo, Registry, Status
 from kschedlib.model import Node, Pod, Requirement, Taint, Toleration, parse_quantity
+from kschedlib.plugins.pod_topology_spread import PRE_FILTER_KEY
 from tests.helpers import make_node, make_pod
 
 DEFAULT_WEIGHTS = {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "VolumeBinding": 1,
@@ -455,3 +456,21 @@ def test_explain_does_not_change_the_cluster() -> None:
     assert first == second
     assert first["selected"] == "n1"
     assert cluster.pods == []
+
+
+def test_results_do_not_keep_the_cycles_plugin_state() -> None:
+    """Embedders keep every result: the per-cycle plugin state (counts, parsed terms) stays behind."""
+    sched = kschedlib.Scheduler()
+    sched.add_objects([make_node("n1", labels={"zone": "a"}), make_node("n2", labels={"zone": "b"})])
+    spread = ({"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+               "labelSelector": {"matchLabels": {"app": "web"}}},)
+    pod = kschedlib.load_cluster([{"kind": "Pod", "metadata": {"name": "web", "labels": {"app": "web"}},
+                                   "spec": {"topologySpreadConstraints": list(spread),
+                                            "containers": [{"name": "c"}]}}]).pods[0]
+    sched.add_pod(pod)
+    sched.add_pod(make_pod("huge", requests={"cpu": "64"}))
+    results = sched.run_until_idle()
+    assert [r.scheduled for r in results] == [True, False]
+    for result in results:
+        assert result.outcome is not None
+        assert PRE_FILTER_KEY not in result.outcome.state
