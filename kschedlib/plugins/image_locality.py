@@ -105,6 +105,8 @@ class ImageLocality(ScorePlugin, NodeLocalScore):
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """The image-locality score in [0, 100] (no normalization)."""
+        if not node_info.image_states:
+            return 0  # nothing held: the sum is below the 23 MiB threshold, which scores 0
         last = self._last
         if last is None or last[0] is not pod:
             # One tuple assigned at once: safe if nodes are scored from several threads.
