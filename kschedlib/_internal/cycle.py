@@ -53,12 +53,18 @@ class CycleOutcome:
     scored_nodes: tuple[str, ...] = ()
     extender_scores: Mapping[str, tuple[tuple[str, int], ...]] = attrs.field(factory=dict)
     """Per scored node, the extenders' entries ``(extender name, score x weight x 10)`` (in ``totals``)."""
-    best: tuple[str, ...] = ()
+    top: tuple[str, ...] = ()
+    """The nodes with the top score, in scoring order (:attr:`best` sorts them)."""
     evaluated_nodes: int = 0
     search_stopped_at: str | None = None
     diagnosis: Diagnosis | None = None
     post_filter: PostFilterResult | None = None
     error: Status | None = None
+
+    @property
+    def best(self) -> tuple[str, ...]:
+        """The nodes with the top score, sorted by name (sorted on demand: scheduling never asks)."""
+        return tuple(sorted(self.top))
 
     @property
     def fit_error(self) -> str | None:
@@ -141,7 +147,7 @@ def _diagnosis(statuses: Mapping[str, Status], *, pre_filter_message: str = "",
 
 
 def select_host(names: Sequence[str], totals: Sequence[int], rng: random.Random) -> tuple[str, tuple[str, ...]]:
-    """A uniformly random node among those with the top total, and all of them (sorted).
+    """A uniformly random node among those with the top total, and all of them (in ``names`` order).
 
     kube-scheduler draws the same uniform choice by reservoir sampling with its own RNG; one draw
     from the seeded generator gives the same distribution.
@@ -150,8 +156,8 @@ def select_host(names: Sequence[str], totals: Sequence[int], rng: random.Random)
     if totals.count(top) == 1:
         chosen = names[totals.index(top)]
         return chosen, (chosen,)
-    best = list(compress(names, map(top.__eq__, totals)))
-    return best[rng.randrange(len(best))], tuple(sorted(best))
+    best = tuple(compress(names, map(top.__eq__, totals)))
+    return best[rng.randrange(len(best))], best
 
 
 @final
@@ -354,7 +360,7 @@ def _scored(
     }
     if len(feasible) == 1 and not score_single_node:
         only = feasible[0].name
-        return CycleOutcome(selected=only, best=(only,), **common)
+        return CycleOutcome(selected=only, top=(only,), **common)
     table = _score(runtime, state, pod, feasible, detail, snapshot, positions)
     if isinstance(table, Status):
         return CycleOutcome(error=table, **common)
@@ -366,7 +372,7 @@ def _scored(
     selected, best = select_host(scored, table.totals, rng)
     if len(feasible) == 1:
         selected = scored[0]
-    return CycleOutcome(selected=selected, best=best, scores=table, scored_nodes=scored,
+    return CycleOutcome(selected=selected, top=best, scores=table, scored_nodes=scored,
                         extender_scores=entries, **common)
 
 

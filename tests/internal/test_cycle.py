@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kschedlib._internal.cycle import num_feasible_nodes_to_find, run_cycle, select_host
+from kschedlib._internal.cycle import CycleOutcome, num_feasible_nodes_to_find, run_cycle, select_host
 from kschedlib._internal.nominator import Nominator
 from kschedlib._internal.profile import build_profile
 from kschedlib._internal.runtime import ProfileRuntime
@@ -261,6 +261,15 @@ def test_select_host_picks_only_among_the_top_scores() -> None:
         chosen, best = select_host(["a", "b", "c", "d"], [5, 9, 3, 9], rng)
         assert chosen in {"b", "d"}
         assert best == ("b", "d")
+
+
+def test_the_top_keeps_scoring_order_and_best_sorts_it() -> None:
+    rng = random.Random(1)
+    _, top = select_host(["d", "b", "c", "a"], [9, 5, 3, 9], rng)
+    assert top == ("d", "a")
+    outcome = CycleOutcome(pod=make_pod("p"), state=CycleState(), num_all_nodes=4, start_index=0,
+                           next_start_index=0, top=top)
+    assert outcome.best == ("a", "d")
 
 
 def test_select_host_single_best_uses_no_randomness() -> None:
