@@ -16,13 +16,14 @@ grouped totals equal a pod-by-pod scan's, zero sums of matched terms included.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Hashable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from itertools import compress
 from operator import is_, is_not
 from typing import Final, Generic, TypeVar, final
 
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.pod_info import AffinityTerm, PodInfo
+from kschedlib.framework.snapshot import NodeChangeLog, Snapshot
 from kschedlib.model.labels import LabelSelector, Requirement
 from kschedlib.model.objects import Pod
 
@@ -46,6 +47,7 @@ Signature = tuple[Hashable, ...]
 PodsOf = Callable[[NodeInfo], tuple[PodInfo, ...]]
 WeightedTerms = Callable[[PodInfo], Iterator[tuple[AffinityTerm, int]]]
 C = TypeVar("C")
+Revision = tuple[NodeChangeLog, int] | None
 
 
 def _selector_key(selector: LabelSelector | None) -> tuple[Requirement, ...] | None:
@@ -80,21 +82,29 @@ class _Tally(ABC, Generic[C]):
     A share depends on the pods alone; the node's labels place it when applied.
     """
 
-    __slots__ = ("_last", "_pods_of", "_seen")
+    __slots__ = ("_last", "_pods_of", "_revision", "_seen")
 
     def __init__(self, pods_of: PodsOf) -> None:
         self._pods_of = pods_of
         self._last: tuple[NodeInfo, ...] = ()
+        self._revision: Revision = None
         self._seen: dict[str, tuple[NodeInfo, C]] = {}
 
-    def sync(self, infos: tuple[NodeInfo, ...]) -> None:
+    def sync(self, infos: tuple[NodeInfo, ...], snapshot: Snapshot | None = None) -> None:
         """Make the totals those of ``infos`` (unique names), redoing only the nodes that changed.
 
-        When the list is as long as last time, the entries that are the same
-        objects are skipped position by position without leaving C.
+        ``infos`` may be ``snapshot``'s node list: then the positions its change log names since
+        the last sync are all that is looked at.  Otherwise, when the list is as long as last time,
+        the entries that are the same objects are skipped position by position without leaving C.
         """
         last = self._last
-        changed = compress(infos, map(is_not, last, infos)) if len(last) == len(infos) else infos
+        logged = (snapshot.changed_between(self._revision)
+                  if snapshot is not None and len(last) == len(infos) else None)
+        if logged is not None:
+            changed: Iterable[NodeInfo] = [infos[p] for p in logged if infos[p] is not last[p]]
+        else:
+            changed = compress(infos, map(is_not, last, infos)) if len(last) == len(infos) else infos
+        self._revision = snapshot.revision if snapshot is not None else None
         seen = self._seen
         for info in changed:
             entry = seen.get(info.name)
@@ -302,8 +312,8 @@ class PodTallies:
         self._limit = limit
         self._tallies: dict[tuple[Signature, ...], PodTally] = {}
 
-    def synced(self, terms: tuple[AffinityTerm, ...], infos: tuple[NodeInfo, ...]) -> PodTally:
-        """The tally for ``terms``, synced with ``infos``."""
+    def synced(self, terms: tuple[AffinityTerm, ...], snapshot: Snapshot) -> PodTally:
+        """The tally for ``terms``, synced with ``snapshot``'s nodes."""
         key = tuple(signature(term) for term in terms)
         tally = self._tallies.pop(key, None)
         if tally is None:
@@ -311,5 +321,5 @@ class PodTallies:
             if len(self._tallies) >= self._limit:
                 del self._tallies[next(iter(self._tallies))]
         self._tallies[key] = tally
-        tally.sync(infos)
+        tally.sync(snapshot.node_infos, snapshot)
         return tally

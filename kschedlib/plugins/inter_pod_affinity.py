@@ -353,8 +353,8 @@ class InterPodAffinity(
             tuple(scoring.merge_namespaces(t, namespaces) for t in terms.required_anti_affinity),
             _matches_all(affinity_terms, pod),
         )
-        self._existing_anti.sync(snapshot.node_infos)
-        _fill_counts(s, self._existing_anti, lambda terms: self._pod_tallies.synced(terms, snapshot.node_infos))
+        self._existing_anti.sync(snapshot.node_infos, snapshot)
+        _fill_counts(s, self._existing_anti, lambda terms: self._pod_tallies.synced(terms, snapshot))
         if not s.existing_anti_affinity and not s.affinity_terms and not s.anti_affinity_terms:
             return Status.skip()
         state.write(PRE_FILTER_KEY, s)
@@ -412,13 +412,13 @@ class InterPodAffinity(
             return Status.from_error(f"failed to parse pod: {err}")
         if not candidates:
             return Status.skip()
-        self._scored_terms.sync(snapshot.node_infos)
+        self._scored_terms.sync(snapshot.node_infos, snapshot)
         parts = scoring.collect_parts(
             pod,
             scoring.merge_preferred(terms, snapshot.namespaces),
             snapshot.namespace_labels(pod.namespace),
             self._scored_terms,
-            lambda term: self._pod_tallies.synced((term,), snapshot.node_infos),
+            lambda term: self._pod_tallies.synced((term,), snapshot),
         )
         if not parts:
             return Status.skip()

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from kschedlib.framework import CycleState, Handle, NodeInfo, PodInfo, Snapshot, Status
 from kschedlib.framework.pod_info import AffinityTerm
+from kschedlib.framework.snapshot import NodeChangeLog
 from kschedlib.model import LabelSelector, Namespace, Node, Pod
 from kschedlib.plugins._inter_pod_affinity_scoring import PRE_SCORE_KEY, PreScoreState
 from kschedlib.plugins._inter_pod_affinity_tally import PodTallies, PodTally
@@ -128,6 +129,38 @@ def _snapshot(cluster: Cluster) -> Snapshot:
     return Snapshot(infos, namespaces={ns.name: ns for ns in namespaces})
 
 
+def _logged(history: list[Cluster]) -> list[Snapshot]:
+    """The history as a scheduler's cache would hand it out: snapshots of one node order share a
+    change log naming the positions replaced between them; another order starts a new log."""
+    out: list[Snapshot] = []
+    log = NodeChangeLog()
+    previous: list[NodeInfo] | None = None
+    for infos, namespaces in history:
+        if previous is not None and [i.name for i in previous] == [i.name for i in infos]:
+            log.positions.extend(p for p, (a, b) in enumerate(zip(previous, infos, strict=True)) if a is not b)
+        elif previous is not None:
+            log = NodeChangeLog()
+        out.append(Snapshot(infos, namespaces={ns.name: ns for ns in namespaces}, changes=log))
+        previous = infos
+    return out
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(histories(), st.lists(pods("incoming"), min_size=1, max_size=2), st.lists(st.integers(0, 12), max_size=4))
+def test_long_lived_plugin_follows_change_logs_like_a_fresh_one(
+    history: list[Cluster], incoming: list[Pod], revisits: list[int]
+) -> None:
+    """Logged snapshots, in order and with earlier snapshot objects asked about again."""
+    snapshots = _logged(history)
+    order = list(snapshots)
+    for index in revisits:  # earlier snapshots come back: their revisions lie behind the tallies'
+        order.insert(min(index, len(order)), snapshots[index % len(snapshots)])
+    long_lived = _Scheduler()
+    for snapshot in order:
+        for candidate in incoming:
+            assert long_lived.cycle(snapshot, candidate) == _fresh(snapshot, None, candidate)
+
+
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(histories(), st.lists(pods("incoming"), min_size=1, max_size=3), st.integers(0, 3))
 def test_long_lived_plugin_matches_a_fresh_one(history: list[Cluster], incoming: list[Pod], hard: int) -> None:
@@ -220,10 +253,10 @@ def test_evicted_tallies_are_rebuilt_exactly() -> None:
     infos = _zones()
     tallies = PodTallies(1)
     web, db = (_term("web"),), (_term("db"),)
-    assert tallies.synced(web, tuple(infos)).per_term == ({},)
+    assert tallies.synced(web, Snapshot(infos)).per_term == ({},)
     infos[0] = infos[0].with_pod(PodInfo.of(pod("w", "n1", labels=WEB)))
     infos[1] = infos[1].with_pod(PodInfo.of(pod("d", "n2", labels={"app": "db"})))
-    grown = tuple(infos)
+    grown = Snapshot(infos)
     assert tallies.synced(db, grown).per_term == ({"n2": 1},)
     assert tallies.synced(web, grown).per_term == ({"n1": 1},)
 
