@@ -17,7 +17,7 @@ from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.snapshot import NodeChangeLog, Snapshot
 from kschedlib.framework.status import Code, Status
 
-__all__ = ["FilterColumn", "ScoreColumn", "SearchResult", "search_column"]
+__all__ = ["FilterColumn", "ScoreColumn", "SearchResult", "search_column", "search_nodes"]
 
 _SUCCESS: Final = Code.SUCCESS
 _ERROR: Final = Code.ERROR
@@ -137,6 +137,20 @@ def search_column(
             if _visit(result, nodes[stop], stop, status, to_find):
                 return result
             cursor = stop + 1
+    return result
+
+
+def search_nodes(
+    nodes: Sequence[NodeInfo], start: int, to_find: int, check: Callable[[NodeInfo], Status]
+) -> SearchResult:
+    """The same search without a column: ``check`` every node from ``start`` on, in turn."""
+    result = SearchResult()
+    count = len(nodes)
+    for offset in range(count):
+        position = (start + offset) % count
+        info = nodes[position]
+        if _visit(result, info, position, check(info), to_find):
+            break
     return result
 
 

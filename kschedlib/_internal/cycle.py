@@ -14,9 +14,10 @@ from typing import Any, Final, final
 
 import attrs
 
+from kschedlib._internal.columns import search_nodes
 from kschedlib._internal.extenders import filter_with_extenders, has_filter_or_scoring, prioritize_with_extenders
 from kschedlib._internal.nominator import Nominator
-from kschedlib._internal.runtime import FilterRunner, MemoizedFilter, ProfileRuntime, ScoreTable
+from kschedlib._internal.runtime import FilterRunner, ProfileRuntime, ScoreTable
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis, fit_error_message
 from kschedlib.framework.extender import EXTENDER_PSEUDO_PLUGIN
@@ -174,27 +175,10 @@ class _Search:
 
     def run(self, nodes: Sequence[NodeInfo], start: int, to_find: int, check: FilterRunner,
             state: CycleState, pod: Pod) -> None:
-        count = len(nodes)
-        feasible = self.feasible
-        statuses = self.statuses
-        table = check.table if isinstance(check, MemoizedFilter) else None
-        for offset in range(count):
-            node_info = nodes[(start + offset) % count]
-            entry = table.get(id(node_info)) if table is not None else None
-            if entry is not None and entry[0] is node_info:
-                status = entry[1]
-            else:
-                status = check(state, pod, node_info)
-            if status.code is _SUCCESS:
-                if len(feasible) >= to_find:
-                    self.stopped_at = node_info.name
-                    return
-                feasible.append(node_info)
-            elif status.code is Code.ERROR:
-                self.error = status
-                return
-            else:
-                statuses[node_info.name] = status
+        found = search_nodes(nodes, start, to_find, lambda info: check(state, pod, info))
+        self.feasible.extend(map(nodes.__getitem__, found.feasible))
+        self.statuses.update(found.statuses)  # a status already there (the nominated node) keeps its place
+        self.stopped_at, self.error = found.stopped_at, found.error
 
 
 def run_cycle(
