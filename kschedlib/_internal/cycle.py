@@ -14,7 +14,7 @@ from typing import Any, Final, final
 
 import attrs
 
-from kschedlib._internal.columns import search_nodes
+from kschedlib._internal.columns import SearchResult, search_nodes
 from kschedlib._internal.extenders import filter_with_extenders, has_filter_or_scoring, prioritize_with_extenders
 from kschedlib._internal.nominator import Nominator
 from kschedlib._internal.runtime import FilterRunner, ProfileRuntime, ScoreTable
@@ -161,26 +161,6 @@ def select_host(names: Sequence[str], totals: Sequence[int], rng: random.Random)
     return best[rng.randrange(len(best))], best
 
 
-@final
-class _Search:
-    """The sampled node search from a rotating start index (reference §3 step 8)."""
-
-    __slots__ = ("error", "feasible", "statuses", "stopped_at")
-
-    def __init__(self) -> None:
-        self.feasible: list[NodeInfo] = []
-        self.statuses: dict[str, Status] = {}
-        self.stopped_at: str | None = None
-        self.error: Status | None = None
-
-    def run(self, nodes: Sequence[NodeInfo], start: int, to_find: int, check: FilterRunner,
-            state: CycleState, pod: Pod) -> None:
-        found = search_nodes(nodes, start, to_find, lambda info: check(state, pod, info))
-        self.feasible.extend(map(nodes.__getitem__, found.feasible))
-        self.statuses.update(found.statuses)  # a status already there (the nominated node) keeps its place
-        self.stopped_at, self.error = found.stopped_at, found.error
-
-
 def run_cycle(
     runtime: ProfileRuntime,
     pod: Pod,
@@ -213,9 +193,9 @@ def run_cycle(
     if status.code is not _SUCCESS:
         if not status.is_rejected:
             return CycleOutcome(next_start_index=start_index, error=status, pre_filter_nodes=names, **base)
-        statuses = dict.fromkeys((info.name for info in snapshot.node_infos), status)
-        diagnosis = _diagnosis(statuses, pre_filter_message=status.message())
-        return _no_fit(runtime, base, state, pod, statuses, diagnosis, start_index, len(statuses), status, names)
+        everywhere = dict.fromkeys((info.name for info in snapshot.node_infos), status)
+        diagnosis = _diagnosis(everywhere, pre_filter_message=status.message())
+        return _no_fit(runtime, base, state, pod, everywhere, diagnosis, start_index, len(everywhere), status, names)
     plan = runtime.filter_plan(state, pod)
     check = runtime.filter_runner(state, pod, plan)
 
@@ -224,17 +204,17 @@ def run_cycle(
 
     check_nominated = with_nominated if nominator else check
 
-    search = _Search()
+    statuses: dict[str, Status] = {}
     if pod.nominated_node_name:
         nominated = snapshot.find(pod.nominated_node_name)
         if nominated is not None and (names is None or nominated.name in names):
             first = check_nominated(state, pod, nominated)
             if first.code is _SUCCESS and runtime.extenders:
-                passed = filter_with_extenders(runtime.extenders, pod, [nominated], search.statuses, snapshot)
+                passed = filter_with_extenders(runtime.extenders, pod, [nominated], statuses, snapshot)
                 if isinstance(passed, Status):
                     return CycleOutcome(next_start_index=start_index, error=passed, pre_filter_nodes=names, **base)
                 if passed:
-                    return _scored(runtime, base, state, pod, passed, search.statuses, snapshot, rng, start_index,
+                    return _scored(runtime, base, state, pod, passed, statuses, snapshot, rng, start_index,
                                    start_index, None, names, score_single_node, detail)
             elif first.code is _SUCCESS:
                 return _scored(runtime, base, state, pod, [nominated], {}, snapshot, rng, start_index,
@@ -242,7 +222,7 @@ def run_cycle(
             elif first.code is Code.ERROR:
                 return CycleOutcome(next_start_index=start_index, error=first, pre_filter_nodes=names, **base)
             else:
-                search.statuses[nominated.name] = first
+                statuses[nominated.name] = first
     nodes: Sequence[NodeInfo] = snapshot.node_infos
     if names is not None:
         nodes = [info for info in nodes if info.name in names]
@@ -251,41 +231,40 @@ def run_cycle(
         percentage if percentage is not None else percentage_of_nodes_to_score, len(nodes))
     if not runtime.score and not has_filter_or_scoring(runtime.extenders):
         to_find = 1
-    positions: list[int] | None = None
-    if not runtime.filter:
-        search.feasible = [nodes[(start_index + i) % len(nodes)] for i in range(min(to_find, len(nodes)))]
-    elif names is None and not search.statuses:
+    positions: list[int] | None = None  # of the feasible nodes in the snapshot, when the column search found them
+    by_column: SearchResult | None = None
+    if runtime.filter and names is None and not statuses:
         special = _nominated_positions(snapshot, pod, nominator, lambda info: with_nominated(state, pod, info)) \
             if nominator else None
         by_column = runtime.search_columns(plan, state, pod, snapshot, start_index, to_find, special)
-        if by_column is None:
-            search.run(nodes, start_index, to_find, check_nominated, state, pod)
-        else:
-            positions = by_column.feasible
-            search.feasible = list(map(nodes.__getitem__, positions))
-            search.statuses, search.stopped_at, search.error = by_column.statuses, by_column.stopped_at, by_column.error
+    if by_column is not None:
+        found, positions = by_column, by_column.feasible
+    elif runtime.filter:
+        found = search_nodes(nodes, start_index, to_find, lambda info: check_nominated(state, pod, info))
     else:
-        search.run(nodes, start_index, to_find, check_nominated, state, pod)
-    processed = len(search.feasible) + len(search.statuses)
+        found = SearchResult()
+        found.feasible.extend((start_index + i) % len(nodes) for i in range(min(to_find, len(nodes))))
+    feasible: list[NodeInfo] = list(map(nodes.__getitem__, found.feasible))
+    statuses.update(found.statuses)  # a status already there (the nominated node's) keeps its place
+    processed = len(feasible) + len(statuses)
     next_start = (start_index + processed) % num_all
-    if search.error is not None:
-        return CycleOutcome(next_start_index=next_start, error=search.error, pre_filter_nodes=names, **base)
+    if found.error is not None:
+        return CycleOutcome(next_start_index=next_start, error=found.error, pre_filter_nodes=names, **base)
     also: frozenset[str] = frozenset()
-    if runtime.extenders and search.feasible:  # reference §3 step 8b
-        also = _rejectors(search.statuses)
-        passed = filter_with_extenders(runtime.extenders, pod, search.feasible, search.statuses, snapshot)
+    if runtime.extenders and feasible:  # reference §3 step 8b
+        also = _rejectors(statuses)
+        passed = filter_with_extenders(runtime.extenders, pod, feasible, statuses, snapshot)
         if isinstance(passed, Status):
             return CycleOutcome(next_start_index=next_start, error=passed, pre_filter_nodes=names, **base)
-        if len(passed) != len(search.feasible):
+        if len(passed) != len(feasible):
             also |= {EXTENDER_PSEUDO_PLUGIN}
-        search.feasible = passed
+        feasible = passed
         positions = None
-    if not search.feasible:
-        diagnosis = _diagnosis(search.statuses, also=also)
-        return _no_fit(runtime, base, state, pod, search.statuses, diagnosis, next_start, len(search.statuses),
-                       None, names)
-    return _scored(runtime, base, state, pod, search.feasible, search.statuses, snapshot, rng, next_start,
-                   processed, search.stopped_at, names, score_single_node, detail, positions)
+    if not feasible:
+        diagnosis = _diagnosis(statuses, also=also)
+        return _no_fit(runtime, base, state, pod, statuses, diagnosis, next_start, len(statuses), None, names)
+    return _scored(runtime, base, state, pod, feasible, statuses, snapshot, rng, next_start,
+                   processed, found.stopped_at, names, score_single_node, detail, positions)
 
 
 def _no_fit(
