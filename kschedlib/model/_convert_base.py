@@ -29,6 +29,7 @@ from kschedlib.model.labels import (
 from kschedlib.model.quantity import Quantity, parse_quantity
 
 __all__ = [
+    "EMPTY",
     "Json",
     "Reader",
     "format_timestamp",
@@ -36,12 +37,17 @@ __all__ = [
     "label_selector",
     "node_selector",
     "node_selector_term",
+    "open_object",
+    "section",
 ]
 
 Json = Mapping[str, Any]
 """A JSON object as decoded from JSON or YAML: the one place ``Any`` is allowed."""
 
 T = TypeVar("T")
+
+EMPTY: Final[Json] = {}
+"""What an absent section reads as (never mutated)."""
 
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -283,3 +289,26 @@ def node_selector_term(r: Reader, raw: object, path: str) -> NodeSelectorTerm:
 def node_selector(r: Reader, raw: object, path: str) -> NodeSelector:
     """A NodeSelector: its ``nodeSelectorTerms``, ORed."""
     return NodeSelector(r.each(r.as_map(raw, path), "nodeSelectorTerms", path, node_selector_term))
+
+
+def open_object(d: object, kind: str, *, namespaced: bool) -> tuple[Reader, Json, str, str]:
+    """Check an object's shape, kind and name; a Reader naming it, its metadata, name and namespace.
+
+    An absent ``kind`` is fine: some dumps omit kinds by position.
+    """
+    if not isinstance(d, Mapping):
+        raise ManifestError(f"a {kind} must be an object", obj=kind, value=type(d).__name__)
+    declared = d.get("kind")
+    if declared is not None and declared != kind:
+        raise ManifestError(f"expected a {kind}", obj=kind, field="kind", value=declared)
+    r = Reader(kind)
+    meta = r.getmap(d, "metadata", "") or EMPTY
+    name = r.reqstr(meta, "name", "metadata")
+    namespace = (r.getstr(meta, "namespace", "metadata") or "default") if namespaced else ""
+    r.obj = f"{kind} {namespace}/{name}" if namespaced else f"{kind} {name}"
+    return r, meta, name, namespace
+
+
+def section(r: Reader, d: Json, key: str) -> Json:
+    """A top-level section (``spec``, ``status``), empty when absent."""
+    return r.getmap(d, key, "") or EMPTY

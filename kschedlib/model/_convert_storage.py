@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from kschedlib.errors import ManifestError, QuantityError
-from kschedlib.model._convert_base import Json, Reader, join, label_selector, node_selector
+from kschedlib.errors import QuantityError
+from kschedlib.model._convert_base import EMPTY, Json, Reader, join, label_selector, node_selector, open_object, section
 from kschedlib.model._convert_spec import owner_references
 from kschedlib.model.labels import NodeSelector
 from kschedlib.model.quantity import Quantity, parse_quantity
@@ -73,26 +73,6 @@ PV_SOURCE_KINDS: Final = frozenset({
 })
 """The ``spec`` keys of a PersistentVolume that name its source."""
 
-_EMPTY: Final[Mapping[str, Any]] = {}
-
-
-def _open(d: object, kind: str, *, namespaced: bool) -> tuple[Reader, Json, str, str]:
-    """Check the object's shape, kind and name; return a Reader naming it, its metadata, name, namespace."""
-    if not isinstance(d, Mapping):
-        raise ManifestError(f"a {kind} must be an object", obj=kind, value=type(d).__name__)
-    declared = d.get("kind")
-    if declared is not None and declared != kind:
-        raise ManifestError(f"expected a {kind}", obj=kind, field="kind", value=declared)
-    r = Reader(kind)
-    meta = r.getmap(d, "metadata", "") or _EMPTY
-    name = r.reqstr(meta, "name", "metadata")
-    namespace = (r.getstr(meta, "namespace", "metadata") or "default") if namespaced else ""
-    r.obj = f"{kind} {namespace}/{name}" if namespaced else f"{kind} {name}"
-    return r, meta, name, namespace
-
-
-def _section(r: Reader, d: Json, key: str) -> Json:
-    return r.getmap(d, key, "") or _EMPTY
 
 
 def _choice(r: Reader, d: Json, key: str, path: str, allowed: frozenset[str], default: str) -> str:
@@ -209,7 +189,7 @@ _SOURCE_READERS: Final[dict[str, Callable[[Reader, Json, str], PersistentVolumeS
 
 
 def _source(r: Reader, kind: str, raw: object, path: str) -> PersistentVolumeSource:
-    d = r.as_map(raw if raw is not None else _EMPTY, path)
+    d = r.as_map(raw if raw is not None else EMPTY, path)
     read = _SOURCE_READERS.get(kind)
     if read is None:
         return OtherVolumeSource(kind, dict(d))
@@ -259,9 +239,9 @@ def _pv_node_affinity(r: Reader, spec: Json) -> NodeSelector | None:
 
 def pv_from_dict(d: Mapping[str, Any]) -> PersistentVolume:
     """A v1 PersistentVolume (cluster-scoped), defaulted as an API server would."""
-    r, meta, name, _ = _open(d, "PersistentVolume", namespaced=False)
-    spec = _section(r, d, "spec")
-    status = _section(r, d, "status")
+    r, meta, name, _ = open_object(d, "PersistentVolume", namespaced=False)
+    spec = section(r, d, "spec")
+    status = section(r, d, "status")
     return PersistentVolume(
         name=name,
         labels=r.strmap(meta, "labels", "metadata") or {},
@@ -284,10 +264,10 @@ def pv_from_dict(d: Mapping[str, Any]) -> PersistentVolume:
 
 def pvc_from_dict(d: Mapping[str, Any]) -> PersistentVolumeClaim:
     """A v1 PersistentVolumeClaim, defaulted as an API server would."""
-    r, meta, name, namespace = _open(d, "PersistentVolumeClaim", namespaced=True)
-    spec = _section(r, d, "spec")
-    status = _section(r, d, "status")
-    resources = r.getmap(spec, "resources", "spec") or _EMPTY
+    r, meta, name, namespace = open_object(d, "PersistentVolumeClaim", namespaced=True)
+    spec = section(r, d, "spec")
+    status = section(r, d, "status")
+    resources = r.getmap(spec, "resources", "spec") or EMPTY
     return PersistentVolumeClaim(
         name=name,
         namespace=namespace,
@@ -324,7 +304,7 @@ def _topology_term(r: Reader, raw: object, path: str) -> TopologySelectorTerm:
 
 def storage_class_from_dict(d: Mapping[str, Any]) -> StorageClass:
     """A storage.k8s.io/v1 StorageClass; ``volumeBindingMode`` defaults to ``Immediate``."""
-    r, _, name, _ = _open(d, "StorageClass", namespaced=False)
+    r, _, name, _ = open_object(d, "StorageClass", namespaced=False)
     return StorageClass(
         name=name,
         provisioner=r.reqstr(d, "provisioner", ""),
@@ -353,8 +333,8 @@ def _csi_node_driver(r: Reader, raw: object, path: str) -> CSINodeDriver:
 
 def csi_node_from_dict(d: Mapping[str, Any]) -> CSINode:
     """A storage.k8s.io/v1 CSINode: the CSI drivers of the node of the same name."""
-    r, meta, name, _ = _open(d, "CSINode", namespaced=False)
-    spec = _section(r, d, "spec")
+    r, meta, name, _ = open_object(d, "CSINode", namespaced=False)
+    spec = section(r, d, "spec")
     return CSINode(
         name=name,
         annotations=r.strmap(meta, "annotations", "metadata") or {},
@@ -364,8 +344,8 @@ def csi_node_from_dict(d: Mapping[str, Any]) -> CSINode:
 
 def csi_driver_from_dict(d: Mapping[str, Any]) -> CSIDriver:
     """A storage.k8s.io/v1 CSIDriver (``attachRequired`` defaults to true, ``storageCapacity`` to false)."""
-    r, _, name, _ = _open(d, "CSIDriver", namespaced=False)
-    spec = _section(r, d, "spec")
+    r, _, name, _ = open_object(d, "CSIDriver", namespaced=False)
+    spec = section(r, d, "spec")
     attach = spec.get("attachRequired")
     return CSIDriver(
         name=name,
@@ -376,7 +356,7 @@ def csi_driver_from_dict(d: Mapping[str, Any]) -> CSIDriver:
 
 def csi_storage_capacity_from_dict(d: Mapping[str, Any]) -> CSIStorageCapacity:
     """A storage.k8s.io/v1 CSIStorageCapacity (its fields are top-level, not under ``spec``)."""
-    r, _, name, namespace = _open(d, "CSIStorageCapacity", namespaced=True)
+    r, _, name, namespace = open_object(d, "CSIStorageCapacity", namespaced=True)
     return CSIStorageCapacity(
         name=name,
         namespace=namespace,

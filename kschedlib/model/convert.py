@@ -28,7 +28,7 @@ from typing import Any, Final
 
 from kschedlib.errors import ManifestError
 from kschedlib.model import _convert_spec as spec_
-from kschedlib.model._convert_base import Json, Reader, label_selector
+from kschedlib.model._convert_base import EMPTY, Json, Reader, label_selector, open_object, section
 from kschedlib.model._convert_storage import (
     StorageObject,
     csi_driver_from_dict,
@@ -106,26 +106,6 @@ KubeObject = Node | Pod | Namespace | PodDisruptionBudget | OwnerSelector | Stor
 
 NAMESPACE_NAME_LABEL: Final = "kubernetes.io/metadata.name"
 _OWNER_KINDS: Final = frozenset({"Service", "ReplicaSet", "StatefulSet", "ReplicationController"})
-_EMPTY: Final[Mapping[str, Any]] = {}
-
-
-def _open(d: object, kind: str, *, namespaced: bool) -> tuple[Reader, Json, str, str]:
-    """Check the object's shape and name; return a Reader naming it, its metadata, name, namespace."""
-    if not isinstance(d, Mapping):
-        raise ManifestError(f"a {kind} must be an object", obj=kind, value=type(d).__name__)
-    declared = d.get("kind")
-    if declared is not None and declared != kind:  # absent is fine: some dumps omit kinds by position
-        raise ManifestError(f"expected a {kind}", obj=kind, field="kind", value=declared)
-    r = Reader(kind)
-    meta = r.getmap(d, "metadata", "") or _EMPTY
-    name = r.reqstr(meta, "name", "metadata")
-    namespace = (r.getstr(meta, "namespace", "metadata") or "default") if namespaced else ""
-    r.obj = f"{kind} {namespace}/{name}" if namespaced else f"{kind} {name}"
-    return r, meta, name, namespace
-
-
-def _section(r: Reader, d: Json, key: str) -> Json:
-    return r.getmap(d, key, "") or _EMPTY
 
 
 def label_selector_from_dict(d: Mapping[str, Any] | None) -> LabelSelector | None:
@@ -139,9 +119,9 @@ def _gate_name(r: Reader, raw: object, path: str) -> str:
 
 def pod_from_dict(d: Mapping[str, Any]) -> Pod:
     """A v1 Pod, defaulted as an API server would (see the module docstring)."""
-    r, meta, name, namespace = _open(d, "Pod", namespaced=True)
-    spec = _section(r, d, "spec")
-    status = _section(r, d, "status")
+    r, meta, name, namespace = open_object(d, "Pod", namespaced=True)
+    spec = section(r, d, "spec")
+    status = section(r, d, "status")
     host_network = r.getbool(spec, "hostNetwork", "spec")
     return Pod(
         name=name,
@@ -185,9 +165,9 @@ def _node_condition(r: Reader, raw: object, path: str) -> tuple[str, str]:
 
 def node_from_dict(d: Mapping[str, Any]) -> Node:
     """A v1 Node; without ``status.allocatable`` the capacity is allocatable (API server default)."""
-    r, meta, name, _ = _open(d, "Node", namespaced=False)
-    spec = _section(r, d, "spec")
-    status = _section(r, d, "status")
+    r, meta, name, _ = open_object(d, "Node", namespaced=False)
+    spec = section(r, d, "spec")
+    status = section(r, d, "status")
     capacity = r.resources(status, "capacity", "status") or {}
     allocatable = r.resources(status, "allocatable", "status")
     return Node(
@@ -206,7 +186,7 @@ def node_from_dict(d: Mapping[str, Any]) -> Node:
 
 def namespace_from_dict(d: Mapping[str, Any]) -> Namespace:
     """A v1 Namespace, labelled ``kubernetes.io/metadata.name: <name>`` as the API server does."""
-    r, meta, name, _ = _open(d, "Namespace", namespaced=False)
+    r, meta, name, _ = open_object(d, "Namespace", namespaced=False)
     labels = r.strmap(meta, "labels", "metadata") or {}
     labels[NAMESPACE_NAME_LABEL] = name
     return Namespace(name=name, labels=labels)
@@ -214,10 +194,10 @@ def namespace_from_dict(d: Mapping[str, Any]) -> Namespace:
 
 def pdb_from_dict(d: Mapping[str, Any]) -> PodDisruptionBudget:
     """A policy/v1 PodDisruptionBudget: its selector and the two status fields preemption reads."""
-    r, _, name, namespace = _open(d, "PodDisruptionBudget", namespaced=True)
-    spec = _section(r, d, "spec")
-    status = _section(r, d, "status")
-    disrupted = r.getmap(status, "disruptedPods", "status") or _EMPTY
+    r, _, name, namespace = open_object(d, "PodDisruptionBudget", namespaced=True)
+    spec = section(r, d, "spec")
+    status = section(r, d, "status")
+    disrupted = r.getmap(status, "disruptedPods", "status") or EMPTY
     return PodDisruptionBudget(
         name=name,
         namespace=namespace,
@@ -234,8 +214,8 @@ def _map_selector(r: Reader, spec: Json) -> LabelSelector | None:
 
 
 def _template_labels(r: Reader, spec: Json) -> dict[str, str] | None:
-    template = r.getmap(spec, "template", "spec") or _EMPTY
-    meta = r.getmap(template, "metadata", "spec.template") or _EMPTY
+    template = r.getmap(spec, "template", "spec") or EMPTY
+    meta = r.getmap(template, "metadata", "spec.template") or EMPTY
     return r.strmap(meta, "labels", "spec.template.metadata")
 
 
@@ -249,8 +229,8 @@ def owner_selector_from_dict(d: Mapping[str, Any]) -> OwnerSelector:
     if kind not in _OWNER_KINDS:
         raise ManifestError("kind must be Service, ReplicaSet, StatefulSet or ReplicationController",
                             field="kind", value=kind)
-    r, _, name, namespace = _open(d, kind, namespaced=True)
-    spec = _section(r, d, "spec")
+    r, _, name, namespace = open_object(d, kind, namespaced=True)
+    spec = section(r, d, "spec")
     if kind in ("ReplicaSet", "StatefulSet"):
         selector = label_selector(r, spec.get("selector"), "spec.selector")
     else:

@@ -9,8 +9,8 @@ Kubernetes sums ``resource.Quantity`` values before converting them.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any, Final, final
+from collections.abc import Callable, Iterable, Mapping
+from typing import Final, final
 
 import attrs
 
@@ -216,39 +216,33 @@ def _effective_nanos(pod: Pod, per_container: Iterable[_Nanos], per_init: Iterab
 
 @final
 class _PerPod:
-    """Results computed from a pod, remembered by the pod object's identity (pods are immutable).
+    """A computation from a pod, remembered by the pod object's identity (pods are immutable).
 
     Plugins receive the same Pod object in PreFilter, PreScore and the preemption dry run, so each
     computation runs once per pod instead of once per extension point.
     """
 
-    __slots__ = ("_entries", "_limit")
+    __slots__ = ("_compute", "_entries", "_limit")
 
-    def __init__(self, limit: int = 4096) -> None:
-        self._entries: dict[int, tuple[Pod, Any]] = {}
+    def __init__(self, compute: Callable[[Pod], Resources], limit: int = 4096) -> None:
+        self._compute = compute
+        self._entries: dict[int, tuple[Pod, Resources]] = {}
         self._limit = limit
 
-    def get(self, pod: Pod) -> Any:
+    def __call__(self, pod: Pod) -> Resources:
         entry = self._entries.get(id(pod))
-        return entry[1] if entry is not None and entry[0] is pod else None
-
-    def put(self, pod: Pod, value: Any) -> None:
+        if entry is not None and entry[0] is pod:
+            return entry[1]
+        value = self._compute(pod)
         if len(self._entries) >= self._limit:
             self._entries.clear()
         self._entries[id(pod)] = (pod, value)
-
-
-_REQUESTS = _PerPod()
-_SCORING_REQUESTS = _PerPod()
+        return value
 
 
 def pod_requests(pod: Pod) -> Resources:
     """The pod's effective requests (reference §1.4a): what a node's ``requested`` counts."""
-    cached: Resources | None = _REQUESTS.get(pod)
-    if cached is None:
-        cached = _compute_pod_requests(pod)
-        _REQUESTS.put(pod, cached)
-    return cached
+    return _REQUESTS(pod)
 
 
 def _compute_pod_requests(pod: Pod) -> Resources:
@@ -261,11 +255,7 @@ def _compute_pod_requests(pod: Pod) -> Resources:
 
 def pod_scoring_requests(pod: Pod) -> Resources:
     """Requests for resource scoring (§1.4c): missing cpu/memory default to 100m/200Mi per container."""
-    cached: Resources | None = _SCORING_REQUESTS.get(pod)
-    if cached is None:
-        cached = _compute_scoring_requests(pod)
-        _SCORING_REQUESTS.put(pod, cached)
-    return cached
+    return _SCORING_REQUESTS(pod)
 
 
 def _compute_scoring_requests(pod: Pod) -> Resources:
@@ -274,6 +264,10 @@ def _compute_scoring_requests(pod: Pod) -> Resources:
         (_defaulted(c) for c in pod.containers),
         [_defaulted(c) for c in pod.init_containers],
     ))
+
+
+_REQUESTS: Final = _PerPod(_compute_pod_requests)
+_SCORING_REQUESTS: Final = _PerPod(_compute_scoring_requests)
 
 
 def _non_zero(amounts: Mapping[str, int]) -> tuple[int, int]:

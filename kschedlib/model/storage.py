@@ -20,7 +20,7 @@ from typing import Final, final
 import attrs
 
 from kschedlib.model.labels import LabelSelector, NodeSelector
-from kschedlib.model.objects import OwnerReference, ResourceList
+from kschedlib.model.objects import OwnerReference, ResourceList, _empty_map
 from kschedlib.model.quantity import Quantity
 
 __all__ = [
@@ -49,10 +49,6 @@ __all__ = [
 
 VOLUME_FILESYSTEM: Final = "Filesystem"
 """The volume mode an API server gives PersistentVolumes and claims that name none."""
-
-
-def _empty_map() -> Mapping[str, str]:
-    return {}
 
 
 def _empty_resources() -> ResourceList:
