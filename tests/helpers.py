@@ -19,6 +19,7 @@ from kschedlib.model.storage import (
     PersistentVolumeSource,
     StorageClass,
 )
+from kschedlib.scheduler import ScheduleResult
 
 
 def resources(**amounts: str) -> dict[str, object]:
@@ -254,3 +255,26 @@ def claim_volume(claim: str, name: str | None = None) -> Volume:
 def inline_volume(name: str, kind: str, **source: object) -> Volume:
     """An inline pod volume of ``kind`` (``gcePersistentDisk``, ``awsElasticBlockStore``, ...)."""
     return Volume(name, source_kind=kind, source=dict(source))
+
+
+class Recorder:
+    """A scheduler listener keeping every notice, in order, with its kind."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, ScheduleResult]] = []
+
+    def on_bound(self, result: ScheduleResult) -> None:
+        self.events.append(("bound", result))
+
+    def on_failed(self, result: ScheduleResult) -> None:
+        self.events.append(("failed", result))
+
+    def on_waiting(self, result: ScheduleResult) -> None:
+        self.events.append(("waiting", result))
+
+    def on_preempting(self, result: ScheduleResult) -> None:
+        self.events.append(("preempting", result))
+
+    def keys(self, kind: str) -> list[str]:
+        """The keys of the pods notified as ``kind``."""
+        return [result.pod.key for k, result in self.events if k == kind]

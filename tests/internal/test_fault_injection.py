@@ -37,32 +37,10 @@ from kschedlib.framework import (
 )
 from kschedlib.model import Pod
 from kschedlib.plugins import in_tree_registry
-from tests.helpers import make_node, make_pod
+from tests.helpers import Recorder, make_node, make_pod
 
 PROFILE = "default-scheduler"
 BOOM = "injected fault"
-
-
-class Recorder:
-    """A listener keeping every notice in order."""
-
-    def __init__(self) -> None:
-        self.events: list[tuple[str, ScheduleResult]] = []
-
-    def on_bound(self, result: ScheduleResult) -> None:
-        self.events.append(("bound", result))
-
-    def on_failed(self, result: ScheduleResult) -> None:
-        self.events.append(("failed", result))
-
-    def on_waiting(self, result: ScheduleResult) -> None:
-        self.events.append(("waiting", result))
-
-    def on_preempting(self, result: ScheduleResult) -> None:
-        self.events.append(("preempting", result))
-
-    def keys(self, kind: str) -> list[str]:
-        return [result.pod.key for k, result in self.events if k == kind]
 
 
 def faulty(pod: Pod) -> bool:

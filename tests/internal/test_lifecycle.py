@@ -41,7 +41,7 @@ from kschedlib.framework import (
 from kschedlib.model import Node, Pod, Resources, Taint
 from kschedlib.model.objects import NO_SCHEDULE
 from kschedlib.plugins import in_tree_registry
-from tests.helpers import make_node, make_pod
+from tests.helpers import Recorder, make_node, make_pod
 
 NODE_NAMES = ("n1", "n2", "n3")
 PERMIT_TIMEOUT = 4.0
@@ -90,28 +90,6 @@ CONFIG: Mapping[str, Any] = {"profiles": [{"plugins": {
 }}]}
 
 
-class Listener:
-    """Every result, in order, with what kind of notice it was."""
-
-    def __init__(self) -> None:
-        self.events: list[tuple[str, ScheduleResult]] = []
-
-    def on_bound(self, result: ScheduleResult) -> None:
-        self.events.append(("bound", result))
-
-    def on_failed(self, result: ScheduleResult) -> None:
-        self.events.append(("failed", result))
-
-    def on_waiting(self, result: ScheduleResult) -> None:
-        self.events.append(("waiting", result))
-
-    def on_preempting(self, result: ScheduleResult) -> None:
-        self.events.append(("preempting", result))
-
-
-# --- model helpers -------------------------------------------------------------------------------
-
-
 def _node(name: str, cpu: str, pods: str, zone: str, tainted: bool, unschedulable: bool) -> Node:
     return make_node(
         name,
@@ -153,7 +131,7 @@ class LifecycleMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.clock = FakeClock(1000.0)
-        self.listener = Listener()
+        self.listener = Recorder()
         self.permit: TestPermit | None = None
         self.binder: FlakyBind | None = None
         registry = Registry()
