@@ -236,7 +236,7 @@ def run_cycle(
     if runtime.filter and names is None and not statuses:
         special = _nominated_positions(snapshot, pod, nominator, lambda info: with_nominated(state, pod, info)) \
             if nominator else None
-        by_column = runtime.search_columns(plan, state, pod, snapshot, start_index, to_find, special)
+        by_column = runtime.search_columns(plan, state, pod, snapshot, start_index, to_find, special, check)
     if by_column is not None:
         found, positions = by_column, by_column.feasible
     elif runtime.filter:

@@ -384,11 +384,12 @@ class ProfileRuntime:
 
     def search_columns(
         self, plan: FilterPlan, state: CycleState, pod: Pod, snapshot: Snapshot, start: int, to_find: int,
-        special: Mapping[int, Callable[[NodeInfo], Status]] | None = None,
+        special: Mapping[int, Callable[[NodeInfo], Status]] | None = None, check: FilterRunner | None = None,
     ) -> SearchResult | None:
         """The node search over the memo column of the plan's node-local plugins.
 
-        ``special`` positions are judged by their own function (see :func:`search_column`).
+        ``special`` positions are judged by their own function (see :func:`search_column`); ``check``
+        is the cycle's :meth:`filter_runner`, reused when every plugin is node-local.
         ``None`` when there is no node-local plugin to build on, or the column is not built yet.
         """
         if plan.local == 0 and plan.active:
@@ -397,7 +398,10 @@ class ProfileRuntime:
         column = self._memo.column(("column", *plan.key), FilterColumn, len(nodes), to_find)
         if column is None:
             return None
-        verdict = MemoizedFilter(self._plain_filter_runner(plan.active[:plan.local]), self._memo.table(plan.key))
+        if isinstance(check, MemoizedFilter) and plan.local == len(plan.active):
+            verdict = check  # the same verdicts under the same key
+        else:
+            verdict = MemoizedFilter(self._plain_filter_runner(plan.active[:plan.local]), self._memo.table(plan.key))
         column.sync(snapshot, lambda info: verdict(state, pod, info))
         rest = self._bound_runner(plan.active[plan.local:], state, pod) if plan.local < len(plan.active) else None
         return search_column(column, nodes, start, to_find, rest, special)
