@@ -124,7 +124,10 @@ class Scheduler:
         return self._engine.tick()
 
     def next_wakeup(self) -> float | None:
-        """The clock time when a backoff or Permit timeout next falls due (``None``: nothing pending)."""
+        """The clock time when a backoff, a Permit timeout or the unschedulable-pool flush next falls due.
+
+        The current time when pods are ready in the active queue; ``None`` when nothing is due.
+        """
         return self._engine.next_wakeup()
 
     # --- introspection ------------------------------------------------------------------------

@@ -531,7 +531,13 @@ class Engine:
         return results
 
     def next_wakeup(self) -> float | None:
-        """The clock time at which something queued becomes due (backoff end, permit timeout)."""
+        """The clock time at which something queued becomes due (backoff end, permit timeout).
+
+        Now, when pods are ready in activeQ (a ``tick()`` may have moved them there): a host
+        that sleeps until this time never leaves them waiting.
+        """
+        if self.queue.has_active():
+            return self.clock.now()
         candidates = [self.queue.next_backoff_expiry(), self.waiting.next_deadline()]
         if self.flush_unschedulable:
             candidates.append(self.queue.next_unschedulable_flush())
