@@ -58,10 +58,15 @@ def simulation_text(report: SimulationReport) -> str:
     gated = set(report.gated)
     rows = [[pod, node or ("(gated)" if pod in gated else "-")] for pod, node in report.placements.items()]
     lines = [table(["pod", "node"], rows)] if rows else ["no pending pods"]
-    if report.unschedulable:
+    unschedulable = {pod: message for pod, message in report.unschedulable.items() if pod not in report.errors}
+    if unschedulable:
         lines.append("")
         lines.append("unschedulable:")
-        lines.extend(f"  {pod}: {message}" for pod, message in report.unschedulable.items())
+        lines.extend(f"  {pod}: {message}" for pod, message in unschedulable.items())
+    if report.errors:
+        lines.append("")
+        lines.append("failing with an error (retries stopped: each failed as the one before):")
+        lines.extend(f"  {pod}: {entry['error']} ({entry['attempts']} attempts)" for pod, entry in report.errors.items())
     if report.gated:
         lines.append("")
         lines.append("gated: " + ", ".join(report.gated))

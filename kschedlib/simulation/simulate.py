@@ -38,6 +38,9 @@ class SimulationReport:
     attempts: dict[str, int] = attrs.field(factory=dict)
     bind_order: list[dict[str, Any]] = attrs.field(factory=list)
     checkpoints: list[dict[str, Any]] | None = None
+    errors: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    """Pods whose retries ended in the same error each time, so that the simulation stopped
+    retrying them: ``{pod: {"error": message, "attempts": n}}``."""
     trace: list[dict[str, Any]] = attrs.field(factory=list)
     seconds: float = 0.0
 
@@ -73,6 +76,7 @@ class SimulationReport:
             "pending": dict(self.pending),
             "attempts": dict(self.attempts),
             "bind_order": list(self.bind_order),
+            "errors": dict(self.errors),
             "summary": self.summary(),
         }
         if self.checkpoints is not None:
@@ -107,6 +111,10 @@ class _Run:
         self.batches: list[Batch] = batches(events)
         self.progress = progress
         self.done = 0
+        self.failures: dict[str, str] = {}
+        """The message of each pod's last failed attempt."""
+        self.repeating: set[str] = set()
+        """Pods whose last two attempts failed alike with no timeline event applied in between."""
 
     def record(self, result: ScheduleResult) -> None:
         report = self.report
@@ -115,6 +123,14 @@ class _Run:
         report.trace.append(_trace_entry(result))
         if result.waiting:
             return
+        if result.scheduled:
+            self.failures.pop(key, None)
+            self.repeating.discard(key)
+        else:
+            message = result.message or ""
+            if self.failures.get(key) == message:
+                self.repeating.add(key)
+            self.failures[key] = message
         if result.scheduled:
             report.placements[key] = result.node_name
             report.unschedulable.pop(key, None)
@@ -150,7 +166,25 @@ class _Run:
             return self.scheduler.nominations().get(first.pod) is not None
         return False
 
+    def settled(self) -> bool:
+        """Whether only backoff retries of pods repeating the same error are left: no retry, and no
+        event a retry could trigger, can change the outcome any more."""
+        engine = self.scheduler.engine
+        if not self.repeating or len(engine.waiting) or engine.busy():
+            return False
+        attempts_of = {}
+        for key, (queue, info) in self.scheduler.pending().items():
+            if queue == "active" or (queue == "backoff" and key not in self.repeating):
+                return False
+            attempts_of[key] = info.attempts
+        if self.batches:
+            first = self.batches[0].first
+            if first.at == "attempts" and attempts_of.get(first.pod, first.attempts) < first.attempts:
+                return False
+        return True
+
     def apply_next(self, *, checkpoint: bool) -> None:
+        self.repeating.clear()  # the events may change what the retries find
         batch = self.batches.pop(0)
         if checkpoint and self.report.checkpoints is not None:
             self.report.checkpoints.append({"before_event": batch.first.index,
@@ -175,13 +209,18 @@ class _Run:
                 self.apply_next(checkpoint=False)
             return True
         wakeup = self.scheduler.next_wakeup()
-        if wakeup is not None:
+        if wakeup is not None and not self.settled():
             self.clock.set(max(wakeup, self.clock.now()))
             return True
         if self.batches and self.batches[0].first.at == "idle":
             self.apply_next(checkpoint=True)
             return True
         return False
+
+    def error_view(self) -> dict[str, dict[str, Any]]:
+        """The pods left in backoff (their retries all failed alike), with their error and attempts."""
+        return {key: {"error": self.failures.get(key, ""), "attempts": info.attempts}
+                for key, (queue, info) in sorted(self.scheduler.pending().items()) if queue == "backoff"}
 
 
 def _load_events(events: Any) -> list[TimelineEvent]:
@@ -208,7 +247,10 @@ def simulate(
     Victims of preemption are evicted as the simulation goes.  ``events`` (a list or a
     JSON/YAML file) changes the cluster while it runs.  Time runs on a fake clock that
     jumps to the next backoff expiry or Permit timeout when nothing else is left to do,
-    so the result depends only on the inputs and ``seed``.  ``registry`` supplies the plugins
+    so the result depends only on the inputs and ``seed``.  kube-scheduler retries a pod
+    whose attempts end in an error (not "does not fit") forever; the simulation stops once
+    such retries, each failing as the one before, are all that is left, and reports those
+    pods in :attr:`SimulationReport.errors`.  ``registry`` supplies the plugins
     (default: in-tree plus entry points).
     """
     loaded = load_cluster(cluster)
@@ -228,4 +270,5 @@ def simulate(
     report = run.report
     report.pending = run.pending_view()
     report.gated = [key for key, entry in report.pending.items() if entry["queue"] == "gated"]
+    report.errors = run.error_view()
     return report
