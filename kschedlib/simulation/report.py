@@ -66,7 +66,8 @@ def simulation_text(report: SimulationReport) -> str:
     if report.errors:
         lines.append("")
         lines.append("failing with an error (retries stopped: each failed as the one before):")
-        lines.extend(f"  {pod}: {entry['error']} ({entry['attempts']} attempts)" for pod, entry in report.errors.items())
+        lines.extend(f"  {pod}: {entry['error']} ({entry['attempts']} attempts)"
+                     for pod, entry in report.errors.items())
     if report.gated:
         lines.append("")
         lines.append("gated: " + ", ".join(report.gated))

@@ -8,8 +8,8 @@ import signal
 import socket
 import subprocess
 import sys
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -106,7 +106,8 @@ def test_the_cli_ends_and_shows_the_errors(case: str, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     header = lines.index("failing with an error (retries stopped: each failed as the one before):")
-    assert lines[header + 1].startswith("  default/a: ") and lines[header + 1].endswith(" (2 attempts)")
+    assert lines[header + 1].startswith("  default/a: ")
+    assert lines[header + 1].endswith(" (2 attempts)")
     assert expected in lines[header + 1]
     assert "unschedulable:" not in lines  # listed once, with the errors
 
