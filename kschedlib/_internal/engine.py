@@ -290,13 +290,19 @@ class Engine:
                 return None
             if self.cache.pod_state(info.pod.uid) is None:
                 break
+        runtime = self.profiles[info.pod.scheduler_name]
+        state = CycleState()  # kept here: results hold an empty one (embedders keep every result)
+        try:
+            return self._schedule(info, runtime, state)
+        except BaseException:  # KeyboardInterrupt, SystemExit, or a bug: the pod is not lost
+            self._put_back(info, runtime, state)
+            raise
+
+    def _schedule(self, info: QueuedPodInfo, runtime: ProfileRuntime, state: CycleState) -> ScheduleResult:
         started = time.perf_counter()
         pod = info.pod
-        runtime = self.profiles[pod.scheduler_name]
-        handle = self.handles[pod.scheduler_name]
         snapshot = self.cache.snapshot(self.store.namespaces)
-        handle.set_snapshot(snapshot)
-        state = CycleState()  # kept here: results hold an empty one (embedders keep every result)
+        self.handles[pod.scheduler_name].set_snapshot(snapshot)
         outcome = run_cycle(
             runtime, pod, snapshot,
             start_index=self.next_start_index,
@@ -336,6 +342,25 @@ class Engine:
             return self._failed(info, runtime, outcome, status, started, nominate="", node=node)
         return self._bind(attempt)
 
+    def _put_back(self, info: QueuedPodInfo, runtime: ProfileRuntime, state: CycleState) -> None:
+        """Undo an attempt that an exception cut short: unreserve, forget, back to the queue.
+
+        A pod already parked in Permit, binding on the executor or bound keeps going as it is.
+        """
+        pod = info.pod
+        if self.waiting.get(pod.uid) is not None or pod.uid in self._attempts:
+            return
+        known = self.cache.pod_state(pod.uid)
+        if known is not None and known.assumed:
+            assumed = known.pod_info.pod
+            try:
+                runtime.run_unreserve(state, assumed, assumed.node_name)
+            finally:
+                self.cache.forget_pod(assumed)
+        stored = self.store.pods.get(pod.key)
+        if stored is not None and not stored.node_name and self.cache.pod_state(pod.uid) is None:
+            self.queue.add_unschedulable_if_not_present(info, self.queue.scheduling_cycle)
+
     def _park(self, attempt: _Attempt, timeouts: dict[str, float]) -> ScheduleResult:
         pod = attempt.assumed.pod
         self.waiting.add(WaitingPod(pod, attempt.node, attempt.state, timeouts, self.clock.now()))
@@ -351,7 +376,12 @@ class Engine:
 
     def _bind(self, attempt: _Attempt) -> ScheduleResult:
         if self.executor is None:
-            return self._finish_binding(attempt, self._binding_work(attempt))
+            try:
+                status = self._binding_work(attempt)
+            except BaseException:
+                self._put_back(attempt.info, attempt.runtime, attempt.state)
+                raise
+            return self._finish_binding(attempt, status)
         self._attempts[attempt.assumed.pod.uid] = attempt
         future = self.executor.submit(self._binding_work, attempt)
         future.add_done_callback(lambda done: self._completions.put((attempt, _future_status(done))))
@@ -565,7 +595,7 @@ class Engine:
 def _future_status(done: object) -> Status:
     try:
         result = done.result()  # type: ignore[attr-defined]
-    except Exception as exc:
-        return Status.from_error(str(exc))
+    except BaseException as exc:  # even an interrupt on the worker: the binding failed, the pod is rolled back
+        return Status.from_error(str(exc) or type(exc).__name__)
     assert isinstance(result, Status)
     return result
