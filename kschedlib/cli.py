@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from importlib import resources
@@ -73,23 +74,52 @@ def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
         out.write(simulation_text(report) + "\n")
 
 
+def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
+    if args.command == "explain":
+        result = explain(args.cluster, args.pod, args.config, start_index=args.start_index, seed=args.seed)
+        if args.format == "json":
+            _dump(result.to_dict(), out)
+        else:
+            out.write(explanation_text(result) + "\n")
+    elif args.command == "serve-extender":
+        serve_extender.run(args, out)
+    else:
+        _simulate(args, out, err)
+    out.flush()  # a closed pipe shows here, not at exit
+
+
+def _silence(out: TextIO) -> None:
+    """After a broken pipe: point the output at devnull, so that the flush at exit cannot fail again."""
+    try:
+        fileno = out.fileno()
+    except (OSError, ValueError):  # not a real file (a StringIO): nothing is flushed at exit
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fileno)
+    os.close(devnull)
+
+
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    """Run the command line; returns the exit status (2 for bad input)."""
+    """Run the command line; returns the exit status.
+
+    0 on success, 2 for bad input, 1 when the reader of the output went away (``| head``: the
+    rest is dropped quietly) or on an unexpected error (one line, no traceback), 130 on Ctrl-C.
+    """
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
     args = _parser().parse_args(argv)
     try:
-        if args.command == "explain":
-            result = explain(args.cluster, args.pod, args.config, start_index=args.start_index, seed=args.seed)
-            if args.format == "json":
-                _dump(result.to_dict(), out)
-            else:
-                out.write(explanation_text(result) + "\n")
-        elif args.command == "serve-extender":
-            serve_extender.run(args, out)
-        else:
-            _simulate(args, out, err)
+        _run(args, out, err)
     except KschedError as exc:
         err.write(f"kschedlib: error: {exc}\n")
         return 2
+    except BrokenPipeError:
+        _silence(out)
+        return 1
+    except KeyboardInterrupt:
+        err.write("kschedlib: interrupted\n")
+        return 130
+    except Exception as exc:  # the command line ends in one line, never a traceback
+        err.write(f"kschedlib: unexpected error: {type(exc).__name__}: {exc}\n")
+        return 1
     return 0
