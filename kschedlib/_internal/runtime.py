@@ -81,12 +81,17 @@ class ScoreTable(NamedTuple):
     totals: list[int]
 
 
-def _filter_key(plugin: NodeLocalFilter, state: CycleState, pod: Pod) -> object:
-    """The plugin's memo key, or ``None`` when its verdicts cannot be reused."""
+def _memo_key(key_of: Callable[[CycleState, Pod], object], state: CycleState, pod: Pod) -> object:
+    """A node-local plugin's memo key, or ``None`` when its results cannot be reused.
+
+    A key that raises or cannot be hashed means no reuse: the plugin then runs on every node.
+    """
     try:
-        return plugin.filter_key(state, pod)
-    except Exception:  # no reuse; filter() will report the problem
+        key = key_of(state, pod)
+        hash(key)
+    except Exception:
         return None
+    return key
 
 
 def _unexpected(status: Status, plugin: str) -> Status:
@@ -395,7 +400,7 @@ class ProfileRuntime:
                 continue
             active.append((name, plugin.filter))
             if local == len(active) - 1 and name in self._node_local_filters:
-                key = _filter_key(cast(NodeLocalFilter, plugin), state, pod)
+                key = _memo_key(cast(NodeLocalFilter, plugin).filter_key, state, pod)
                 if key is not None:
                     keys.append((name, key))
                     local += 1
@@ -640,10 +645,7 @@ class ProfileRuntime:
         for index, (name, plugin) in enumerate(active):
             if name not in self._node_local_scores:
                 continue
-            try:
-                key = cast(NodeLocalScore, plugin).score_key(state, pod)
-            except Exception:  # no reuse; score() will report the problem
-                key = None
+            key = _memo_key(cast(NodeLocalScore, plugin).score_key, state, pod)
             if key is not None:
                 local.append(index)
                 keys.append((name, key))

@@ -146,3 +146,13 @@ def test_once_reports_no_stopped_retries() -> None:
     assert report.errors == {}
     assert report.unschedulable == {"default/a": "no nodes available to schedule pods"}
     assert "failing with an error" not in simulation_text(report)
+
+
+def test_a_pod_added_while_others_repeat_their_error_gets_its_own_retry() -> None:
+    events = [{"op": "add_pod", "pod": pod("c"), "at": {"attempts": {"pod": "default/a", "n": 2}}}]
+    with deadline(TIMEOUT):
+        report = kschedlib.simulate({"apiVersion": "v1", "kind": "List", "items": [pod("a"), pod("b")]},
+                                    events=events)
+    # the event may have changed what a and b find: each retries once more after it
+    assert {key: entry["attempts"] for key, entry in report.errors.items()} == {
+        "default/a": 3, "default/b": 3, "default/c": 2}
