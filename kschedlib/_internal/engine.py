@@ -7,6 +7,7 @@ executor).  :class:`kschedlib.Scheduler` is the public face of this class.
 
 from __future__ import annotations
 
+import contextlib
 import queue as thread_queue
 import random
 import time
@@ -353,10 +354,9 @@ class Engine:
         known = self.cache.pod_state(pod.uid)
         if known is not None and known.assumed:
             assumed = known.pod_info.pod
-            try:
+            with contextlib.suppress(BaseException):  # the first interruption is the one reported
                 runtime.run_unreserve(state, assumed, assumed.node_name)
-            finally:
-                self.cache.forget_pod(assumed)
+            self.cache.forget_pod(assumed)
         stored = self.store.pods.get(pod.key)
         if stored is not None and not stored.node_name and self.cache.pod_state(pod.uid) is None:
             self.queue.add_unschedulable_if_not_present(info, self.queue.scheduling_cycle)

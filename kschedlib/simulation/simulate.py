@@ -126,19 +126,17 @@ class _Run:
         if result.scheduled:
             self.failures.pop(key, None)
             self.repeating.discard(key)
-        else:
-            message = result.message or ""
-            if self.failures.get(key) == message:
-                self.repeating.add(key)
-            self.failures[key] = message
-        if result.scheduled:
             report.placements[key] = result.node_name
             report.unschedulable.pop(key, None)
             report.nominations.pop(key, None)
             report.bind_order.append({"pod": key, "node": result.node_name, "attempt": result.attempts})
         else:
+            message = result.message or ""
+            if self.failures.get(key) == message:
+                self.repeating.add(key)
+            self.failures[key] = message
             report.placements[key] = None
-            report.unschedulable[key] = result.message or ""
+            report.unschedulable[key] = message
             if result.nominated_node_name:
                 report.nominations[key] = result.nominated_node_name
         for victim in result.victims:
@@ -170,7 +168,7 @@ class _Run:
         """Whether only backoff retries of pods repeating the same error are left: no retry, and no
         event a retry could trigger, can change the outcome any more."""
         engine = self.scheduler.engine
-        if not self.repeating or len(engine.waiting) or engine.busy():
+        if not self.repeating or engine.waiting or engine.busy():
             return False
         attempts_of = {}
         for key, (queue, info) in self.scheduler.pending().items():
