@@ -103,12 +103,17 @@ def _error(message: str, plugin: str) -> Status:
     return Status(Code.ERROR, (message,), plugin)
 
 
-def _returned(value: object, expected: str = "a Status") -> str:
-    """What a plugin wrongly returned, for its error message (the repr kept short)."""
+def _shown(value: object) -> str:
+    """A value and its type for an error message (the repr kept short)."""
     text = repr(value)
     if len(text) > 200:
         text = text[:197] + "..."
-    return f"returned {text} ({type(value).__name__}), not {expected}"
+    return f"{text} ({type(value).__name__})"
+
+
+def _returned(value: object, expected: str = "a Status") -> str:
+    """What a plugin wrongly returned, for its error message."""
+    return f"returned {_shown(value)}, not {expected}"
 
 
 def _go_quote(text: str) -> str:
@@ -746,6 +751,8 @@ class ProfileRuntime:
                 return _error(f"{failed}{_returned(status)}", name)
             if status.code is not _SUCCESS:
                 return _error(f"{failed}{status.message()}", name)
+            if len(entries) != len(raw) or (entries and set(map(type, entries)) != {NodeScore}):
+                return _error(f"{failed}left the scores as {_shown(entries)}, not {len(raw)} NodeScores", name)
             values = [entry.score for entry in entries]
         wrong = _not_int(values)
         if wrong is not None:

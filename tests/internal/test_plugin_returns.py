@@ -398,3 +398,34 @@ def test_an_interrupt_after_the_pod_was_parked_in_permit_leaves_it_waiting() -> 
     (timed_out,) = sched.tick()
     assert timed_out.status.code is Code.UNSCHEDULABLE
     assert requested_cpu(sched) == 0
+
+
+class ShrinkingNormalizer(ScorePlugin, ScoreExtensions):
+    """Empties, or replaces, the score entries it is given."""
+
+    name = "ShrinkingNormalizer"
+    replace: ClassVar[bool] = False
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        return 10
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
+        scores[:] = [1] * len(scores) if ShrinkingNormalizer.replace else []  # type: ignore[list-item]
+        return Status.success()
+
+
+@pytest.mark.parametrize("replace", [False, True], ids=["emptied", "replaced"])
+def test_normalize_score_must_leave_one_node_score_per_node(replace: bool) -> None:
+    ShrinkingNormalizer.replace = replace
+    registry = kschedlib.in_tree_registry()
+    registry.register(ShrinkingNormalizer.name, lambda args, handle: ShrinkingNormalizer())
+    config = {"profiles": [{"plugins": {"score": {"enabled": [{"name": "ShrinkingNormalizer"}]}}}]}
+    sched = kschedlib.Scheduler(config, registry=registry, clock=kschedlib.FakeClock())
+    for name in ("n1", "n2"):
+        sched.add_node(make_node(name))
+    sched.add_pod(make_pod("p"))
+    (result,) = sched.run_until_idle()
+    assert result.status.code is Code.ERROR
+    assert ('plugin "ShrinkingNormalizer" failed with: left the scores as '
+            f"{[1, 1] if replace else []!r} (list), not 2 NodeScores") in (result.message or "")
+    assert sched.pending()["default/p"][0] == "backoff"
