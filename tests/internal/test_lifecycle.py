@@ -126,7 +126,12 @@ cpus = st.sampled_from(["0", "250m", "500m", "1", "2"])
 
 
 class LifecycleMachine(RuleBasedStateMachine):
-    """Random node and pod events, cycles, ticks and Permit signals against the invariants."""
+    """Random node and pod events, cycles, ticks and Permit signals against the invariants.
+
+    Subclasses may change the profile (:attr:`config`) and the test plugins (:meth:`plugin_registry`).
+    """
+
+    config: ClassVar[Mapping[str, Any]] = CONFIG
 
     def __init__(self) -> None:
         super().__init__()
@@ -134,11 +139,8 @@ class LifecycleMachine(RuleBasedStateMachine):
         self.listener = Recorder()
         self.permit: TestPermit | None = None
         self.binder: FlakyBind | None = None
-        registry = Registry()
-        registry.register(TestPermit.name, self._make_permit)
-        registry.register(FlakyBind.name, self._make_binder)
-        self.sched = Scheduler(dict(CONFIG), clock=self.clock, registry=in_tree_registry().merge(registry),
-                               listeners=[self.listener])
+        self.sched = Scheduler(dict(self.config), clock=self.clock,
+                               registry=in_tree_registry().merge(self.plugin_registry()), listeners=[self.listener])
         self.nodes: dict[str, Node] = {}
         self.pods: dict[str, Pod] = {}
         """Known pods by key: the latest object the embedder knows (bound ones with their node)."""
@@ -154,6 +156,13 @@ class LifecycleMachine(RuleBasedStateMachine):
         """Notices whose result no call returned yet (kept alive so that ids stay unique)."""
         self.told: dict[str, tuple[str, ScheduleResult]] = {}
         """The last notice per pod key."""
+
+    def plugin_registry(self) -> Registry:
+        """The test plugins the profile names."""
+        registry = Registry()
+        registry.register(TestPermit.name, self._make_permit)
+        registry.register(FlakyBind.name, self._make_binder)
+        return registry
 
     def _make_permit(self, args: object, handle: Handle) -> TestPermit:
         self.permit = TestPermit(args, handle)
