@@ -36,7 +36,7 @@ from kschedlib.framework import (
 )
 from kschedlib.model import Node, Pod
 from tests.helpers import make_pod
-from tests.internal.test_lifecycle import FlakyBind, LifecycleMachine, TestPermit, _node, cpus
+from tests.internal.test_lifecycle import FlakyBind, LifecycleMachine, TestPermit, cpus
 from tests.internal.test_refused_calls import observed
 
 ENGINE_FIXES_MERGED = False
@@ -44,6 +44,12 @@ ENGINE_FIXES_MERGED = False
 plugin return values checked, the unschedulable flush due at its time).  Off, those rules stay out:
 node removals keep the node count above the rotating start index, no plugin returns a wrong type,
 and the host loop is not required to make progress past a due flush."""
+WRONG_TYPES = ENGINE_FIXES_MERGED
+"""Plugins may return None, a bool, a string or 3.7 (issue 11, defect 4)."""
+REMOVE_BELOW_START_INDEX = ENGINE_FIXES_MERGED
+"""Nodes may be removed until fewer remain than the rotating start index (defect 1)."""
+LOOP_MUST_ADVANCE = ENGINE_FIXES_MERGED
+"""After ``tick()``, ``next_wakeup()`` lies in the future (defect 2)."""
 
 NODE_NAMES = tuple(f"n{i}" for i in range(1, 7))
 WRONG_RETURNS = ("none", "true", "text", "float")
@@ -122,7 +128,7 @@ CHAOS_CONFIG: Mapping[str, Any] = {"profiles": [{"plugins": {
 
 
 def _choices(safe: list[str], wrong: tuple[str, ...]) -> st.SearchStrategy[str]:
-    return st.sampled_from(safe + list(wrong) if ENGINE_FIXES_MERGED else safe)
+    return st.sampled_from(safe + list(wrong) if WRONG_TYPES else safe)
 
 
 chaos_labels = st.fixed_dictionaries({
@@ -171,7 +177,7 @@ class HostMachine(LifecycleMachine):
 
     def _removable(self) -> list[str]:
         """Known nodes; without the engine fixes only while the rest outnumber the rotating start index."""
-        if not ENGINE_FIXES_MERGED and len(self.nodes) - 1 <= self.sched.engine.next_start_index:
+        if not REMOVE_BELOW_START_INDEX and len(self.nodes) - 1 <= self.sched.engine.next_start_index:
             return []
         return sorted(self.nodes)
 
@@ -289,7 +295,7 @@ class HostMachine(LifecycleMachine):
         self._absorb()
         wakeup = self.sched.next_wakeup()
         if wakeup is not None:
-            if ENGINE_FIXES_MERGED:
+            if LOOP_MUST_ADVANCE:
                 assert wakeup > self.clock.now(), f"tick() left {wakeup} due at {self.clock.now()}"
             self.clock.set(max(wakeup, self.clock.now()))
         results = self.sched.tick()
@@ -330,11 +336,12 @@ class HostMachine(LifecycleMachine):
             assert self.told.get(key, ("", None))[0] == "waiting", f"{key} waits but nobody was told"
         pending = self.sched.pending()
         for key, node in self.sched.nominations().items():
-            assert key in pending and pending[key][0] != "gated", f"{key} is nominated to {node} but not queued"
+            assert key in pending, f"{key} is nominated to {node} but not queued"
+            assert pending[key][0] != "gated", f"{key} is nominated to {node} but gated"
         for key, (where, info) in pending.items():
             assert info.pod.uid == self.pods[key].uid, f"{key} is queued with a stale uid"
             assert (where == "gated") == bool(self.pods[key].scheduling_gates) or key in self.external
 
 
-HostMachine.TestCase.settings = settings(max_examples=60, stateful_step_count=50, deadline=None)
+HostMachine.TestCase.settings = settings(max_examples=200, stateful_step_count=60, deadline=None)
 TestLongRunningHost = HostMachine.TestCase
