@@ -128,10 +128,13 @@ cpus = st.sampled_from(["0", "250m", "500m", "1", "2"])
 class LifecycleMachine(RuleBasedStateMachine):
     """Random node and pod events, cycles, ticks and Permit signals against the invariants.
 
-    Subclasses may change the profile (:attr:`config`) and the test plugins (:meth:`plugin_registry`).
+    Subclasses may change the profile (:attr:`config`), the Permit and Bind plugins' classes and the
+    other test plugins (:meth:`plugin_registry`).
     """
 
     config: ClassVar[Mapping[str, Any]] = CONFIG
+    permit_class: ClassVar[type[TestPermit]] = TestPermit
+    binder_class: ClassVar[type[FlakyBind]] = FlakyBind
 
     def __init__(self) -> None:
         super().__init__()
@@ -160,16 +163,16 @@ class LifecycleMachine(RuleBasedStateMachine):
     def plugin_registry(self) -> Registry:
         """The test plugins the profile names."""
         registry = Registry()
-        registry.register(TestPermit.name, self._make_permit)
-        registry.register(FlakyBind.name, self._make_binder)
+        registry.register(self.permit_class.name, self._make_permit)
+        registry.register(self.binder_class.name, self._make_binder)
         return registry
 
     def _make_permit(self, args: object, handle: Handle) -> TestPermit:
-        self.permit = TestPermit(args, handle)
+        self.permit = self.permit_class(args, handle)
         return self.permit
 
     def _make_binder(self, args: object, handle: Handle) -> FlakyBind:
-        self.binder = FlakyBind(args, handle)
+        self.binder = self.binder_class(args, handle)
         return self.binder
 
     def _absorb(self, results: list[ScheduleResult] | ScheduleResult | None = None) -> None:

@@ -27,7 +27,6 @@ from kschedlib import CacheError, ModelError
 from kschedlib.framework import (
     CycleState,
     FilterPlugin,
-    Handle,
     NodeInfo,
     Registry,
     ScorePlugin,
@@ -150,24 +149,16 @@ class HostMachine(LifecycleMachine):
     """The lifecycle machine with more nodes, chaos plugins, uid changes and refused calls."""
 
     config: ClassVar[Mapping[str, Any]] = CHAOS_CONFIG
+    permit_class: ClassVar[type[TestPermit]] = ChaosPermit
+    binder_class: ClassVar[type[FlakyBind]] = ChaosBind
     steps = 0
     """Steps run by every instance so far (the soak script reports it)."""
 
     def plugin_registry(self) -> Registry:
-        registry = Registry()
-        registry.register(ChaosPermit.name, self._make_chaos_permit)
-        registry.register(ChaosBind.name, self._make_chaos_binder)
+        registry = super().plugin_registry()
         registry.register(ChaosFilter.name, lambda args, handle: ChaosFilter())
         registry.register(ChaosScore.name, lambda args, handle: ChaosScore())
         return registry
-
-    def _make_chaos_permit(self, args: object, handle: Handle) -> ChaosPermit:
-        self.permit = ChaosPermit(args, handle)
-        return self.permit
-
-    def _make_chaos_binder(self, args: object, handle: Handle) -> ChaosBind:
-        self.binder = ChaosBind(args, handle)
-        return self.binder
 
     # --- nodes: six names, removals, cordons, capacity ---------------------------------------------
 
