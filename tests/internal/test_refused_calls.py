@@ -167,3 +167,9 @@ def test_a_removed_pod_can_come_back_with_its_uid() -> None:
     sched.add_pod(pod)
     (result,) = sched.run_until_idle()
     assert result.node_name == "n1"
+
+
+def test_a_finished_pod_that_was_never_known_is_ignored(sched: Scheduler) -> None:
+    before = observed(sched)
+    sched.add_pod(make_pod("done", uid="u1", phase="Succeeded"))
+    assert observed(sched) == before

@@ -46,6 +46,9 @@ REFUSED: list[tuple[str, Callable[[], object], str, object]] = [
     ("pod affinity dict", lambda: Pod("p", affinity={}), "affinity", {}),  # type: ignore[arg-type]
     ("pod start_time text", lambda: Pod("p", start_time="now"), "start_time", "now"),  # type: ignore[arg-type]
     ("node name None", lambda: Node(None), "name", None),  # type: ignore[arg-type]
+    ("node resource key int", lambda: Node("n", allocatable={1: "1"}), "allocatable", 1),  # type: ignore[dict-item]
+    ("pod with affinity, priority text", lambda: Pod("p", affinity=Affinity(), priority="1"),  # type: ignore[arg-type]
+     "priority", "1"),
     ("node unschedulable int", lambda: Node("n", unschedulable=1), "unschedulable", 1),  # type: ignore[arg-type]
     ("node taint a tuple", lambda: Node("n", taints=(("k", "NoSchedule"),)), "taints[0]",  # type: ignore[arg-type]
      ("k", "NoSchedule")),
