@@ -259,7 +259,11 @@ class Engine:
         if pod.node_name:
             self._update_bound(old, info)
             return
-        if self.cache.is_assumed(pod.uid) or pod.scheduler_name not in self.profiles:
+        if self.cache.is_assumed(pod.uid):
+            return
+        if pod.scheduler_name not in self.profiles:  # no longer ours: kube's informers see a delete
+            self.queue.delete(old)
+            self.nominator.remove(old.uid)
             return
         self.queue.update(info, changed=_spec_changed(old, pod))
         self.nominator.add(info, pod.nominated_node_name or self.nominator.node_of(pod.uid) or "")

@@ -173,3 +173,12 @@ def test_a_finished_pod_that_was_never_known_is_ignored(sched: Scheduler) -> Non
     before = observed(sched)
     sched.add_pod(make_pod("done", uid="u1", phase="Succeeded"))
     assert observed(sched) == before
+
+
+def test_a_pending_pod_handed_to_another_scheduler_leaves_the_queue(sched: Scheduler) -> None:
+    sched.update_pod(make_pod("pending", requests={"cpu": "1"}, uid="u2", scheduler_name="other"))
+    assert "default/pending" not in sched.pending()
+    assert sched.run_until_idle() == []
+    sched.update_pod(make_pod("pending", requests={"cpu": "1"}, uid="u2"))  # and back
+    (result,) = sched.run_until_idle()
+    assert result.node_name == "n1"
