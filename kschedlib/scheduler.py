@@ -180,8 +180,9 @@ class Scheduler:
 
     def nominations(self) -> dict[str, str]:
         """``namespace/name`` -> nominated node, for pods that preemption made room for."""
-        pods = {pod.uid: key for key, pod in self._engine.store.pods.items()}
-        return {pods[uid]: node for uid, node in self._engine.nominator.nominations().items() if uid in pods}
+        store = self._engine.store
+        return {key: node for uid, node in self._engine.nominator.nominations().items()
+                if (key := store.key_of_uid(uid)) is not None}
 
     def bound_pods(self) -> dict[str, str]:
         """``namespace/name`` -> node of every pod the cache holds (bound or assumed)."""
