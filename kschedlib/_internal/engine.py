@@ -204,13 +204,29 @@ class Engine:
         return [info for info in self.queue.unschedulable_pods()
                 if any(term.matches(pod, ns_labels) for term in info.pod_info.required_affinity_terms)]
 
+    def _check_uid(self, pod: Pod) -> None:
+        """Refuse a pod whose uid belongs to another known pod (before anything changes)."""
+        owner = self.store.key_of_uid(pod.uid)
+        if owner is not None and owner != pod.key:
+            raise CacheError(f"pod {pod.key} has uid {pod.uid!r}, which belongs to pod {owner}; refused")
+
+    def _check_uids(self, pods: Iterable[Pod]) -> None:
+        """Refuse a batch in which two pods share a uid, or one takes a known pod's uid."""
+        owners: dict[str, str] = {}
+        for pod in pods:
+            owner = owners.setdefault(pod.uid, pod.key)
+            if owner != pod.key:
+                raise CacheError(f"pods {owner} and {pod.key} share uid {pod.uid!r}; refused")
+            self._check_uid(pod)
+
     def add_pod(self, pod: Pod) -> None:
-        if pod.phase in _TERMINATED:
-            return  # kube-scheduler's informers never hand it finished pods
         if pod.key in self.store.pods:
             self.update_pod(pod)
             return
-        self.store.pods[pod.key] = pod
+        if pod.phase in _TERMINATED:
+            return  # kube-scheduler's informers never hand it finished pods
+        self._check_uid(pod)
+        self.store.put_pod(pod)
         info = PodInfo.of(pod)
         if pod.node_name:
             self.cache.add_pod(info)
@@ -223,23 +239,32 @@ class Engine:
             self.nominator.add(info, pod.nominated_node_name)
 
     def update_pod(self, pod: Pod) -> None:
-        if pod.phase in _TERMINATED:
-            self.remove_pod(pod.key)  # a finished pod frees its node, as if deleted
-            return
         old = self.store.pods.get(pod.key)
         if old is None:
             self.add_pod(pod)
             return
+        if old.uid != pod.uid:  # a new pod under the old name: kube's informers see delete + add
+            self._check_uid(pod)
+            self.remove_pod(pod.key)
+            self.add_pod(pod)
+            return
+        if pod.phase in _TERMINATED:
+            self.remove_pod(pod.key)  # a finished pod frees its node, as if deleted
+            return
+        if old.node_name and not pod.node_name:
+            raise CacheError(f"pod {pod.key} is bound to {old.node_name}; it cannot become pending")
         if not pod.nominated_node_name and old.nominated_node_name and not pod.node_name:
             pod = attrs.evolve(pod, nominated_node_name=old.nominated_node_name)
-        self.store.pods[pod.key] = pod
+        self.store.put_pod(pod)
         info = PodInfo.of(pod)
         if pod.node_name:
             self._update_bound(old, info)
             return
-        if old.node_name:
-            raise CacheError(f"pod {pod.key} is bound to {old.node_name}; it cannot become pending")
-        if self.cache.is_assumed(pod.uid) or pod.scheduler_name not in self.profiles:
+        if self.cache.is_assumed(pod.uid):
+            return
+        if pod.scheduler_name not in self.profiles:  # no longer ours: kube's informers see a delete
+            self.queue.delete(old)
+            self.nominator.remove(old.uid)
             return
         self.queue.update(info, changed=_spec_changed(old, pod))
         self.nominator.add(info, pod.nominated_node_name or self.nominator.node_of(pod.uid) or "")
@@ -262,7 +287,7 @@ class Engine:
         self.queue.move_pods(self._affinity_matching(pod), ev.ASSIGNED_POD_ADD)
 
     def remove_pod(self, key: str) -> bool:
-        known = self.store.pods.pop(key, None)
+        known = self.store.pop_pod(key)
         if known is None:
             return False
         self.nominator.remove(known.uid)
@@ -580,10 +605,11 @@ class Engine:
 
     def add_objects(self, objects: Iterable[object], add_node: Callable[[Node], None]) -> None:
         items = list(objects)
+        pods = [o for o in items if isinstance(o, Pod)]
+        self._check_uids(pods)
         self.store.add(items)
         for node in sorted((o for o in items if isinstance(o, Node)), key=lambda n: n.name):
             add_node(node)
-        pods = [o for o in items if isinstance(o, Pod)]
         for pod in pods:
             if pod.node_name:
                 self.add_pod(pod)

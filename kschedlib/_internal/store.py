@@ -138,16 +138,39 @@ class StorageStore:
 @final
 class ObjectStore:
     """Namespaces, PodDisruptionBudgets, owners' selectors, the latest version of every pod and
-    the storage objects (:attr:`storage`)."""
+    the storage objects (:attr:`storage`).
 
-    __slots__ = ("namespaces", "owners", "pdbs", "pods", "storage")
+    Pods are indexed by key (:attr:`pods`) and by uid: the scheduler's cache, nominator and waiting
+    pods know a pod by its uid, so two known pods must never share one.  Add and remove pods with
+    :meth:`put_pod` / :meth:`pop_pod` to keep the two in step (writing a new version under the same
+    key and uid into :attr:`pods` is fine).
+    """
+
+    __slots__ = ("_uid_keys", "namespaces", "owners", "pdbs", "pods", "storage")
 
     def __init__(self) -> None:
         self.namespaces: dict[str, Namespace] = {}
         self.pdbs: dict[str, PodDisruptionBudget] = {}
         self.owners: dict[str, OwnerSelector] = {}
         self.pods: dict[str, Pod] = {}
+        self._uid_keys: dict[str, str] = {}
         self.storage = StorageStore()
+
+    def key_of_uid(self, uid: str) -> str | None:
+        """The key of the known pod with this uid, if any."""
+        return self._uid_keys.get(uid)
+
+    def put_pod(self, pod: Pod) -> None:
+        """Record a pod (new, or a new version of a known key with the same uid)."""
+        self.pods[pod.key] = pod
+        self._uid_keys[pod.uid] = pod.key
+
+    def pop_pod(self, key: str) -> Pod | None:
+        """Forget the pod with this key; returns it, or ``None`` if it was unknown."""
+        pod = self.pods.pop(key, None)
+        if pod is not None and self._uid_keys.get(pod.uid) == key:
+            del self._uid_keys[pod.uid]
+        return pod
 
     def add(self, objects: Iterable[object]) -> None:
         """Record namespaces, PDBs, owners and storage objects (pods are recorded by the scheduler as it
@@ -174,5 +197,6 @@ class ObjectStore:
         other.pdbs = dict(self.pdbs)
         other.owners = dict(self.owners)
         other.pods = dict(self.pods)
+        other._uid_keys = dict(self._uid_keys)
         other.storage = self.storage.copy()
         return other
