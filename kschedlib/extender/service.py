@@ -211,6 +211,8 @@ class ExtenderService:
                 infos.append(info)
                 made += new
             snapshot, restated = request_snapshot(base, infos)
+            if restated:  # the snapshot's versions carry the image spread
+                infos = [snapshot.get(info.name) for info in infos]
             return _Request(pod, infos, snapshot, raw_by_name, made + restated)
         if names is None:
             raise BadRequest("the request has neither Nodes nor NodeNames")
