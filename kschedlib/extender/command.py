@@ -36,7 +36,7 @@ def add_parser(sub: Any) -> None:
     cmd.add_argument("--max-nodes", type=int, default=DEFAULT_LIMITS.max_nodes,
                      help="nodes one request may name; more is a 413 (default 5000)")
     cmd.add_argument("--max-terms", type=int, default=DEFAULT_LIMITS.max_terms,
-                     help="affinity terms and spread constraints of a pod; more is a 422 (default 100)")
+                     help="affinity terms and spread constraints of a pod; more is a 422 (default 32)")
     cmd.add_argument("--workers", type=int, default=DEFAULT_LIMITS.workers,
                      help="requests computed at once (default 4)")
     cmd.add_argument("--node-cache-size", type=int, default=DEFAULT_LIMITS.node_cache_size,

@@ -34,7 +34,7 @@ class ExtenderLimits:
 
     max_nodes: int = attrs.field(default=5_000, validator=_positive)
     """Nodes one request may name (kube's largest supported cluster); more is a 413."""
-    max_terms: int = attrs.field(default=100, validator=_positive)
+    max_terms: int = attrs.field(default=32, validator=_positive)
     """Pod (anti-)affinity terms, node-affinity terms and topology spread constraints of the pod; more is a 422."""
     work_timeout: float = attrs.field(default=5.0, validator=_positive)
     """Seconds from a complete request body to the answer (waiting for a worker included); later is a 503."""

@@ -39,6 +39,7 @@ ScoreScale = Literal["raw", "extender"]
 ExtenderBinder = Callable[[Pod, str], None]
 _SEEN_PODS: Final = 10_000
 _MAX_EXTENDER_PRIORITY: Final = 10
+_NO_NODES: Final = Snapshot(())
 _MALFORMED: Final = (KschedError, ValueError, TypeError, AttributeError, KeyError, RecursionError)
 """What converting a body of the wrong shape can raise: the client's fault, a 400."""
 
@@ -170,18 +171,38 @@ class ExtenderService:
     # --- requests -----------------------------------------------------------------------------
 
     def _compute(self, verb: str, request: _Request, deadline: Deadline) -> Any:
+        """Run the request on a worker of its own thread; past the deadline, answer without waiting for it.
+
+        Plugin code cannot be interrupted: a late computation finishes in the background (its loops stop
+        at their next deadline check) and only then gives its worker back.
+        """
         worker = self._workers.acquire(deadline)
         if worker is None:
             raise _late(deadline, "waiting for a free worker")
         worker.seen += request.made
-        try:
-            worker.handle.set_snapshot(request.snapshot)
-            if verb == "filter":
-                return self._filter(worker, request, deadline)
-            return self._prioritize(worker, request, deadline)
-        finally:
-            worker.handle.set_snapshot(Snapshot(()))
-            self._workers.release(worker)
+        outcome: list[Any] = []
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                worker.handle.set_snapshot(request.snapshot)
+                if verb == "filter":
+                    outcome.append(self._filter(worker, request, deadline))
+                else:
+                    outcome.append(self._prioritize(worker, request, deadline))
+            except Exception as exc:  # handed to the waiting thread
+                outcome.append(exc)
+            finally:
+                worker.handle.set_snapshot(_NO_NODES)
+                self._workers.release(worker)
+                done.set()
+
+        threading.Thread(target=run, name="kschedlib-extender-work", daemon=True).start()
+        if not done.wait(max(deadline.remaining(), 0.0)) or not outcome:
+            raise _late(deadline, "running the plugins")
+        if isinstance(outcome[0], Exception):
+            raise outcome[0]
+        return outcome[0]
 
     def _request(self, args: Mapping[str, Any]) -> _Request:
         raw_pod = wire.object_value(wire.field(args, "Pod"), "Pod")

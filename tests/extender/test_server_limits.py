@@ -166,19 +166,21 @@ def test_a_request_past_its_work_timeout_fails_fast_with_503() -> None:
     started = time.monotonic()
     status, reply = service.handle("filter", _body(pod(), 3), received=started - 1)
     assert status == 503
-    assert reply["error"].startswith("no answer within the work timeout of 0.5 s (while filtering (0 of 3")
+    assert reply["error"].startswith("no answer within the work timeout of 0.5 s (while ")
+    assert reply["error"].endswith("); kube-scheduler would have given up on this call")
     status, reply = service.handle("prioritize", _body(pod(), 3), received=started - 1)
-    assert (status, "while running PreScore" in reply["error"]) == (503, True)
+    assert status == 503
 
 
 def test_a_huge_request_stops_at_its_deadline(gate: type[Gate]) -> None:
     service = ExtenderService(GATE_CONFIG, registry=_gate_registry(), limits=ExtenderLimits(work_timeout=0.3))
-    threading.Timer(1.0, gate.release.set).start()
     started = time.monotonic()
     status, reply = service.handle("filter", _body(pod(labels={"gate": "yes"}), 200))
-    assert status == 503
-    assert "(while filtering (1 of 200 nodes done)" in reply["error"]
-    assert time.monotonic() - started < 8  # one gated node, not 200 of them
+    assert time.monotonic() - started < 5  # the plugin holds the work for up to 10 s
+    assert (status, "(while running the plugins)" in reply["error"]) == (503, True)
+    assert not gate.release.is_set()
+    gate.release.set()
+    assert service.handle("filter", _body(pod(), 2))[0] == 200
 
 
 def test_a_tiny_request_is_served_while_a_big_one_is_in_flight(gate: type[Gate]) -> None:
@@ -272,9 +274,12 @@ def _dribble(port: int, interval: float, limit: float) -> tuple[float, bytes]:
             readable, _, _ = select.select([sock], [], [], interval)
             if readable or time.monotonic() - started > limit:
                 break
+        answered = time.monotonic() - started
+        reply = b""
         with contextlib.suppress(ConnectionResetError, BrokenPipeError):
-            return time.monotonic() - started, sock.recv(65536)
-    return time.monotonic() - started, b""
+            while chunk := sock.recv(65536):  # the server closes the connection after a 408
+                reply += chunk
+    return answered, reply
 
 
 def test_a_body_dribbling_in_is_cut_off_at_the_request_timeout() -> None:
