@@ -83,11 +83,11 @@ class RequestReader:
                 break
         return self._take(size if limit < 0 else min(size, limit))
 
-    def read(self, size: int = -1) -> bytes:
-        """``size`` bytes, fewer only at end of stream (``-1``: up to the end of stream)."""
-        while (size < 0 or len(self._buffer) < size) and self._fill():
+    def read(self, size: int) -> bytes:
+        """``size`` bytes, fewer only at end of stream."""
+        while len(self._buffer) < size and self._fill():
             pass
-        return self._take(len(self._buffer) if size < 0 else size)
+        return self._take(size)
 
     def close(self) -> None:
         self.closed = True

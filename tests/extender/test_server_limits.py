@@ -8,19 +8,22 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import io
 import json
 import select
 import socket
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 
 from kschedlib import explain
+from kschedlib.cli import _parser
 from kschedlib.errors import ConfigError
-from kschedlib.extender import ExtenderLimits, ExtenderServer, ExtenderService
+from kschedlib.extender import ExtenderLimits, ExtenderServer, ExtenderService, command
 from kschedlib.framework import CycleState, FilterPlugin, Handle, NodeInfo, Registry, Status
 from kschedlib.model import Pod
 from kschedlib.model.convert import node_from_dict, node_to_dict, pod_from_dict, pod_to_dict
@@ -332,3 +335,53 @@ def test_a_new_connection_is_refused_with_503_when_every_connection_is_computing
         assert b'{"error":"too many connections"}' in reply
         gate.release.set()
         thread.join(10)
+
+
+def test_a_request_line_over_64_kib_is_a_414() -> None:
+    with ExtenderServer() as server, socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+        sock.sendall(b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\n\r\n")
+        assert sock.recv(65536).startswith(b"HTTP/1.1 414 ")
+
+
+def test_an_idle_keep_alive_connection_is_closed_after_the_request_timeout() -> None:
+    with ExtenderServer(request_timeout=0.3) as server, \
+            socket.create_connection(("127.0.0.1", server.port), timeout=8) as sock:
+        started = time.monotonic()
+        assert sock.recv(65536) == b""  # closed without an answer: no request had begun
+        assert time.monotonic() - started < 6
+
+
+def test_a_pod_bound_on_a_node_known_from_a_request_counts_in_later_requests() -> None:
+    bound: list[str] = []
+    service = ExtenderService(binder=lambda p, node: bound.append(node))
+    body = _body(pod(cpu="3"), 2)
+    assert service.handle("filter", body)[1]["FailedNodes"] == {}
+    binding = {"PodName": "p", "PodNamespace": "default", "Node": "n-1"}
+    assert service.handle("bind", json.dumps(binding).encode()) == (200, {"Error": ""})
+    unknown = {"PodName": "q", "PodNamespace": "default", "Node": "elsewhere"}
+    assert service.handle("bind", json.dumps(unknown).encode()) == (200, {"Error": ""})
+    assert bound == ["n-1", "elsewhere"]
+    status, reply = service.handle("filter", _body(pod("q", cpu="3"), 2))
+    assert (status, reply["FailedNodes"]) == (200, {"n-1": "Insufficient cpu"})
+
+
+def test_serve_extender_takes_the_limits_from_the_command_line(tmp_path: Path) -> None:
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(HEADER))
+    args = _parser().parse_args(["serve-extender", "--config", str(config), "--port", "0", "--max-nodes", "1",
+                                 "--max-terms", "2", "--work-timeout", "3", "--workers", "1",
+                                 "--node-cache-size", "7", "--max-connections", "5"])
+    out, stop = io.StringIO(), threading.Event()
+    thread = threading.Thread(target=command.run, args=(args, out), kwargs={"stop": stop}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not out.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        port = int(out.getvalue().split()[3].rsplit(":", 1)[1])
+        status, reply = _post(port, _body(pod(), 2))
+        assert (status, reply["error"]) == (413, "the request names 2 nodes, over this extender's limit of 1")
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+    assert not thread.is_alive()
