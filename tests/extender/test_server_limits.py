@@ -24,7 +24,7 @@ from kschedlib import explain
 from kschedlib.cli import _parser
 from kschedlib.errors import ConfigError
 from kschedlib.extender import ExtenderLimits, ExtenderServer, ExtenderService, command
-from kschedlib.framework import CycleState, FilterPlugin, Handle, NodeInfo, Registry, Status
+from kschedlib.framework import CycleState, FilterPlugin, Handle, NodeInfo, Registry, ScorePlugin, Status
 from kschedlib.model import Pod
 from kschedlib.model.convert import node_from_dict, node_to_dict, pod_from_dict, pod_to_dict
 from kschedlib.plugins import in_tree_registry
@@ -385,3 +385,38 @@ def test_serve_extender_takes_the_limits_from_the_command_line(tmp_path: Path) -
         stop.set()
         thread.join(timeout=5)
     assert not thread.is_alive()
+
+
+class Broken(FilterPlugin, ScorePlugin):
+    """Raises from Filter and Score for pods labelled ``broken=yes``."""
+
+    name: ClassVar[str] = "Broken"
+
+    def __init__(self, args: object, handle: Handle) -> None:
+        pass
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        if pod.labels.get("broken") == "yes":
+            raise KeyError("zone")
+        return Status.success()
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        if pod.labels.get("broken") == "yes":
+            raise KeyError("zone")
+        return 0
+
+
+def test_a_plugin_failure_is_an_extender_error_not_a_crash() -> None:
+    registry = Registry()
+    registry.register(Broken.name, Broken)
+    config = {**HEADER, "profiles": [{"plugins": {"filter": {"enabled": [{"name": "Broken"}]},
+                                                  "score": {"enabled": [{"name": "Broken"}]}}}]}
+    service = ExtenderService(config, registry=in_tree_registry().merge(registry))
+    status, reply = service.handle("filter", _body(pod(labels={"broken": "yes"}), 2))
+    assert status == 200
+    assert "Broken" in reply["Error"]
+    assert reply["Nodes"] is None
+    status, reply = service.handle("prioritize", _body(pod(labels={"broken": "yes"}), 2))
+    assert status == 500
+    assert reply["error"].startswith("RuntimeError: ")
+    assert service.handle("prioritize", _body(pod(), 2))[0] == 200
