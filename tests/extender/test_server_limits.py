@@ -28,7 +28,7 @@ from kschedlib.framework import CycleState, FilterPlugin, Handle, NodeInfo, Regi
 from kschedlib.model import Pod
 from kschedlib.model.convert import node_from_dict, node_to_dict, pod_from_dict, pod_to_dict
 from kschedlib.plugins import in_tree_registry
-from tests.extender.support import HEADER, nodes, pod
+from tests.extender.support import HEADER, nodes, pod, post
 
 GATE_CONFIG = {**HEADER, "profiles": [{"plugins": {"filter": {"enabled": [{"name": "Gate"}]}}}]}
 
@@ -69,16 +69,6 @@ def _body(pod_: Pod, node_count: int, prefix: str = "n") -> bytes:
     for i, item in enumerate(items):
         item["metadata"]["name"] = f"{prefix}-{i}"
     return json.dumps({"Pod": pod_to_dict(pod_), "Nodes": {"items": items}}).encode()
-
-
-def _post(port: int, body: bytes, path: str = "/filter", timeout: float = 10) -> tuple[int, Any]:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        connection.request("POST", path, body, {"Content-Type": "application/json"})
-        response = connection.getresponse()
-        return response.status, json.loads(response.read())
-    finally:
-        connection.close()
 
 
 def _healthz(port: int) -> int:
@@ -190,11 +180,11 @@ def test_a_tiny_request_is_served_while_a_big_one_is_in_flight(gate: type[Gate])
     limits = ExtenderLimits(work_timeout=20, workers=2)
     with ExtenderServer(GATE_CONFIG, registry=_gate_registry(), limits=limits) as server:
         big: dict[str, Any] = {}
-        thread = threading.Thread(target=lambda: big.update(reply=_post(server.port, _body(
+        thread = threading.Thread(target=lambda: big.update(reply=post(server.port, _body(
             pod(labels={"gate": "yes"}), 5), timeout=20)), daemon=True)
         thread.start()
         assert gate.entered.wait(10)
-        status, reply = _post(server.port, _body(pod(), 2), timeout=5)
+        status, reply = post(server.port, _body(pod(), 2), timeout=5)
         assert (status, len(reply["Nodes"]["items"])) == (200, 2)
         assert thread.is_alive()  # the big one is still held in its filter
         assert _healthz(server.port) == 200
@@ -257,9 +247,9 @@ def test_malformed_bodies_get_a_400_json_error(body: bytes) -> None:
 
 def test_deeply_nested_json_over_http_is_a_400_and_the_server_keeps_serving() -> None:
     with ExtenderServer() as server:
-        status, reply = _post(server.port, NESTED)
+        status, reply = post(server.port, NESTED)
         assert (status, reply["error"]) == (400, "malformed request: JSON nested too deeply")
-        assert _post(server.port, _body(pod(), 2))[0] == 200
+        assert post(server.port, _body(pod(), 2))[0] == 200
 
 
 # --- slow clients --------------------------------------------------------------------------------------
@@ -316,7 +306,7 @@ def test_healthz_answers_while_slow_clients_hold_every_connection() -> None:
                 sock.sendall(b"POST /filter HTTP/1.1\r\nHost: x\r\n")
             for _ in range(3):
                 assert _healthz(server.port) == 200
-            assert _post(server.port, _body(pod(), 1))[0] == 200
+            assert post(server.port, _body(pod(), 1))[0] == 200
         finally:
             for sock in slow:
                 sock.close()
@@ -324,7 +314,7 @@ def test_healthz_answers_while_slow_clients_hold_every_connection() -> None:
 
 def test_a_new_connection_is_refused_with_503_when_every_connection_is_computing(gate: type[Gate]) -> None:
     with ExtenderServer(GATE_CONFIG, registry=_gate_registry(), max_connections=1) as server:
-        thread = threading.Thread(target=_post, args=(server.port, _body(pod(labels={"gate": "yes"}), 1)),
+        thread = threading.Thread(target=post, args=(server.port, _body(pod(labels={"gate": "yes"}), 1)),
                                   daemon=True)
         thread.start()
         assert gate.entered.wait(10)
@@ -379,7 +369,7 @@ def test_serve_extender_takes_the_limits_from_the_command_line(tmp_path: Path) -
         while not out.getvalue() and time.monotonic() < deadline:
             time.sleep(0.05)
         port = int(out.getvalue().split()[3].rsplit(":", 1)[1])
-        status, reply = _post(port, _body(pod(), 2))
+        status, reply = post(port, _body(pod(), 2))
         assert (status, reply["error"]) == (413, "the request names 2 nodes, over this extender's limit of 1")
     finally:
         stop.set()
