@@ -200,6 +200,7 @@ class _HTTPServer(ThreadingHTTPServer):
             _refuse(request)
             self.shutdown_request(request)
             return
+        self.reading(request, True)  # evictable from now on, even before its thread runs
         super().process_request(request, client_address)
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
