@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis.errors import InvalidArgument
 
 from kschedlib import in_tree_registry
-from kschedlib.framework import PluginEntry, Status
+from kschedlib.framework import NodeLocalFilter, NodeLocalScore, PluginEntry, Status
 from kschedlib.framework.registry import PluginFactory
 from kschedlib.model import Container, Namespace, Node, Pod, parse_quantity
 from kschedlib.plugins.inter_pod_affinity import InterPodAffinity
@@ -53,6 +53,22 @@ def _filters_for(entry: PluginEntry) -> tuple[PluginFactory, ...]:
 @pytest.mark.parametrize("entry", ENTRIES, ids=[entry.name for entry in ENTRIES])
 def test_in_tree_plugin_keeps_the_contracts(entry: PluginEntry) -> None:
     check_plugin(entry.factory, args=entry.args_from(None), filter_plugins=_filters_for(entry), max_examples=8)
+
+
+NODE_LOCAL = [entry for entry in ENTRIES
+              if isinstance(entry.factory, type) and issubclass(entry.factory, NodeLocalFilter | NodeLocalScore)]
+
+
+def test_the_node_local_plugins_are_the_ones_expected() -> None:
+    assert sorted(entry.name for entry in NODE_LOCAL) == [
+        "ImageLocality", "NodeAffinity", "NodeName", "NodePorts", "NodeResourcesBalancedAllocation",
+        "NodeResourcesFit", "NodeUnschedulable", "TaintToleration"]
+
+
+@pytest.mark.parametrize("entry", NODE_LOCAL, ids=[entry.name for entry in NODE_LOCAL])
+def test_in_tree_memo_keys_keep_their_promise(entry: PluginEntry) -> None:
+    """More scenarios for the memo-key check alone: a wrong key would make the runtime reuse wrong answers."""
+    check_plugin(entry.factory, args=entry.args_from(None), checks=[check_memo_keys], max_examples=30)
 
 
 @settings(max_examples=60)
