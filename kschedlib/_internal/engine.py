@@ -288,8 +288,8 @@ class Engine:
             info = self.queue.pop()
             if info is None:
                 return None
-            if self.cache.pod_state(info.pod.uid) is None:
-                break
+            if self.cache.pod_state(info.pod.uid) is None and info.pod.deletion_timestamp is None:
+                break  # kube-scheduler skips assumed pods and pods being deleted
         started = time.perf_counter()
         pod = info.pod
         runtime = self.profiles[pod.scheduler_name]

@@ -15,6 +15,7 @@ from kschedlib.clock import FakeClock
 from kschedlib.framework.registry import Registry
 from kschedlib.scheduler import Scheduler, ScheduleResult
 from kschedlib.simulation.cluster import Cluster, load_cluster
+from kschedlib.simulation.skipped import skipped_section
 from kschedlib.simulation.timeline import Batch, TimelineEvent, apply_event, batches, parse_events
 
 __all__ = ["SimulationReport", "simulate"]
@@ -38,6 +39,7 @@ class SimulationReport:
     attempts: dict[str, int] = attrs.field(factory=dict)
     bind_order: list[dict[str, Any]] = attrs.field(factory=list)
     checkpoints: list[dict[str, Any]] | None = None
+    skipped: dict[str, Any] = attrs.field(factory=dict)
     trace: list[dict[str, Any]] = attrs.field(factory=list)
     seconds: float = 0.0
 
@@ -74,6 +76,7 @@ class SimulationReport:
             "attempts": dict(self.attempts),
             "bind_order": list(self.bind_order),
             "summary": self.summary(),
+            "skipped": dict(self.skipped),
         }
         if self.checkpoints is not None:
             out["checkpoints"] = list(self.checkpoints)
@@ -208,7 +211,9 @@ def simulate(
     Victims of preemption are evicted as the simulation goes.  ``events`` (a list or a
     JSON/YAML file) changes the cluster while it runs.  Time runs on a fake clock that
     jumps to the next backoff expiry or Permit timeout when nothing else is left to do,
-    so the result depends only on the inputs and ``seed``.  ``registry`` supplies the plugins
+    so the result depends only on the inputs and ``seed``.  What the cluster held that was not
+    used (controllers, custom resources, pods for other schedulers or being deleted) is in
+    ``skipped``.  ``registry`` supplies the plugins
     (default: in-tree plus entry points).
     """
     loaded = load_cluster(cluster)
@@ -218,8 +223,9 @@ def simulate(
     scheduler.engine.flush_unschedulable = False
     scheduler.add_objects(loaded.objects)
     run = _Run(scheduler, clock, timeline, progress)
+    run.report.skipped = skipped_section(loaded, scheduler.profiles)
     for pod in loaded.pending_pods:
-        if pod.scheduler_name in scheduler.profiles:
+        if pod.scheduler_name in scheduler.profiles and pod.deletion_timestamp is None:
             run.report.placements[pod.key] = None
     started = time.perf_counter()
     while run.step():
