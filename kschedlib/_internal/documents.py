@@ -138,9 +138,12 @@ def config_document(doc: Any, source: str) -> Mapping[str, Any]:
     data = doc.get("data")
     found: list[tuple[str, Any]] = []
     for key, text in (data.items() if isinstance(data, Mapping) else ()):
-        if not isinstance(text, str) or ("KubeSchedulerConfiguration" not in text and "kind: Policy" not in text):
+        if not isinstance(text, str) or ("KubeSchedulerConfiguration" not in text and "Policy" not in text):
             continue
-        docs = parse_documents(text, source=f"{source}: data.{key}")
+        try:
+            docs = parse_documents(text, source=f"{source}: data.{key}")
+        except ManifestError as exc:
+            raise ConfigError(str(exc), field=f"data.{key}") from exc
         found.extend((key, inner) for inner in docs)
     if len(found) != 1:
         raise ConfigError("a ConfigMap must hold exactly one KubeSchedulerConfiguration in its data",
