@@ -118,6 +118,7 @@ def load_cluster(source: str | PathLike[str] | Mapping[str, Any] | Sequence[Any]
 
 
 def _collect(collector: ObjectCollector, source: object) -> None:
+    """Add ``source`` (a file, a document, a Cluster, or an iterable of those and model objects)."""
     if isinstance(source, str | PathLike):
         for doc in read_documents(source):
             collector.add(doc)
@@ -127,14 +128,14 @@ def _collect(collector: ObjectCollector, source: object) -> None:
         collector.objects.extend(source.objects)  # type: ignore[arg-type]
         collector.skipped.update(source.skipped)
         collector.custom_kinds.update(source.custom_kinds)
-    elif isinstance(source, list | tuple) and source is not None:
-        for item in source:
+    else:
+        for item in source:  # type: ignore[attr-defined]
             if isinstance(item, list | tuple):
                 collector.add(item)
-            else:
+            elif isinstance(item, str | PathLike | Mapping | Cluster):
                 _collect(collector, item)
-    else:
-        collector.objects.append(source)  # type: ignore[arg-type]
+            else:
+                collector.objects.append(item)
 
 
 def _check_unique(objects: Sequence[object]) -> None:

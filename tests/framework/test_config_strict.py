@@ -123,7 +123,8 @@ def test_configmap_is_unwrapped() -> None:
                  id="configmap-without-config"),
     pytest.param({"kind": "ConfigMap", "data": {"a": "kind: KubeSchedulerConfiguration", "b":
                   "kind: KubeSchedulerConfiguration"}}, "exactly one KubeSchedulerConfiguration", id="two-configs"),
-    pytest.param({"kind": "ConfigMap", "data": {"policy.cfg": '{"kind": "Policy", "apiVersion": "v1"}'}}, "Policy API was removed", id="policy-in-configmap"),
+    pytest.param({"kind": "ConfigMap", "data": {"policy.cfg": '{"kind": "Policy", "apiVersion": "v1"}'}},
+                 "Policy API was removed", id="policy-in-configmap"),
     pytest.param({"kind": "Policy", "apiVersion": "v1"}, "Policy API was removed", id="policy"),
     pytest.param({"kind": "ConfigMap", "data": {"c.yaml": "kind: KubeSchedulerConfiguration\n  bad: [\n"}},
                  "invalid YAML", id="configmap-with-broken-yaml"),
@@ -134,7 +135,7 @@ def test_config_documents(doc: dict[str, Any], message: str) -> None:
 
 
 def test_legacy_policy_file() -> None:
-    with pytest.raises(ConfigError, match="Policy API was removed in Kubernetes v1.23; write a "
+    with pytest.raises(ConfigError, match=r"Policy API was removed in Kubernetes v1\.23; write a "
                                           "KubeSchedulerConfiguration"):
         load_config(INPUTS / "policy.json")
 

@@ -139,7 +139,7 @@ def test_negative_quantity_is_a_quantity_error_everywhere() -> None:
         with pytest.raises(QuantityError, match="must be greater than or equal to 0"):
             load_cluster(pod)
     node = {"kind": "Node", "metadata": {"name": "n"}, "status": {"capacity": {"cpu": -2}}}
-    with pytest.raises(QuantityError, match="status.capacity.cpu"):
+    with pytest.raises(QuantityError, match=r"status\.capacity\.cpu"):
         load_cluster(node)
     zero = {"kind": "Node", "metadata": {"name": "n"}, "status": {"capacity": {"cpu": "-0"}}}
     assert load_cluster(zero).nodes[0].capacity["cpu"].amount == 0

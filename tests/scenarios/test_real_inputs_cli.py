@@ -87,7 +87,8 @@ def test_pod_file_holding_a_deployment() -> None:
 def test_helm_template_cluster_file() -> None:
     code, _, err = cli("simulate", data("helm-template.yaml"))
     assert code == 2
-    assert "unrendered Helm template" in err and "invalid" not in err
+    assert "unrendered Helm template" in err
+    assert "invalid" not in err
 
 
 def test_pending_pod_being_deleted_is_skipped() -> None:
