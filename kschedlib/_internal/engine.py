@@ -314,8 +314,8 @@ class Engine:
             info = self.queue.pop()
             if info is None:
                 return None
-            if self.cache.pod_state(info.pod.uid) is None:
-                break
+            if self.cache.pod_state(info.pod.uid) is None and info.pod.deletion_timestamp is None:
+                break  # kube-scheduler skips assumed pods and pods being deleted
         runtime = self.profiles[info.pod.scheduler_name]
         state = CycleState()  # kept here: results hold an empty one (embedders keep every result)
         try:

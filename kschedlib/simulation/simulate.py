@@ -15,6 +15,7 @@ from kschedlib.clock import FakeClock
 from kschedlib.framework.registry import Registry
 from kschedlib.scheduler import Scheduler, ScheduleResult
 from kschedlib.simulation.cluster import Cluster, load_cluster
+from kschedlib.simulation.skipped import skipped_section
 from kschedlib.simulation.timeline import Batch, TimelineEvent, apply_event, batches, parse_events
 
 __all__ = ["SimulationReport", "simulate"]
@@ -41,6 +42,7 @@ class SimulationReport:
     errors: dict[str, dict[str, Any]] = attrs.field(factory=dict)
     """Pods whose retries ended in the same error each time, so that the simulation stopped
     retrying them: ``{pod: {"error": message, "attempts": n}}``."""
+    skipped: dict[str, Any] = attrs.field(factory=dict)
     trace: list[dict[str, Any]] = attrs.field(factory=list)
     seconds: float = 0.0
 
@@ -78,6 +80,7 @@ class SimulationReport:
             "bind_order": list(self.bind_order),
             "errors": dict(self.errors),
             "summary": self.summary(),
+            "skipped": dict(self.skipped),
         }
         if self.checkpoints is not None:
             out["checkpoints"] = list(self.checkpoints)
@@ -248,8 +251,9 @@ def simulate(
     so the result depends only on the inputs and ``seed``.  kube-scheduler retries a pod
     whose attempts end in an error (not "does not fit") forever; the simulation stops once
     such retries, each failing as the one before, are all that is left, and reports those
-    pods in :attr:`SimulationReport.errors`.  ``registry`` supplies the plugins
-    (default: in-tree plus entry points).
+    pods in :attr:`SimulationReport.errors`.  What the cluster held that was not used
+    (controllers, custom resources, pods for other schedulers or being deleted) is in
+    ``skipped``.  ``registry`` supplies the plugins (default: in-tree plus entry points).
     """
     loaded = load_cluster(cluster)
     timeline = _load_events(events)
@@ -258,8 +262,9 @@ def simulate(
     scheduler.engine.flush_unschedulable = False
     scheduler.add_objects(loaded.objects)
     run = _Run(scheduler, clock, timeline, progress)
+    run.report.skipped = skipped_section(loaded, scheduler.profiles)
     for pod in loaded.pending_pods:
-        if pod.scheduler_name in scheduler.profiles:
+        if pod.scheduler_name in scheduler.profiles and pod.deletion_timestamp is None:
             run.report.placements[pod.key] = None
     started = time.perf_counter()
     while run.step():
