@@ -38,7 +38,7 @@ from tests.helpers import make_pod
 from tests.internal.test_lifecycle import FlakyBind, LifecycleMachine, TestPermit, cpus
 from tests.internal.test_refused_calls import observed
 
-ENGINE_FIXES_MERGED = False
+ENGINE_FIXES_MERGED = True
 """Chaos the engine only survives with issue 11's engine fixes (start index modulo the node count,
 plugin return values checked, the unschedulable flush due at its time).  Off, those rules stay out:
 node removals keep the node count above the rotating start index, no plugin returns a wrong type,
