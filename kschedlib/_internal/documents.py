@@ -30,7 +30,6 @@ _BOMS: Final = (
 )
 _HELM_HINT: Final = ("looks like an unrendered Helm template ('{{ ... }}' placeholders); "
                      "render it first, e.g. helm template RELEASE CHART > rendered.yaml")
-_SNAKE_CASE_KEYS: Final = frozenset({"api_version", "creation_timestamp", "node_name", "scheduler_name"})
 
 
 def decode(data: bytes, *, source: str = "<input>") -> str:
@@ -113,13 +112,6 @@ def read_documents(path: str | PathLike[str]) -> list[Any]:
     return parse_documents(decode(data, source=str(file)), source=str(file))
 
 
-def snake_case_hint(doc: Mapping[str, Any]) -> bool:
-    """Whether ``doc`` looks like the Python client's ``to_dict()`` output (snake_case keys)."""
-    meta = doc.get("metadata")
-    keys = set(doc) | (set(meta) if isinstance(meta, Mapping) else set())
-    return bool(keys & _SNAKE_CASE_KEYS)
-
-
 _POLICY_REMOVED: Final = ("the scheduler Policy API was removed in Kubernetes v1.23; write a "
                           "KubeSchedulerConfiguration (apiVersion kubescheduler.config.k8s.io/v1) with profiles, "
                           "plugins and pluginConfig instead: "
@@ -175,7 +167,4 @@ def read_config_document(path: str | PathLike[str]) -> Mapping[str, Any]:
         raise ConfigError(str(exc), field="<file>", value=fspath(path)) from exc
     if len(docs) != 1:
         raise ConfigError("expected one KubeSchedulerConfiguration document", value=fspath(path))
-    try:
-        return config_document(docs[0], fspath(path))
-    except ManifestError as exc:
-        raise ConfigError(str(exc), field="<file>", value=fspath(path)) from exc
+    return config_document(docs[0], fspath(path))

@@ -346,6 +346,8 @@ class ObjectCollector:
             return
         if not isinstance(doc, Mapping):
             raise ManifestError("a document must hold objects or arrays of them", value=type(doc).__name__)
+        if "api_version" in doc:
+            _no_kind(doc)
         kind = doc.get("kind", item_kind)
         if type(kind) is not str or not kind:
             _no_kind(doc)

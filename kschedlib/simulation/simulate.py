@@ -234,7 +234,7 @@ def _load_events(events: Any) -> list[TimelineEvent]:
 
 
 def simulate(
-    cluster: Cluster | str | PathLike[str] | Mapping[str, Any],
+    cluster: Cluster | str | PathLike[str] | Mapping[str, Any] | Sequence[Any],
     config: Any = None,
     *,
     seed: int = 0,

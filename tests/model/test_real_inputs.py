@@ -105,6 +105,9 @@ def test_unrendered_helm_template_says_so(file: str) -> None:
 def test_python_client_to_dict_output_gets_a_clear_message() -> None:
     with pytest.raises(ManifestError, match=r"Python client's to_dict\(\)"):
         load_cluster(INPUTS / "python-client-to-dict.json")
+    with_kind = {"api_version": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"node_name": "n"}}
+    with pytest.raises(ManifestError, match=r"Python client's to_dict\(\)"):
+        load_cluster({"api_version": "v1", "kind": "PodList", "items": [with_kind]})
 
 
 def test_several_files_read_as_one() -> None:

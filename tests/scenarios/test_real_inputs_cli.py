@@ -120,6 +120,12 @@ def test_required_affinity_term_with_a_bad_label_value_is_unresolvable_at_prefil
     assert result["message"] == f"0/2 nodes are available: {reason}."
 
 
+def test_preferred_term_with_a_bad_label_value_fails_prefilter_in_the_default_profile() -> None:
+    # kube's PreFilter parses all four term lists (framework.NewPodInfo), preferred ones included
+    result = kschedlib.explain(INPUTS / "affinity-bad-label-value.json", "default/preferred").to_dict()
+    assert result["prefilter"]["reasons"] == [f"parsing pod: preferredAntiAffinityTerms: {LABEL_VALUE_ERROR}"]
+
+
 def test_preferred_term_with_a_bad_label_value_fails_prescore() -> None:
     result = kschedlib.explain(INPUTS / "affinity-bad-label-value.json", "default/preferred",
                                INPUTS / "config-prescore-only-affinity.yaml").to_dict()
