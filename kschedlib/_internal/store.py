@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Final, final
 
+from kschedlib._internal.scheduling_store import PodTable, SchedulingStore
 from kschedlib.model.objects import Namespace, OwnerSelector, Pod, PodDisruptionBudget
 from kschedlib.model.storage import (
     CSIDriver,
@@ -138,16 +139,17 @@ class StorageStore:
 @final
 class ObjectStore:
     """Namespaces, PodDisruptionBudgets, owners' selectors, the latest version of every pod and
-    the storage objects (:attr:`storage`)."""
+    the storage objects (:attr:`storage`), PodGroups and ElasticQuotas (:attr:`scheduling`)."""
 
-    __slots__ = ("namespaces", "owners", "pdbs", "pods", "storage")
+    __slots__ = ("namespaces", "owners", "pdbs", "pods", "scheduling", "storage")
 
     def __init__(self) -> None:
         self.namespaces: dict[str, Namespace] = {}
         self.pdbs: dict[str, PodDisruptionBudget] = {}
         self.owners: dict[str, OwnerSelector] = {}
-        self.pods: dict[str, Pod] = {}
+        self.pods = PodTable()
         self.storage = StorageStore()
+        self.scheduling = SchedulingStore(self.pods)
 
     def add(self, objects: Iterable[object]) -> None:
         """Record namespaces, PDBs, owners and storage objects (pods are recorded by the scheduler as it
@@ -159,7 +161,7 @@ class ObjectStore:
                 self.pdbs[f"{obj.namespace}/{obj.name}"] = obj
             elif isinstance(obj, OwnerSelector):
                 self.owners[f"{obj.kind}/{obj.namespace}/{obj.name}"] = obj
-            else:
+            elif not self.scheduling.add(obj):
                 self.storage.add(obj)
 
     def owner_selectors(self, namespace: str) -> Sequence[OwnerSelector]:
@@ -173,6 +175,7 @@ class ObjectStore:
         other.namespaces = dict(self.namespaces)
         other.pdbs = dict(self.pdbs)
         other.owners = dict(self.owners)
-        other.pods = dict(self.pods)
+        other.pods = pods = PodTable(self.pods)
         other.storage = self.storage.copy()
+        other.scheduling = self.scheduling.copy(pods)
         return other
