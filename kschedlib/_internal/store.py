@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from typing import Final, final
 
 from kschedlib._internal.scheduling_store import PodTable, SchedulingStore
-from kschedlib.model.objects import Namespace, OwnerSelector, Pod, PodDisruptionBudget
+from kschedlib.model.objects import Namespace, OwnerSelector, PodDisruptionBudget
 from kschedlib.model.storage import (
     CSIDriver,
     CSINode,
