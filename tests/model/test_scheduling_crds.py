@@ -92,7 +92,7 @@ def test_bad_pod_groups_are_manifest_errors_naming_field_and_value(doc: dict[str
 
 
 def test_bad_quota_is_a_manifest_error() -> None:
-    with pytest.raises(ManifestError, match="spec.max.nvidia.com/gpu"):
+    with pytest.raises(ManifestError, match=r"spec\.max\.nvidia\.com/gpu"):
         elastic_quota_from_dict({"kind": "ElasticQuota", "metadata": {"name": "q"},
                                  "spec": {"max": {"nvidia.com/gpu": "x"}}})
 

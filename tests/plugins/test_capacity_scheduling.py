@@ -77,8 +77,8 @@ def test_used_over_min(case: dict[str, Any]) -> None:
 def test_reserve_and_unreserve_resources_count_gpus() -> None:
     """TestReserveResource / TestUnReserveResource: every pod's cpu, memory and GPUs are charged and released."""
     quota = QuotaInfo("ns1", Resources(), BIG, Resources(1000, 200, scalar={GPU: 2}))
-    pods = [quota_pod("t1-p1", "ns1", 50, 100, cpu_milli=1000, gpu=1), quota_pod("t1-p2", "ns2", 100, 100, cpu_milli=2000),
-            quota_pod("t1-p3", "ns2", 0, 100, gpu=2)]
+    pods = [quota_pod("t1-p1", "ns1", 50, 100, cpu_milli=1000, gpu=1),
+            quota_pod("t1-p2", "ns2", 100, 100, cpu_milli=2000), quota_pod("t1-p3", "ns2", 0, 100, gpu=2)]
     for pod in pods:
         quota.add_pod_if_not_present(pod)
     assert (quota.used.milli_cpu, quota.used.memory, quota.used.scalar[GPU]) == (4000, 350, 5)
@@ -141,7 +141,7 @@ def _dry_run_handle(case: dict[str, Any]) -> tuple[FakeHandle, CycleState, Pod]:
     handle = FakeHandle(Cluster((make_node("node-a", allocatable={"memory": "150", "pods": "110"}), *pods)),
                         pods=[pod], plugins=[NodeResourcesFit])
     state = CycleState()
-    fit = next(iter(handle._plugins))  # noqa: SLF001 - the NodeResourcesFit the handle runs
+    fit = next(iter(handle._plugins))
     assert isinstance(fit, NodeResourcesFit)
     fit.pre_filter(state, pod)
     request = Resources(0, memory, scalar={GPU: 0})
@@ -172,7 +172,8 @@ def _eligibility_state(case: dict[str, Any]) -> tuple[CycleState, Pod, Any]:
                    preemption_policy="Never" if spec.get("never") else None,
                    nominated_node_name="node-a" if spec.get("nominated") else "")
     node_pods = [make_pod(n, namespace=ns, priority=p, node_name="node-a",
-                          deletion_timestamp=1.0 if how == "terminating" else None) for n, ns, how, p in case["node_pods"]]
+                          deletion_timestamp=1.0 if how == "terminating" else None)
+                 for n, ns, how, p in case["node_pods"]]
     handle = FakeHandle(Cluster((make_node("node-a"), *node_pods)))
     quotas = {"ns1": {"max": {"memory": 150}, "min": {"memory": 50}, "used": {"memory": 0}},
               "ns2-over-min": {"max": {"memory": 150}, "min": {"memory": 50}, "used": {"memory": 100}}}
@@ -308,4 +309,5 @@ def test_gang_aware_preemption_evicts_a_whole_gang_or_nothing(gang_aware: bool) 
     if gang_aware:
         assert victims & gang in (set(), gang), "a gang is evicted whole or not at all"
     else:  # scheduler-plugins' choice: two members go, the gang is left broken
-        assert victims & gang and victims & gang != gang
+        assert victims & gang
+        assert victims & gang != gang

@@ -74,8 +74,8 @@ def test_check_cluster_resource(case: dict[str, Any]) -> None:
     nodes = [make_node(n, allocatable={"cpu": "3", "pods": "32"}) for n in ("node-a", "node-b")]
     bound = [member(b["name"], b.get("group", ""), node=b["node"], cpu=b["cpu"]) for b in case["bound"]]
     handle = FakeHandle(Cluster((*nodes, *bound)))
-    needed = min_resources_needed(PodGroup("pg1", "ns", min_member=0,
-                                           min_resources={k: parse_quantity(v) for k, v in case["minResources"].items()}))
+    minimum = {k: parse_quantity(v) for k, v in case["minResources"].items()}
+    needed = min_resources_needed(PodGroup("pg1", "ns", min_member=0, min_resources=minimum))
     assert cluster_resource_gap(handle.snapshot.node_infos, needed, "ns/pg1") == case["gap"]
 
 
