@@ -34,6 +34,7 @@ from kschedlib._internal.queue import SchedulingQueue
 from kschedlib._internal.results import ScheduleResult, SchedulerListener
 from kschedlib._internal.runtime import ProfileRuntime
 from kschedlib._internal.store import ObjectStore
+from kschedlib.framework.pods_to_activate import PODS_TO_ACTIVATE
 from kschedlib._internal.waiting import WaitingPod, WaitingPods
 from kschedlib.clock import Clock
 from kschedlib.errors import CacheError, ConfigError
@@ -327,6 +328,8 @@ class Engine:
         status = runtime.run_reserve(attempt.state, assumed_pod, node)
         if status.is_success:
             permit = runtime.run_permit(attempt.state, assumed_pod, node)
+            if isinstance(permit, dict) or permit.is_success:
+                self._activate_requested(attempt.state)
             if isinstance(permit, dict):
                 return self._park(attempt, permit)
             status = permit
@@ -335,6 +338,12 @@ class Engine:
             self.cache.forget_pod(assumed_pod)
             return self._failed(info, runtime, outcome, status, started, nominate="", node=node)
         return self._bind(attempt)
+
+    def _activate_requested(self, state: CycleState) -> None:
+        """Move the pods a plugin asked for (PodsToActivate) to activeQ: the cycle succeeded."""
+        wanted = state.get(PODS_TO_ACTIVATE)
+        if wanted is not None and wanted.keys:
+            self.queue.activate(wanted.take())
 
     def _park(self, attempt: _Attempt, timeouts: dict[str, float]) -> ScheduleResult:
         pod = attempt.assumed.pod

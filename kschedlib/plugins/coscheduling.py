@@ -18,9 +18,11 @@ exist is scheduled like any other pod.
   every waiting member, so the whole gang releases what it held.
 * **PostBind**: updates the PodGroup's status as the PodGroup controller would.
 
-Differences: the ``resource gap`` message uses ``map[cpu:4]`` instead of Go's dump
-of quantity structs; waiting siblings are not force-activated (kschedlib has no
-PodsToActivate), they return on the events below.
+* **Permit** of a gang's first member also moves its siblings back to activeQ (PodsToActivate),
+  except within a second of PostFilter rejecting the group's waiting pods (beyond scheduler-plugins, which
+  can retry such a gang in a tight loop when ``podGroupBackoffSeconds`` is 0).
+
+The ``resource gap`` message reads ``map[cpu:4]`` instead of Go's dump of quantity structs.
 """
 
 from __future__ import annotations
@@ -42,8 +44,10 @@ from kschedlib.framework.extension_points import (
     ReservePlugin,
 )
 from kschedlib.framework.handle import Handle
+from kschedlib.framework.pods_to_activate import request_activation
 from kschedlib.framework.queued_pod import QueuedPodInfo
 from kschedlib.framework.results import PostFilterResult, Wait
+from kschedlib.framework.scheduling_objects import SchedulingObjectLister
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import Pod
 from kschedlib.model.scheduling_crds import POD_GROUP_LABEL, PodGroup
@@ -65,6 +69,7 @@ __all__ = [
     "Coscheduling",
     "CoschedulingArgs",
     "decode_args",
+    "pod_group_statuses",
 ]
 
 NAME: Final = "Coscheduling"
@@ -73,6 +78,16 @@ REJECTED_IN_POST_FILTER: Final = "optimistic rejection in PostFilter"
 REJECTED_IN_UNRESERVE: Final = "rejection in Unreserve"
 NO_POD_GROUP: Final = "can not find pod group"
 POD_GROUP_NOT_FOUND: Final = "PodGroup not found"
+ACTIVATION_PAUSE_SECONDS: Final = 1.0
+"""After PostFilter rejects a group's waiting pods, Permit re-activates its siblings only this much later (kube's first
+pod backoff): activation bypasses backoff, so without a pause a gang that cannot fit would be retried
+in a tight loop when ``podGroupBackoffSeconds`` is 0."""
+
+
+def pod_group_statuses(objects: SchedulingObjectLister) -> list[PodGroup]:
+    """Every PodGroup with the status the PodGroup controller would give it for its pods now."""
+    return [reconcile_status(group, objects.group_pods(group.namespace, group.name))
+            for group in objects.pod_groups()]
 
 
 @final
@@ -111,7 +126,7 @@ class Coscheduling(QueueSortPlugin, PreFilterPlugin, PostFilterPlugin, PermitPlu
     """Gang scheduling of PodGroups (see the module docstring)."""
 
     name: ClassVar[str] = NAME
-    __slots__ = ("_args", "_backed_off", "_handle", "_permitted")
+    __slots__ = ("_args", "_backed_off", "_handle", "_permitted", "_quiet")
 
     def __init__(self, args: CoschedulingArgs | None, handle: Handle) -> None:
         self._args = args if args is not None else CoschedulingArgs()
@@ -120,6 +135,8 @@ class Coscheduling(QueueSortPlugin, PreFilterPlugin, PostFilterPlugin, PermitPlu
         self._handle = handle
         self._permitted = ExpiringSet()
         self._backed_off = ExpiringSet()
+        self._quiet = ExpiringSet()
+        """Groups whose siblings Permit must not re-activate yet: PostFilter just rejected them."""
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         """A new pod (maybe the missing member) or a PodGroup added or changed."""
@@ -191,7 +208,8 @@ class Coscheduling(QueueSortPlugin, PreFilterPlugin, PostFilterPlugin, PermitPlu
         assigned = assigned_members(self._handle.snapshot, pod.namespace, group.name)
         if assigned >= group.min_member or near_quorum(group.min_member, assigned):
             return PostFilterResult(Status.unschedulable())
-        self._reject_waiting(group, REJECTED_IN_POST_FILTER)
+        if self._reject_waiting(group, REJECTED_IN_POST_FILTER):
+            self._quiet.add(group.key, self._handle.clock.now() + ACTIVATION_PAUSE_SECONDS)
         backoff = self._args.pod_group_backoff_seconds
         if backoff > 0:
             members = self._handle.scheduling_objects.group_pods(pod.namespace, group.name)
@@ -211,6 +229,10 @@ class Coscheduling(QueueSortPlugin, PreFilterPlugin, PostFilterPlugin, PermitPlu
             return Status.unschedulable(POD_GROUP_NOT_FOUND)
         assigned = assigned_members(self._handle.snapshot, group.namespace, group.name)
         if assigned + 1 < group.min_member:
+            if assigned == 0 and not self._quiet.holds(group.key, self._handle.clock.now()):
+                # the gang's first member to get this far brings its siblings back to activeQ
+                siblings = self._handle.scheduling_objects.group_pods(group.namespace, group.name)
+                request_activation(state, (p.key for p in siblings if p.uid != pod.uid))
             return Wait(self.wait_seconds(group))
         for waiting in self._handle.iterate_waiting_pods():
             if group_full_name(waiting.pod) == group.key:
@@ -232,11 +254,15 @@ class Coscheduling(QueueSortPlugin, PreFilterPlugin, PostFilterPlugin, PermitPlu
         if group is not None:
             self._update_status(group, self._handle.scheduling_objects.group_pods(pod.namespace, group.name))
 
-    def _reject_waiting(self, group: PodGroup, message: str) -> None:
+    def _reject_waiting(self, group: PodGroup, message: str) -> int:
+        """Reject the group's pods waiting in Permit; how many there were."""
+        count = 0
         for waiting in self._handle.iterate_waiting_pods():
             other = waiting.pod
             if other.namespace == group.namespace and other.labels.get(POD_GROUP_LABEL) == group.name:
                 waiting.reject(self.name, message)
+                count += 1
+        return count
 
     def _update_status(self, group: PodGroup, members: Sequence[Pod]) -> None:
         updated = reconcile_status(group, members)

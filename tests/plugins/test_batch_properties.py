@@ -8,13 +8,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kschedlib import FakeClock, Scheduler, ScheduleResult
-from kschedlib.model import POD_GROUP_LABEL, ElasticQuota, Pod, PodGroup, parse_quantity, pod_requests
+from kschedlib.model import POD_GROUP_LABEL, ElasticQuota, Pod, PodGroup, Resources, parse_quantity, pod_requests
 from kschedlib.plugins._elastic_quota import quota_infos
 from kschedlib.plugins.batch import batch_scheduling_config
 from tests.helpers import make_node, make_pod
@@ -61,17 +61,27 @@ def check_invariants(sched: Scheduler, groups: Sequence[PodGroup]) -> None:
     used = dict.fromkeys(NAMESPACES, 0)
     for key in sched.bound_pods():  # bound and assumed: both count against the quota
         pod = sched.engine.store.pods[key]
-        used[pod.namespace] += pod_requests(pod).scalar.get(GPU, 0)
+        if pod.namespace in used:
+            used[pod.namespace] += pod_requests(pod).scalar.get(GPU, 0)
     for namespace, amount in used.items():
         assert amount <= MAX_GPUS[namespace], f"{namespace} uses {amount} GPUs over its max"
 
 
 def quota_use(sched: Scheduler) -> dict[str, dict[str, int]]:
     """Each namespace's quota use as CapacityScheduling computes it for the next cycle."""
+    pods = [pod_info.pod for info in sched.snapshot() for pod_info in info.pods]
+    return _use(pods)
+
+
+def quota_use_of(keys: Iterable[str], sched: Scheduler) -> dict[str, dict[str, int]]:
+    """The quota use of the pods ``keys`` name."""
+    return _use([sched.engine.store.pods[key] for key in keys])
+
+
+def _use(pods: Iterable[Pod]) -> dict[str, dict[str, int]]:
     by_namespace: dict[str, list[Pod]] = {}
-    for info in sched.snapshot():
-        for pod_info in info.pods:
-            by_namespace.setdefault(pod_info.pod.namespace, []).append(pod_info.pod)
+    for pod in pods:
+        by_namespace.setdefault(pod.namespace, []).append(pod)
     return {ns: info.used.to_dict() for ns, info in quota_infos([quota(ns) for ns in NAMESPACES], by_namespace).items()}
 
 
@@ -90,7 +100,7 @@ def drive(sched: Scheduler, clock: FakeClock, groups: Sequence[PodGroup], *, unt
             wakeup = sched.next_wakeup()
             if wakeup is None or wakeup > until:
                 return
-            clock.set(max(wakeup, clock.now()))
+            clock.set(max(wakeup, clock.now() + 0.001))  # the 5-minute flush moves pods older than 5 minutes
             step(sched.tick())
             continue
         step([result, *sched.engine.take_deferred(), *sched.tick()])
@@ -120,18 +130,24 @@ def test_a_rejected_group_returns_every_resource(spec: list[tuple[str, int, int,
     for pod in pods:
         sched.add_pod(pod)
     drive(sched, clock, groups, until=60)
-    before = {info.name: info.requested.to_dict() for info in sched.snapshot()}
-    quota_before = quota_use(sched)
-    # A gang that can never be complete: more GPUs per member than any node, plus members that fit.
-    doomed = PodGroup("doomed", "a", min_member=extra + 1)
+    # A gang that can never be complete (one member asks more GPUs than any node has), in a namespace
+    # without a quota, so that it may not evict anything.
+    doomed = PodGroup("doomed", "c", min_member=extra + 1)
     sched.add_objects([doomed])
-    members = [make_pod(f"doomed-{i}", namespace="a", priority=0, labels={POD_GROUP_LABEL: "doomed"},
+    members = [make_pod(f"doomed-{i}", namespace="c", priority=0, labels={POD_GROUP_LABEL: "doomed"},
                         requests={"cpu": "1", GPU: "1"}) for i in range(extra)]
-    members.append(make_pod(f"doomed-{extra}", namespace="a", priority=0, labels={POD_GROUP_LABEL: "doomed"},
+    members.append(make_pod(f"doomed-{extra}", namespace="c", priority=0, labels={POD_GROUP_LABEL: "doomed"},
                             requests={"cpu": "1", GPU: "99"}))
     for pod in members:
         sched.add_pod(pod)
     drive(sched, clock, [*groups, doomed], until=clock.now() + 60)
-    assert not any(key.startswith("a/doomed-") for key in sched.bound_pods())
-    assert {info.name: info.requested.to_dict() for info in sched.snapshot()} == before
-    assert quota_use(sched) == quota_before
+    for waiting in list(sched.waiting_pods()):  # end every Permit wait: the gangs still short are rejected
+        clock.set(clock.now() + 3600)
+        sched.tick()
+    assert not any(key.startswith("c/doomed-") for key in sched.bound_pods())
+    held: dict[str, Resources] = {}
+    for key, node in sched.bound_pods().items():
+        held[node] = held.get(node, Resources()).add(pod_requests(sched.engine.store.pods[key]))
+    assert {i.name: i.requested.to_dict() for i in sched.snapshot()} == {
+        i.name: held.get(i.name, Resources()).to_dict() for i in sched.snapshot()}
+    assert quota_use(sched) == quota_use_of(sched.bound_pods(), sched)

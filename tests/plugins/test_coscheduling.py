@@ -10,6 +10,7 @@ import pytest
 
 from kschedlib import ConfigError, FakeClock, Scheduler
 from kschedlib.framework import CycleState, PodInfo, QueuedPodInfo, Status, Wait
+from kschedlib.framework.pods_to_activate import PODS_TO_ACTIVATE
 from kschedlib.framework.status import Code
 from kschedlib.model import POD_GROUP_LABEL, Pod, PodGroup, parse_quantity
 from kschedlib.plugins._pod_group_manager import (
@@ -124,7 +125,9 @@ def test_backoff_prevents_an_infinite_scheduling_loop() -> None:
     pods = [member(f"pod{i}", "pg1") for i in (1, 2, 3)]
     pl, _ = plugin([make_node("node", allocatable={"cpu": "4", "pods": "32"}), PodGroup("pg1", "ns", min_member=3)],
                    pods, args=CoschedulingArgs(10, 1), clock=clock)
-    assert pl.permit(CycleState(), pods[0], "node") == Wait(10.0)
+    state = CycleState()
+    assert pl.permit(state, pods[0], "node") == Wait(10.0)
+    assert state.read(PODS_TO_ACTIVATE).take() == ["ns/pod2", "ns/pod3"]  # the siblings go back to activeQ
     pl.post_filter(CycleState(), pods[1], {})
     status = pl.pre_filter(CycleState(), pods[2])
     assert status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE
