@@ -34,7 +34,6 @@ from kschedlib._internal.queue import SchedulingQueue
 from kschedlib._internal.results import ScheduleResult, SchedulerListener
 from kschedlib._internal.runtime import ProfileRuntime
 from kschedlib._internal.store import ObjectStore
-from kschedlib.framework.pods_to_activate import PODS_TO_ACTIVATE
 from kschedlib._internal.waiting import WaitingPod, WaitingPods
 from kschedlib.clock import Clock
 from kschedlib.errors import CacheError, ConfigError
@@ -44,6 +43,7 @@ from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.diagnosis import Diagnosis, fit_error_message
 from kschedlib.framework.extender import Extender
 from kschedlib.framework.pod_info import PodInfo
+from kschedlib.framework.pods_to_activate import PODS_TO_ACTIVATE
 from kschedlib.framework.queued_pod import QueuedPodInfo
 from kschedlib.framework.registry import Registry
 from kschedlib.framework.status import Code, Status

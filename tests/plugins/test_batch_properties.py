@@ -141,7 +141,7 @@ def test_a_rejected_group_returns_every_resource(spec: list[tuple[str, int, int,
     for pod in members:
         sched.add_pod(pod)
     drive(sched, clock, [*groups, doomed], until=clock.now() + 60)
-    for waiting in list(sched.waiting_pods()):  # end every Permit wait: the gangs still short are rejected
+    for _waiting in list(sched.waiting_pods()):  # end every Permit wait: the gangs still short are rejected
         clock.set(clock.now() + 3600)
         sched.tick()
     assert not any(key.startswith("c/doomed-") for key in sched.bound_pods())
