@@ -257,3 +257,21 @@ def test_a_timed_out_gang_releases_everything() -> None:
     assert sched.waiting_pods() == []
     assert sched.bound_pods() == {}
     assert all(info.requested.milli_cpu == 0 for info in sched.snapshot())
+
+
+def test_simulate_reports_the_state_of_each_group() -> None:
+    from kschedlib import simulate
+    from kschedlib.model.convert import node_to_dict, pod_group_to_dict, pod_to_dict
+    from kschedlib.plugins.batch import batch_scheduling_config
+
+    cluster = {"kind": "List", "items": [
+        node_to_dict(make_node("n1")), pod_group_to_dict(PodGroup("job", "ns", min_member=2)),
+        pod_group_to_dict(PodGroup("big", "ns", min_member=3)),
+        *(pod_to_dict(member(f"w{i}", "job", cpu="1")) for i in range(2)),
+        *(pod_to_dict(member(f"b{i}", "big", cpu="3")) for i in range(3)),
+    ]}
+    report = simulate(cluster, batch_scheduling_config(capacity_scheduling=False)).to_dict()
+    assert report["pod_groups"]["ns/job"] == {"phase": "Running", "minMember": 2, "members": 2, "bound": 2,
+                                              "waiting": 0}
+    assert report["pod_groups"]["ns/big"]["bound"] == 0
+    assert "pod_groups" not in simulate({"kind": "List", "items": [node_to_dict(make_node("n1"))]}).to_dict()
