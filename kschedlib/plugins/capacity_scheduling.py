@@ -153,22 +153,10 @@ class CapacityScheduling(PreFilterPlugin, PreFilterExtensions, PostFilterPlugin,
         return Status.success()
 
     def add_pod(self, state: CycleState, pod: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo) -> Status:
-        infos = state.get(QUOTA_KEY)
-        if infos is None:
-            return Status.from_error(f"{QUOTA_KEY.name}: not found")
-        info = infos.get(pod_info_to_add.pod.namespace)
-        if info is not None:
-            info.add_pod_if_not_present(pod_info_to_add.pod)
-        return Status.success()
+        return _charge(state, pod_info_to_add.pod, add=True)
 
     def remove_pod(self, state: CycleState, pod: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo) -> Status:
-        infos = state.get(QUOTA_KEY)
-        if infos is None:
-            return Status.from_error(f"{QUOTA_KEY.name}: not found")
-        info = infos.get(pod_info_to_remove.pod.namespace)
-        if info is not None:
-            info.delete_pod_if_present(pod_info_to_remove.pod)
-        return Status.success()
+        return _charge(state, pod_info_to_remove.pod, add=False)
 
     # --- PostFilter, Reserve, Unreserve --------------------------------------------------------
 
@@ -191,3 +179,14 @@ class CapacityScheduling(PreFilterPlugin, PreFilterExtensions, PostFilterPlugin,
         info = self.infos.get(pod.namespace)
         if info is not None:
             info.delete_pod_if_present(pod)
+
+
+def _charge(state: CycleState, pod: Pod, *, add: bool) -> Status:
+    """Charge (or release) ``pod`` against its namespace's quota in the cycle's copy of the quotas."""
+    infos = state.get(QUOTA_KEY)
+    if infos is None:
+        return Status.from_error(f"{QUOTA_KEY.name}: not found")
+    info = infos.get(pod.namespace)
+    if info is not None:
+        (info.add_pod_if_not_present if add else info.delete_pod_if_present)(pod)
+    return Status.success()

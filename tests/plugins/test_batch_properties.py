@@ -106,16 +106,23 @@ def drive(sched: Scheduler, clock: FakeClock, groups: Sequence[PodGroup], *, unt
         step([result, *sched.engine.take_deferred(), *sched.tick()])
 
 
-@settings(max_examples=30, deadline=None)
-@given(spec=jobs, node_gpus=st.lists(st.integers(1, 4), min_size=1, max_size=3))
-def test_no_partial_gang_and_no_quota_overrun(spec: list[tuple[str, int, int, int, int]], node_gpus: list[int]) -> None:
-    clock = FakeClock()
+def started(clock: FakeClock, spec: Sequence[tuple[str, int, int, int, int]], node_gpus: Sequence[int], *,
+            until: float) -> tuple[Scheduler, list[PodGroup]]:
+    """A scheduler that has worked on ``spec``'s jobs until the clock reached ``until``."""
     sched = new_scheduler(clock, node_gpus)
     groups, pods = workload(spec)
     sched.add_objects(groups)
     for pod in pods:
         sched.add_pod(pod)
-    drive(sched, clock, groups, until=120)
+    drive(sched, clock, groups, until=until)
+    return sched, groups
+
+
+@settings(max_examples=30, deadline=None)
+@given(spec=jobs, node_gpus=st.lists(st.integers(1, 4), min_size=1, max_size=3))
+def test_no_partial_gang_and_no_quota_overrun(spec: list[tuple[str, int, int, int, int]], node_gpus: list[int]) -> None:
+    clock = FakeClock()
+    sched, groups = started(clock, spec, node_gpus, until=120)
     check_invariants(sched, groups)
 
 
@@ -124,12 +131,7 @@ def test_no_partial_gang_and_no_quota_overrun(spec: list[tuple[str, int, int, in
 def test_a_rejected_group_returns_every_resource(spec: list[tuple[str, int, int, int, int]], node_gpus: list[int],
                                                 extra: int) -> None:
     clock = FakeClock()
-    sched = new_scheduler(clock, node_gpus)
-    groups, pods = workload(spec)
-    sched.add_objects(groups)
-    for pod in pods:
-        sched.add_pod(pod)
-    drive(sched, clock, groups, until=60)
+    sched, groups = started(clock, spec, node_gpus, until=60)
     # A gang that can never be complete (one member asks more GPUs than any node has), in a namespace
     # without a quota, so that it may not evict anything.
     doomed = PodGroup("doomed", "c", min_member=extra + 1)
