@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from kschedlib import ConfigError, FakeClock, Scheduler
@@ -311,3 +312,26 @@ def test_gang_aware_preemption_evicts_a_whole_gang_or_nothing(gang_aware: bool) 
     else:  # scheduler-plugins' choice: two members go, the gang is left broken
         assert victims & gang
         assert victims & gang != gang
+
+
+def test_post_filter_outcomes_without_a_candidate() -> None:
+    from kschedlib.plugins._capacity_preemption import preempt
+
+    pod = quota_pod("p", "ns1", 10, 100)
+    handle = FakeHandle(Cluster((make_node("n"),)), pods=[pod], plugins=[NodeResourcesFit])
+    state = CycleState()
+    state.write(QUOTA_KEY, QuotaInfos())
+    state.write(PRE_FILTER_KEY, QuotaPreFilterState(Resources(), Resources(), Resources()))
+    gone = preempt(handle.as_handle(), "CapacityScheduling", state, quota_pod("ghost", "ns1", 1, 1), {},
+                   gang_aware=True)
+    assert (gone.status.code, gone.status.message()) == (Code.ERROR, 'pod "ghost" not found')
+    unhelpful = preempt(handle.as_handle(), "CapacityScheduling", state, pod,
+                        {"n": Status.unresolvable("nope")}, gang_aware=True)
+    assert unhelpful.status.message() == "0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+    assert unhelpful.nominated_node_name == ""
+    never = attrs.evolve(pod, preemption_policy="Never")
+    refused = preempt(FakeHandle(pods=[never]).as_handle(), "CapacityScheduling", state, never, {}, gang_aware=True)
+    assert refused.status.message() == "not eligible due to preemptionPolicy=Never."
+    plugin = CapacityScheduling(None, handle.as_handle())
+    prefixed = plugin.post_filter(state, pod, {"n": Status.unresolvable("nope")})
+    assert prefixed.status.message().startswith("preemption: 0/1 nodes are available")
