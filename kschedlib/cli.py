@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from importlib import resources
@@ -24,14 +25,14 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kschedlib", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     ex = sub.add_parser("explain", help="where would a pod go, and why not elsewhere")
-    ex.add_argument("cluster", help="cluster file (Kubernetes v1 objects, JSON or YAML)")
+    ex.add_argument("cluster", nargs="+", help="cluster file(s) (Kubernetes v1 objects, JSON or YAML), read as one")
     ex.add_argument("--pod", required=True, help="namespace/name of a pod in the cluster, or a pod file")
     ex.add_argument("--config", help="KubeSchedulerConfiguration file")
     ex.add_argument("--start-index", type=int, default=0, help="node search start (rotating index)")
     ex.add_argument("--seed", type=int, default=0)
     ex.add_argument("--format", choices=("json", "text"), default="json")
     sim = sub.add_parser("simulate", help="schedule the cluster's pending pods")
-    sim.add_argument("cluster", nargs="?", help="cluster file (default: a bundled example)")
+    sim.add_argument("cluster", nargs="*", help="cluster file(s), read as one (default: a bundled example)")
     sim.add_argument("--config", help="KubeSchedulerConfiguration file")
     sim.add_argument("--seed", type=int, default=0)
     sim.add_argument("--once", action="store_true", help="give every pending pod exactly one attempt")
@@ -56,7 +57,7 @@ def _progress(stream: TextIO) -> Any:
 
 def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     progress = _progress(err) if err.isatty() else None
-    if args.cluster is None:
+    if not args.cluster:
         with resources.as_file(resources.files("kschedlib.simulation.data") / EXAMPLE_CLUSTER) as path:
             report = simulate(path, args.config, seed=args.seed, once=args.once, events=args.events,
                               progress=progress)
@@ -73,23 +74,57 @@ def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
         out.write(simulation_text(report) + "\n")
 
 
+def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    status = 0
+    if args.command == "explain":
+        result = explain(args.cluster, args.pod, args.config, start_index=args.start_index, seed=args.seed)
+        if args.format == "json":
+            _dump(result.to_dict(), out)
+        else:
+            out.write(explanation_text(result) + "\n")
+        if result.refused:
+            err.write(f"kschedlib: error: {result.error}\n")
+            status = 1
+    elif args.command == "serve-extender":
+        serve_extender.run(args, out)
+    else:
+        _simulate(args, out, err)
+    out.flush()  # a closed pipe shows here, not at exit
+    return status
+
+
+def _silence(out: TextIO) -> None:
+    """After a broken pipe: point the output at devnull, so that the flush at exit cannot fail again."""
+    try:
+        fileno = out.fileno()
+    except (OSError, ValueError):  # not a real file (a StringIO): nothing is flushed at exit
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fileno)
+    os.close(devnull)
+
+
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    """Run the command line; returns the exit status (2 for bad input)."""
+    """Run the command line; returns the exit status.
+
+    0 on success, 2 for bad input, 1 when ``explain`` finds no profile for the pod's scheduler,
+    when the reader of the output went away (``| head``: the rest is dropped quietly) or on an
+    unexpected error (one line, no traceback), 130 on Ctrl-C.
+    """
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
     args = _parser().parse_args(argv)
     try:
-        if args.command == "explain":
-            result = explain(args.cluster, args.pod, args.config, start_index=args.start_index, seed=args.seed)
-            if args.format == "json":
-                _dump(result.to_dict(), out)
-            else:
-                out.write(explanation_text(result) + "\n")
-        elif args.command == "serve-extender":
-            serve_extender.run(args, out)
-        else:
-            _simulate(args, out, err)
+        return _run(args, out, err)
     except KschedError as exc:
         err.write(f"kschedlib: error: {exc}\n")
         return 2
-    return 0
+    except BrokenPipeError:
+        _silence(out)
+        return 1
+    except KeyboardInterrupt:
+        err.write("kschedlib: interrupted\n")
+        return 130
+    except Exception as exc:  # the command line ends in one line, never a traceback
+        err.write(f"kschedlib: unexpected error: {type(exc).__name__}: {exc}\n")
+        return 1

@@ -5,7 +5,8 @@ semantically is, so callers can catch what they expect::
 
     KschedError
     ├── ManifestError (ValueError)        a Kubernetes object could not be read
-    │   └── QuantityError                 a resource quantity is malformed
+    │   ├── QuantityError                 a resource quantity is malformed
+    │   └── ModelError (TypeError)        a model object was built with a wrong type or value
     ├── SelectorError (ValueError)        a label or node selector is malformed
     ├── ConfigError (ValueError)          a scheduler configuration or plugin args are invalid
     ├── RegistryError (KeyError)          a plugin name is unknown or registered twice
@@ -23,6 +24,7 @@ __all__ = [
     "ConfigError",
     "KschedError",
     "ManifestError",
+    "ModelError",
     "QuantityError",
     "RegistryError",
     "SelectorError",
@@ -56,6 +58,21 @@ class ManifestError(KschedError, ValueError):
 @final
 class QuantityError(ManifestError):
     """A resource quantity such as ``"100m"`` or ``"1Gi"`` is malformed."""
+
+
+@final
+class ModelError(ManifestError, TypeError):
+    """A model object (``Pod``, ``Node``, ``Container``, ...) was given a field of the wrong type or value.
+
+    Raised by the constructors, before anything is built, so a refused object never reaches the
+    scheduler.  ``obj``, ``field`` and ``value`` as for :class:`ManifestError`; the value is shown
+    even when it is ``None``.
+    """
+
+    def __init__(self, message: str, *, obj: str = "", field: str = "", value: object = None) -> None:
+        super().__init__(message, obj=obj, field=field, value=value)
+        if value is None:
+            self.args = (f"{self.args[0]} (got None)",)
 
 
 @final

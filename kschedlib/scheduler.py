@@ -11,6 +11,7 @@ from kschedlib._internal.engine import Engine
 from kschedlib._internal.metrics import Metrics
 from kschedlib._internal.results import ScheduleResult, SchedulerListener
 from kschedlib.clock import Clock, SystemClock
+from kschedlib.errors import ModelError
 from kschedlib.framework.extender import Extender
 from kschedlib.framework.queued_pod import QueuedPodInfo
 from kschedlib.framework.registry import Registry
@@ -19,6 +20,13 @@ from kschedlib.model.objects import Node, Pod
 from kschedlib.plugins import default_plugin_sets, in_tree_registry
 
 __all__ = ["ScheduleResult", "Scheduler", "SchedulerListener"]
+
+
+def _require(value: object, kinds: tuple[type, ...], call: str) -> None:
+    """Refuse an argument of the wrong type before anything changes."""
+    if not isinstance(value, kinds):
+        expected = " or ".join(f"a {kind.__name__}" for kind in kinds)
+        raise ModelError(f"must be {expected}", obj=f"Scheduler.{call}", field="argument", value=value)
 
 
 @final
@@ -78,26 +86,44 @@ class Scheduler:
 
     def add_node(self, node: Node) -> None:
         """A node joined (or, if known, changed)."""
+        _require(node, (Node,), "add_node")
         self._engine.add_node(node)
 
     def update_node(self, node: Node) -> None:
-        """A node changed; pods its changes may help are requeued."""
+        """A node changed (or, if unknown, joined); pods its changes may help are requeued."""
+        _require(node, (Node,), "update_node")
         self._engine.update_node(node)
 
     def remove_node(self, name: str) -> None:
-        """A node left; its pods stay counted until they are removed."""
+        """A node left; its pods stay counted until they are removed.
+
+        Raises :class:`~kschedlib.errors.CacheError` (and changes nothing) if the node is unknown.
+        """
+        _require(name, (str,), "remove_node")
         self._engine.remove_node(name)
 
     def add_pod(self, pod: Pod) -> None:
-        """A pod appeared: bound pods are counted on their node, pending ones queued."""
+        """A pod appeared: bound pods are counted on their node, pending ones queued.
+
+        A known ``namespace/name`` is an update.  A pod whose uid belongs to another known pod is
+        refused with :class:`~kschedlib.errors.CacheError`, and nothing changes.
+        """
+        _require(pod, (Pod,), "add_pod")
         self._engine.add_pod(pod)
 
     def update_pod(self, pod: Pod) -> None:
-        """A pod changed (labels, gates, or it was bound by the embedder)."""
+        """A pod changed (labels, gates, or it was bound by the embedder).
+
+        An unknown pod is added.  A pod whose uid changed is a new pod under the old name: the old
+        one is removed and the new one added, as kube's informers deliver it.  A bound pod cannot
+        become pending (:class:`~kschedlib.errors.CacheError`, nothing changes).
+        """
+        _require(pod, (Pod,), "update_pod")
         self._engine.update_pod(pod)
 
     def remove_pod(self, pod: Pod | str) -> bool:
         """A pod was deleted (given as a Pod or ``namespace/name``); returns whether it was known."""
+        _require(pod, (Pod, str), "remove_pod")
         return self._engine.remove_pod(pod if isinstance(pod, str) else pod.key)
 
     # --- decisions out ------------------------------------------------------------------------
@@ -124,7 +150,10 @@ class Scheduler:
         return self._engine.tick()
 
     def next_wakeup(self) -> float | None:
-        """The clock time when a backoff or Permit timeout next falls due (``None``: nothing pending)."""
+        """The clock time when a backoff, a Permit timeout or the unschedulable-pool flush next falls due.
+
+        The current time when pods are ready in the active queue; ``None`` when nothing is due.
+        """
         return self._engine.next_wakeup()
 
     # --- introspection ------------------------------------------------------------------------
@@ -154,8 +183,9 @@ class Scheduler:
 
     def nominations(self) -> dict[str, str]:
         """``namespace/name`` -> nominated node, for pods that preemption made room for."""
-        pods = {pod.uid: key for key, pod in self._engine.store.pods.items()}
-        return {pods[uid]: node for uid, node in self._engine.nominator.nominations().items() if uid in pods}
+        store = self._engine.store
+        return {key: node for uid, node in self._engine.nominator.nominations().items()
+                if (key := store.key_of_uid(uid)) is not None}
 
     def bound_pods(self) -> dict[str, str]:
         """``namespace/name`` -> node of every pod the cache holds (bound or assumed)."""

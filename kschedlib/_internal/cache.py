@@ -107,9 +107,10 @@ class Cache:
         """Add or replace a node (a re-added node keeps the pods the cache knows on it)."""
         info = self._nodes.get(node.name)
         old = info.node if info is not None else None
-        self._nodes[node.name] = info.with_node(node) if info is not None else NodeInfo.of(node)
-        if self._tree.add(node.name, node.labels):
+        replaced = info.with_node(node) if info is not None else NodeInfo.of(node)
+        if self._tree.add(node.name, node.labels):  # the step that reads the labels comes first
             self._order_changed = True
+        self._nodes[node.name] = replaced
         self._set_images(node.name, old, node)
         self._dirty.add(node.name)
 

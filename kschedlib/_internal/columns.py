@@ -108,12 +108,15 @@ def search_column(
     Runs of feasible positions between rejected ones are taken whole; ``rest`` (the Filter plugins
     that are not node-local, when there are any) is run node by node on the column's survivors.
     The positions in ``special`` (nodes with nominated pods) are judged by their own function
-    alone.  Visits exactly the nodes, and reports exactly the statuses, of the node-by-node search.
+    alone.  Visits exactly the nodes, and reports exactly the statuses, of the node-by-node search
+    (``start`` is taken modulo the node count, as kube-scheduler does: the cluster may have shrunk
+    since the index was stored).
     """
     result = SearchResult()
     rejected, statuses = column.rejected, column.statuses
     marked = sorted(special) if special else []
     count = len(nodes)
+    start = start % count if count else 0
     for low, high in ((start, count), (0, start)):
         index = bisect_left(rejected, low)
         mark = bisect_left(marked, low)
@@ -143,7 +146,7 @@ def search_column(
 def search_nodes(
     nodes: Sequence[NodeInfo], start: int, to_find: int, check: Callable[[NodeInfo], Status]
 ) -> SearchResult:
-    """The same search without a column: ``check`` every node from ``start`` on, in turn."""
+    """The same search without a column: ``check`` every node from ``start`` (modulo their count) on."""
     result = SearchResult()
     count = len(nodes)
     for offset in range(count):

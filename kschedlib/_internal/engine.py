@@ -7,6 +7,7 @@ executor).  :class:`kschedlib.Scheduler` is the public face of this class.
 
 from __future__ import annotations
 
+import contextlib
 import queue as thread_queue
 import random
 import time
@@ -204,13 +205,29 @@ class Engine:
         return [info for info in self.queue.unschedulable_pods()
                 if any(term.matches(pod, ns_labels) for term in info.pod_info.required_affinity_terms)]
 
+    def _check_uid(self, pod: Pod) -> None:
+        """Refuse a pod whose uid belongs to another known pod (before anything changes)."""
+        owner = self.store.key_of_uid(pod.uid)
+        if owner is not None and owner != pod.key:
+            raise CacheError(f"pod {pod.key} has uid {pod.uid!r}, which belongs to pod {owner}; refused")
+
+    def _check_uids(self, pods: Iterable[Pod]) -> None:
+        """Refuse a batch in which two pods share a uid, or one takes a known pod's uid."""
+        owners: dict[str, str] = {}
+        for pod in pods:
+            owner = owners.setdefault(pod.uid, pod.key)
+            if owner != pod.key:
+                raise CacheError(f"pods {owner} and {pod.key} share uid {pod.uid!r}; refused")
+            self._check_uid(pod)
+
     def add_pod(self, pod: Pod) -> None:
-        if pod.phase in _TERMINATED:
-            return  # kube-scheduler's informers never hand it finished pods
         if pod.key in self.store.pods:
             self.update_pod(pod)
             return
-        self.store.pods[pod.key] = pod
+        if pod.phase in _TERMINATED:
+            return  # kube-scheduler's informers never hand it finished pods
+        self._check_uid(pod)
+        self.store.put_pod(pod)
         info = PodInfo.of(pod)
         if pod.node_name:
             self.cache.add_pod(info)
@@ -223,23 +240,32 @@ class Engine:
             self.nominator.add(info, pod.nominated_node_name)
 
     def update_pod(self, pod: Pod) -> None:
-        if pod.phase in _TERMINATED:
-            self.remove_pod(pod.key)  # a finished pod frees its node, as if deleted
-            return
         old = self.store.pods.get(pod.key)
         if old is None:
             self.add_pod(pod)
             return
+        if old.uid != pod.uid:  # a new pod under the old name: kube's informers see delete + add
+            self._check_uid(pod)
+            self.remove_pod(pod.key)
+            self.add_pod(pod)
+            return
+        if pod.phase in _TERMINATED:
+            self.remove_pod(pod.key)  # a finished pod frees its node, as if deleted
+            return
+        if old.node_name and not pod.node_name:
+            raise CacheError(f"pod {pod.key} is bound to {old.node_name}; it cannot become pending")
         if not pod.nominated_node_name and old.nominated_node_name and not pod.node_name:
             pod = attrs.evolve(pod, nominated_node_name=old.nominated_node_name)
-        self.store.pods[pod.key] = pod
+        self.store.put_pod(pod)
         info = PodInfo.of(pod)
         if pod.node_name:
             self._update_bound(old, info)
             return
-        if old.node_name:
-            raise CacheError(f"pod {pod.key} is bound to {old.node_name}; it cannot become pending")
-        if self.cache.is_assumed(pod.uid) or pod.scheduler_name not in self.profiles:
+        if self.cache.is_assumed(pod.uid):
+            return
+        if pod.scheduler_name not in self.profiles:  # no longer ours: kube's informers see a delete
+            self.queue.delete(old)
+            self.nominator.remove(old.uid)
             return
         self.queue.update(info, changed=_spec_changed(old, pod))
         self.nominator.add(info, pod.nominated_node_name or self.nominator.node_of(pod.uid) or "")
@@ -262,7 +288,7 @@ class Engine:
         self.queue.move_pods(self._affinity_matching(pod), ev.ASSIGNED_POD_ADD)
 
     def remove_pod(self, key: str) -> bool:
-        known = self.store.pods.pop(key, None)
+        known = self.store.pop_pod(key)
         if known is None:
             return False
         self.nominator.remove(known.uid)
@@ -289,15 +315,21 @@ class Engine:
             info = self.queue.pop()
             if info is None:
                 return None
-            if self.cache.pod_state(info.pod.uid) is None:
-                break
+            if self.cache.pod_state(info.pod.uid) is None and info.pod.deletion_timestamp is None:
+                break  # kube-scheduler skips assumed pods and pods being deleted
+        runtime = self.profiles[info.pod.scheduler_name]
+        state = CycleState()  # kept here: results hold an empty one (embedders keep every result)
+        try:
+            return self._schedule(info, runtime, state)
+        except BaseException:  # KeyboardInterrupt, SystemExit, or a bug: the pod is not lost
+            self._put_back(info, runtime, state)
+            raise
+
+    def _schedule(self, info: QueuedPodInfo, runtime: ProfileRuntime, state: CycleState) -> ScheduleResult:
         started = time.perf_counter()
         pod = info.pod
-        runtime = self.profiles[pod.scheduler_name]
-        handle = self.handles[pod.scheduler_name]
         snapshot = self.cache.snapshot(self.store.namespaces)
-        handle.set_snapshot(snapshot)
-        state = CycleState()  # kept here: results hold an empty one (embedders keep every result)
+        self.handles[pod.scheduler_name].set_snapshot(snapshot)
         outcome = run_cycle(
             runtime, pod, snapshot,
             start_index=self.next_start_index,
@@ -339,6 +371,24 @@ class Engine:
             return self._failed(info, runtime, outcome, status, started, nominate="", node=node)
         return self._bind(attempt)
 
+    def _put_back(self, info: QueuedPodInfo, runtime: ProfileRuntime, state: CycleState) -> None:
+        """Undo an attempt that an exception cut short: unreserve, forget, back to the queue.
+
+        A pod already parked in Permit, binding on the executor or bound keeps going as it is.
+        """
+        pod = info.pod
+        if self.waiting.get(pod.uid) is not None or pod.uid in self._attempts:
+            return
+        known = self.cache.pod_state(pod.uid)
+        if known is not None and known.assumed:
+            assumed = known.pod_info.pod
+            with contextlib.suppress(BaseException):  # the first interruption is the one reported
+                runtime.run_unreserve(state, assumed, assumed.node_name)
+            self.cache.forget_pod(assumed)
+        stored = self.store.pods.get(pod.key)
+        if stored is not None and not stored.node_name and self.cache.pod_state(pod.uid) is None:
+            self.queue.add_unschedulable_if_not_present(info, self.queue.scheduling_cycle)
+
     def _activate_requested(self, state: CycleState) -> None:
         """Move the pods a plugin asked for (PodsToActivate) to activeQ: the cycle succeeded."""
         wanted = state.get(PODS_TO_ACTIVATE)
@@ -360,7 +410,12 @@ class Engine:
 
     def _bind(self, attempt: _Attempt) -> ScheduleResult:
         if self.executor is None:
-            return self._finish_binding(attempt, self._binding_work(attempt))
+            try:
+                status = self._binding_work(attempt)
+            except BaseException:
+                self._put_back(attempt.info, attempt.runtime, attempt.state)
+                raise
+            return self._finish_binding(attempt, status)
         self._attempts[attempt.assumed.pod.uid] = attempt
         future = self.executor.submit(self._binding_work, attempt)
         future.add_done_callback(lambda done: self._completions.put((attempt, _future_status(done))))
@@ -540,7 +595,13 @@ class Engine:
         return results
 
     def next_wakeup(self) -> float | None:
-        """The clock time at which something queued becomes due (backoff end, permit timeout)."""
+        """The clock time at which something queued becomes due (backoff end, permit timeout).
+
+        Now, when pods are ready in activeQ (a ``tick()`` may have moved them there): a host
+        that sleeps until this time never leaves them waiting.
+        """
+        if self.queue.has_active():
+            return self.clock.now()
         candidates = [self.queue.next_backoff_expiry(), self.waiting.next_deadline()]
         if self.flush_unschedulable:
             candidates.append(self.queue.next_unschedulable_flush())
@@ -553,10 +614,11 @@ class Engine:
 
     def add_objects(self, objects: Iterable[object], add_node: Callable[[Node], None]) -> None:
         items = list(objects)
+        pods = [o for o in items if isinstance(o, Pod)]
+        self._check_uids(pods)
         self.store.add(items)
         for node in sorted((o for o in items if isinstance(o, Node)), key=lambda n: n.name):
             add_node(node)
-        pods = [o for o in items if isinstance(o, Pod)]
         for pod in pods:
             if pod.node_name:
                 self.add_pod(pod)
@@ -568,7 +630,7 @@ class Engine:
 def _future_status(done: object) -> Status:
     try:
         result = done.result()  # type: ignore[attr-defined]
-    except Exception as exc:
-        return Status.from_error(str(exc))
+    except BaseException as exc:  # even an interrupt on the worker: the binding failed, the pod is rolled back
+        return Status.from_error(str(exc) or type(exc).__name__)
     assert isinstance(result, Status)
     return result

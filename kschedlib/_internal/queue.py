@@ -114,6 +114,10 @@ class SchedulingQueue:
     def __len__(self) -> int:
         return len(self._active_by_key) + len(self._backoff_by_key) + len(self._unschedulable)
 
+    def has_active(self) -> bool:
+        """Whether activeQ holds a pod ready for a scheduling cycle."""
+        return bool(self._active_by_key)
+
     def _count(self, queue: str, event: str) -> None:
         key = (queue, event)
         self.incoming[key] = self.incoming.get(key, 0) + 1
@@ -277,14 +281,23 @@ class SchedulingQueue:
         return self._backoff[0].expiry if self._backoff else None
 
     def flush_unschedulable_leftover(self, event: ClusterEvent) -> int:
-        """Move pods that sat in the pool longer than the maximum (5 minutes)."""
+        """Move pods that sat in the pool for the maximum (5 minutes) or longer.
+
+        Due at exactly the time :meth:`next_unschedulable_flush` gives, so a host that wakes
+        at that time makes progress.
+        """
         now = self.now()
-        stale = [info for info in self._unschedulable.values() if now - info.timestamp > self.max_in_unschedulable]
+        stale = [info for info in self._unschedulable.values()
+                 if now - info.timestamp >= self.max_in_unschedulable]
         return self.move_pods(stale, event) if stale else 0
 
     def next_unschedulable_flush(self) -> float | None:
-        """When the oldest pooled (non-gated) pod becomes due for the 5-minute flush."""
-        times = [info.timestamp for info in self._unschedulable.values() if not info.gated]
+        """When the oldest pooled pod that the flush would move becomes due for it.
+
+        Gated pods, and failed pods when failures are not retried, are never moved by it.
+        """
+        times = [info.timestamp for info in self._unschedulable.values()
+                 if not info.gated and (self.retry_failed or info.attempts == 0)]
         return min(times) + self.max_in_unschedulable if times else None
 
     # --- events -------------------------------------------------------------------------------

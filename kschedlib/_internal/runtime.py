@@ -2,7 +2,9 @@
 
 This is the one place where a plugin's exception becomes an ``ERROR`` status
 and where codes a point does not accept are turned into errors, with
-kube-scheduler's wording (reference §2.1).
+kube-scheduler's wording (reference §2.1).  A return value of the wrong type
+(``None``, a bool, a string, a float score) is an ``ERROR`` status too, naming the
+plugin, the extension point and the value, checked where the value is used.
 """
 
 from __future__ import annotations
@@ -79,12 +81,17 @@ class ScoreTable(NamedTuple):
     totals: list[int]
 
 
-def _filter_key(plugin: NodeLocalFilter, state: CycleState, pod: Pod) -> object:
-    """The plugin's memo key, or ``None`` when its verdicts cannot be reused."""
+def _memo_key(key_of: Callable[[CycleState, Pod], object], state: CycleState, pod: Pod) -> object:
+    """A node-local plugin's memo key, or ``None`` when its results cannot be reused.
+
+    A key that raises or cannot be hashed means no reuse: the plugin then runs on every node.
+    """
     try:
-        return plugin.filter_key(state, pod)
-    except Exception:  # no reuse; filter() will report the problem
+        key = key_of(state, pod)
+        hash(key)
+    except Exception:
         return None
+    return key
 
 
 def _unexpected(status: Status, plugin: str) -> Status:
@@ -94,6 +101,19 @@ def _unexpected(status: Status, plugin: str) -> Status:
 
 def _error(message: str, plugin: str) -> Status:
     return Status(Code.ERROR, (message,), plugin)
+
+
+def _shown(value: object) -> str:
+    """A value and its type for an error message (the repr kept short)."""
+    text = repr(value)
+    if len(text) > 200:
+        text = text[:197] + "..."
+    return f"{text} ({type(value).__name__})"
+
+
+def _returned(value: object, expected: str = "a Status") -> str:
+    """What a plugin wrongly returned, for its error message."""
+    return f"returned {_shown(value)}, not {expected}"
 
 
 def _go_quote(text: str) -> str:
@@ -114,9 +134,11 @@ def _first_failure(
     """Run ``calls`` in order until one fails: a rejection is returned as is, anything else as an error."""
     for name, call in calls:
         try:
-            status = call(state, pod, node_name)
+            status: object = call(state, pod, node_name)
         except Exception as exc:
             return _error(f"running {point} plugin {_go_quote(name)}: {exc}", name)
+        if not isinstance(status, Status):
+            return _error(f"running {point} plugin {_go_quote(name)}: {_returned(status)}", name)
         if status.code is not _SUCCESS:
             if status.code in _REJECTED:
                 return status.with_plugin(name)
@@ -133,13 +155,30 @@ class _OutOfRange(Exception):
         self.value = value
 
 
+def _not_int(values: Sequence[object]) -> tuple[object] | None:
+    """The first value that is not an int score (in a 1-tuple: it may be ``None``), or ``None``.
+
+    The common all-int case is decided at C speed; a bool or a float is not a score.
+    """
+    if not values or (type(values[0]) is int and len(set(map(type, values))) == 1):
+        return None
+    return (next(value for value in values if type(value) is not int),)
+
+
+class _WrongScore(Exception):
+    """A Score plugin returned something other than an int (a bool or a float is not a score)."""
+
+    def __init__(self, value: object) -> None:
+        super().__init__(_returned(value, "an int score"))
+
+
 def _range_error(plugin: str, value: int) -> Status:
     return _error(f"applying score defaultWeights on Score plugins: plugin {_go_quote(plugin)} returns an "
                   f"invalid score {value}, it should in the range of [0, 100] after normalizing", plugin)
 
 
 class _PluginFailure(Exception):
-    """A Score plugin raised; carries its name to the error status."""
+    """A Score plugin raised, or returned a score that is not an int; carries its name to the error status."""
 
     def __init__(self, plugin: str, error: BaseException) -> None:
         super().__init__(plugin)
@@ -156,9 +195,12 @@ def _score_node(
     out = []
     for name, score in scorers:
         try:
-            out.append(score(state, pod, node))
+            value = score(state, pod, node)
         except Exception as exc:
             raise _PluginFailure(name, exc) from exc
+        if type(value) is not int:
+            raise _PluginFailure(name, _WrongScore(value))
+        out.append(value)
     return out
 
 
@@ -294,15 +336,21 @@ class ProfileRuntime:
         """The first non-success PreEnqueue status (with its plugin), or success."""
         for name, plugin in self.pre_enqueue:
             try:
-                status = plugin.pre_enqueue(pod)
+                status: object = plugin.pre_enqueue(pod)
             except Exception as exc:
                 return _error(f"running PreEnqueue plugin {_go_quote(name)}: {exc}", name)
+            if not isinstance(status, Status):
+                return _error(f"running PreEnqueue plugin {_go_quote(name)}: {_returned(status)}", name)
             if status.code is not _SUCCESS:
                 return status.with_plugin(name)
         return Status.success()
 
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
-        return self.queue_sort.less(a, b)
+        """The QueueSort plugin's order; arrival order where it raises (the queue must stay a heap)."""
+        try:
+            return self.queue_sort.less(a, b)
+        except Exception:
+            return (a.timestamp, a.sequence) < (b.timestamp, b.sequence)
 
     # --- filtering ----------------------------------------------------------------------------
 
@@ -314,13 +362,16 @@ class ProfileRuntime:
         skipped: set[str] = set()
         for name, plugin in self.pre_filter:
             try:
-                outcome = plugin.pre_filter(state, pod)
+                outcome: object = plugin.pre_filter(state, pod)
             except Exception as exc:
                 return PreFilterOutcome(None, _error(f"running PreFilter plugin {_go_quote(name)}: {exc}", name))
             if isinstance(outcome, PreFilterResult):
                 status, narrowed = Status.success(), outcome
-            else:
+            elif isinstance(outcome, Status):
                 status, narrowed = outcome, None
+            else:
+                wrong = _returned(outcome, "a Status or a PreFilterResult")
+                return PreFilterOutcome(None, _error(f"running PreFilter plugin {_go_quote(name)}: {wrong}", name))
             code = status.code
             if code is Code.SKIP:
                 skipped.add(name)
@@ -354,7 +405,7 @@ class ProfileRuntime:
                 continue
             active.append((name, plugin.filter))
             if local == len(active) - 1 and name in self._node_local_filters:
-                key = _filter_key(cast(NodeLocalFilter, plugin), state, pod)
+                key = _memo_key(cast(NodeLocalFilter, plugin).filter_key, state, pod)
                 if key is not None:
                     keys.append((name, key))
                     local += 1
@@ -418,9 +469,11 @@ class ProfileRuntime:
 
         def run_one(info: NodeInfo) -> Status:
             try:
-                status = check(state, pod, info)
+                status: object = check(state, pod, info)
             except Exception as exc:
                 return _error(f"running {_go_quote(name)} filter plugin: {exc}", name)
+            if not isinstance(status, Status):
+                return _error(f"running {_go_quote(name)} filter plugin: {_returned(status)}", name)
             code = status.code
             if code is _SUCCESS or status.plugin == name:
                 return status if code is _SUCCESS or code in _REJECTED else _unexpected(status, name)
@@ -435,9 +488,11 @@ class ProfileRuntime:
         def run(state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
             for name, check in active:
                 try:
-                    status = check(state, pod, node_info)
+                    status: object = check(state, pod, node_info)
                 except Exception as exc:
                     return _error(f"running {_go_quote(name)} filter plugin: {exc}", name)
+                if not isinstance(status, Status):
+                    return _error(f"running {_go_quote(name)} filter plugin: {_returned(status)}", name)
                 code = status.code
                 if code is not _SUCCESS:
                     if code in _REJECTED:
@@ -457,9 +512,11 @@ class ProfileRuntime:
                 continue
             ext = cast(PreFilterExtensions, plugin)
             try:
-                status = (ext.add_pod if add else ext.remove_pod)(state, pod, pod_info, node_info)
+                status: object = (ext.add_pod if add else ext.remove_pod)(state, pod, pod_info, node_info)
             except Exception as exc:
                 return _error(f"running {verb} on PreFilter plugin {_go_quote(name)}: {exc}", name)
+            if not isinstance(status, Status):
+                return _error(f"running {verb} on PreFilter plugin {_go_quote(name)}: {_returned(status)}", name)
             if status.code is not _SUCCESS:
                 return _error(f"running {verb} on PreFilter plugin {_go_quote(name)}: {status.message()}", name)
         return Status.success()
@@ -475,9 +532,12 @@ class ProfileRuntime:
         first_rejector = ""
         for name, plugin in self.post_filter:
             try:
-                result = plugin.post_filter(state, pod, statuses)
+                result: object = plugin.post_filter(state, pod, statuses)
             except Exception as exc:
                 return PostFilterResult(_error(str(exc), name))
+            if not isinstance(result, PostFilterResult) or not isinstance(result.status, Status):
+                wrong = _returned(result, "a PostFilterResult holding a Status")
+                return PostFilterResult(_error(f"running PostFilter plugin {_go_quote(name)}: {wrong}", name))
             status = result.status
             if status.code is _SUCCESS:
                 return result
@@ -501,9 +561,11 @@ class ProfileRuntime:
         skipped: set[str] = set()
         for name, plugin in self.pre_score:
             try:
-                status = plugin.pre_score(state, pod, nodes)
+                status: object = plugin.pre_score(state, pod, nodes)
             except Exception as exc:
                 return _error(f"running PreScore plugin {_go_quote(name)}: {exc}", name)
+            if not isinstance(status, Status):
+                return _error(f"running PreScore plugin {_go_quote(name)}: {_returned(status)}", name)
             if status.code is Code.SKIP:
                 skipped.add(name)
             elif status.code is not _SUCCESS:
@@ -588,10 +650,7 @@ class ProfileRuntime:
         for index, (name, plugin) in enumerate(active):
             if name not in self._node_local_scores:
                 continue
-            try:
-                key = cast(NodeLocalScore, plugin).score_key(state, pod)
-            except Exception:  # no reuse; score() will report the problem
-                key = None
+            key = _memo_key(cast(NodeLocalScore, plugin).score_key, state, pod)
             if key is not None:
                 local.append(index)
                 keys.append((name, key))
@@ -662,29 +721,43 @@ class ProfileRuntime:
     def _compute(state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], name: str, plugin: ScorePlugin) -> list[int]:
         score = plugin.score
         try:
-            return [score(state, pod, node) for node in nodes]
+            values = [score(state, pod, node) for node in nodes]
         except Exception as exc:
             raise _PluginFailure(name, exc) from exc
+        wrong = _not_int(values)
+        if wrong is not None:
+            raise _PluginFailure(name, _WrongScore(wrong[0]))
+        return values
 
     @staticmethod
     def _normalize(
         state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], name: str, plugin: ScoreExtensions, raw: list[int]
     ) -> list[int] | Status:
+        failed = f"running Normalize on Score plugins: plugin {_go_quote(name)} failed with: "
         if isinstance(plugin, ValueNormalizer):
             try:
-                return plugin.normalize_values(state, pod, raw)
+                values: object = plugin.normalize_values(state, pod, raw)
             except Exception as exc:
-                return _error(f"running Normalize on Score plugins: plugin {_go_quote(name)} failed with: {exc}",
-                              name)
-        entries = list(map(NodeScore, [node.name for node in nodes], raw))
-        try:
-            status = plugin.normalize_score(state, pod, entries)
-        except Exception as exc:
-            status = Status.from_error(str(exc))
-        if status.code is not _SUCCESS:
-            return _error(f"running Normalize on Score plugins: plugin {_go_quote(name)} failed with: "
-                          f"{status.message()}", name)
-        return [entry.score for entry in entries]
+                return _error(f"{failed}{exc}", name)
+            if not isinstance(values, list) or len(values) != len(raw):
+                return _error(f"{failed}{_returned(values, f'a list of {len(raw)} int scores')}", name)
+        else:
+            entries = list(map(NodeScore, [node.name for node in nodes], raw))
+            try:
+                status: object = plugin.normalize_score(state, pod, entries)
+            except Exception as exc:
+                status = Status.from_error(str(exc))
+            if not isinstance(status, Status):
+                return _error(f"{failed}{_returned(status)}", name)
+            if status.code is not _SUCCESS:
+                return _error(f"{failed}{status.message()}", name)
+            if len(entries) != len(raw) or (entries and set(map(type, entries)) != {NodeScore}):
+                return _error(f"{failed}left the scores as {_shown(entries)}, not {len(raw)} NodeScores", name)
+            values = [entry.score for entry in entries]
+        wrong = _not_int(values)
+        if wrong is not None:
+            return _error(f"{failed}{_returned(wrong[0], 'an int score')}", name)
+        return values
 
     # --- reserve, permit, binding -------------------------------------------------------------
 
@@ -705,9 +778,12 @@ class ProfileRuntime:
         waits: dict[str, float] = {}
         for name, plugin in self.permit:
             try:
-                outcome = plugin.permit(state, pod, node_name)
+                outcome: object = plugin.permit(state, pod, node_name)
             except Exception as exc:
                 return _error(f"running Permit plugin {_go_quote(name)}: {exc}", name)
+            if not isinstance(outcome, Status | Wait):
+                return _error(f"running Permit plugin {_go_quote(name)}: {_returned(outcome, 'a Status or a Wait')}",
+                              name)
             if isinstance(outcome, Wait):
                 waits[name] = min(max(outcome.timeout, 0.0), MAX_PERMIT_TIMEOUT)
                 continue
@@ -728,9 +804,11 @@ class ProfileRuntime:
         """Bind plugins in order until one does not skip; SKIP when all skip."""
         for name, plugin in self.bind:
             try:
-                status = plugin.bind(state, pod, node_name)
+                status: object = plugin.bind(state, pod, node_name)
             except Exception as exc:
                 return _error(f"running Bind plugin {_go_quote(name)}: {exc}", name)
+            if not isinstance(status, Status):
+                return _error(f"running Bind plugin {_go_quote(name)}: {_returned(status)}", name)
             if status.code is Code.SKIP:
                 continue
             if status.code is _SUCCESS:

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from typing import Final, final
 
 from kschedlib._internal.scheduling_store import PodTable, SchedulingStore
-from kschedlib.model.objects import Namespace, OwnerSelector, PodDisruptionBudget
+from kschedlib.model.objects import Namespace, OwnerSelector, Pod, PodDisruptionBudget
 from kschedlib.model.storage import (
     CSIDriver,
     CSINode,
@@ -139,17 +139,40 @@ class StorageStore:
 @final
 class ObjectStore:
     """Namespaces, PodDisruptionBudgets, owners' selectors, the latest version of every pod and
-    the storage objects (:attr:`storage`), PodGroups and ElasticQuotas (:attr:`scheduling`)."""
+    the storage objects (:attr:`storage`), PodGroups and ElasticQuotas (:attr:`scheduling`).
 
-    __slots__ = ("namespaces", "owners", "pdbs", "pods", "scheduling", "storage")
+    Pods are indexed by key (:attr:`pods`) and by uid: the scheduler's cache, nominator and waiting
+    pods know a pod by its uid, so two known pods must never share one.  Add and remove pods with
+    :meth:`put_pod` / :meth:`pop_pod` to keep the two in step (writing a new version under the same
+    key and uid into :attr:`pods` is fine).
+    """
+
+    __slots__ = ("_uid_keys", "namespaces", "owners", "pdbs", "pods", "scheduling", "storage")
 
     def __init__(self) -> None:
         self.namespaces: dict[str, Namespace] = {}
         self.pdbs: dict[str, PodDisruptionBudget] = {}
         self.owners: dict[str, OwnerSelector] = {}
         self.pods = PodTable()
+        self._uid_keys: dict[str, str] = {}
         self.storage = StorageStore()
         self.scheduling = SchedulingStore(self.pods)
+
+    def key_of_uid(self, uid: str) -> str | None:
+        """The key of the known pod with this uid, if any."""
+        return self._uid_keys.get(uid)
+
+    def put_pod(self, pod: Pod) -> None:
+        """Record a pod (new, or a new version of a known key with the same uid)."""
+        self.pods[pod.key] = pod
+        self._uid_keys[pod.uid] = pod.key
+
+    def pop_pod(self, key: str) -> Pod | None:
+        """Forget the pod with this key; returns it, or ``None`` if it was unknown."""
+        pod = self.pods.pop(key, None)
+        if pod is not None and self._uid_keys.get(pod.uid) == key:
+            del self._uid_keys[pod.uid]
+        return pod
 
     def add(self, objects: Iterable[object]) -> None:
         """Record namespaces, PDBs, owners and storage objects (pods are recorded by the scheduler as it
@@ -176,6 +199,7 @@ class ObjectStore:
         other.pdbs = dict(self.pdbs)
         other.owners = dict(self.owners)
         other.pods = pods = PodTable(self.pods)
+        other._uid_keys = dict(self._uid_keys)
         other.storage = self.storage.copy()
         other.scheduling = self.scheduling.copy(pods)
         return other

@@ -17,6 +17,7 @@ plugins, so a real kube-scheduler can use Python plugins through its
 from kschedlib._internal.extender_config import ExtenderConfig, ManagedResource, TLSConfig, parse_extenders
 from kschedlib._internal.http_extender import HTTPExtender, build_extenders
 from kschedlib.extender.inprocess import CallableExtender
+from kschedlib.extender.limits import ExtenderLimits
 from kschedlib.extender.server import ExtenderServer
 from kschedlib.extender.service import ExtenderService
 from kschedlib.framework.extender import (
@@ -34,6 +35,7 @@ __all__ = [
     "ExtenderConfig",
     "ExtenderError",
     "ExtenderFilterResult",
+    "ExtenderLimits",
     "ExtenderServer",
     "ExtenderService",
     "ExtenderVictims",

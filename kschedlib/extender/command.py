@@ -7,7 +7,13 @@ import signal
 import threading
 from typing import Any, TextIO
 
-from kschedlib.extender.server import DEFAULT_MAX_BODY_BYTES, DEFAULT_REQUEST_TIMEOUT, ExtenderServer
+from kschedlib.extender.limits import DEFAULT_LIMITS, ExtenderLimits
+from kschedlib.extender.server import (
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_REQUEST_TIMEOUT,
+    ExtenderServer,
+)
 
 __all__ = ["add_parser", "run"]
 
@@ -24,14 +30,29 @@ def add_parser(sub: Any) -> None:
                      help="raw: the profile's weighted totals; extender: rescaled to 0..10")
     cmd.add_argument("--max-body-bytes", type=int, default=DEFAULT_MAX_BODY_BYTES)
     cmd.add_argument("--request-timeout", type=float, default=DEFAULT_REQUEST_TIMEOUT,
-                     help="seconds to wait for a request's bytes")
+                     help="seconds a whole request may take to arrive, from its first byte (default 10)")
+    cmd.add_argument("--work-timeout", type=float, default=DEFAULT_LIMITS.work_timeout,
+                     help="seconds to compute an answer before giving up with a 503 (default 5, kube's httpTimeout)")
+    cmd.add_argument("--max-nodes", type=int, default=DEFAULT_LIMITS.max_nodes,
+                     help="nodes one request may name; more is a 413 (default 5000)")
+    cmd.add_argument("--max-terms", type=int, default=DEFAULT_LIMITS.max_terms,
+                     help="affinity terms and spread constraints of a pod; more is a 422 (default 32)")
+    cmd.add_argument("--workers", type=int, default=DEFAULT_LIMITS.workers,
+                     help="requests computed at once (default 4)")
+    cmd.add_argument("--node-cache-size", type=int, default=DEFAULT_LIMITS.node_cache_size,
+                     help="parsed request nodes kept between requests (default 5000)")
+    cmd.add_argument("--max-connections", type=int, default=DEFAULT_MAX_CONNECTIONS,
+                     help="connections served at once (default 64)")
 
 
 def run(args: argparse.Namespace, out: TextIO, *, stop: threading.Event | None = None) -> None:
     """Serve until SIGINT/SIGTERM (or ``stop`` is set); the first output line is the URL."""
+    limits = ExtenderLimits(max_nodes=args.max_nodes, max_terms=args.max_terms, work_timeout=args.work_timeout,
+                            workers=args.workers, node_cache_size=args.node_cache_size)
     server = ExtenderServer(args.config, host=args.host, port=args.port, cluster=args.cluster,
-                            profile=args.profile, scores=args.scores, max_body_bytes=args.max_body_bytes,
-                            request_timeout=args.request_timeout)
+                            profile=args.profile, scores=args.scores, limits=limits,
+                            max_body_bytes=args.max_body_bytes, request_timeout=args.request_timeout,
+                            max_connections=args.max_connections)
     done = stop if stop is not None else threading.Event()
     if stop is None and threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGINT, signal.SIGTERM):

@@ -4,10 +4,18 @@
 binder is given) answer with the protocol's JSON; the verb is the last path
 segment, so any ``urlPrefix`` path works.  ``GET /healthz`` answers ``ok``.
 Every bad request gets a 4xx with ``{"error": "..."}``: a missing or bad
-``Content-Length`` (411/400), a body over the size limit (413), a body that
-does not arrive in time or is cut short (408/400), JSON that does not decode or
-has the wrong shape (400), an unknown verb (404), another method (405).  A
-plugin failure is a 500.  Connections beyond ``max_connections`` get a 503.
+``Content-Length`` (411/400), a body over the size limit (413), a request that
+does not arrive whole within ``request_timeout`` of its first byte or is cut
+short (408/400), JSON that does not decode, is nested too deeply or has the
+wrong shape (400), too many nodes (413) or pod terms (422), an unknown verb
+(404), another method (405).  An answer not ready within the work timeout is a
+503, a plugin failure a 500.
+
+At most ``max_connections`` connections are served at once.  When all are
+taken, the one that has been waiting longest for its request's bytes (a slow
+or idle client) is closed to make room, so probes and prompt clients are
+served; only when every connection is busy computing is a new one refused
+with a 503.
 """
 
 from __future__ import annotations
@@ -16,11 +24,14 @@ import contextlib
 import json
 import socket
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Final, final
 
+from kschedlib.extender._reader import RequestReader
+from kschedlib.extender.limits import DEFAULT_LIMITS, ExtenderLimits
 from kschedlib.extender.service import ExtenderBinder, ExtenderService, ScoreScale
 from kschedlib.framework.registry import Registry
 from kschedlib.simulation.cluster import Cluster
@@ -30,6 +41,7 @@ __all__ = ["DEFAULT_MAX_BODY_BYTES", "ExtenderServer"]
 DEFAULT_MAX_BODY_BYTES: Final = 16 * 1024 * 1024
 DEFAULT_REQUEST_TIMEOUT: Final = 10.0
 DEFAULT_MAX_CONNECTIONS: Final = 64
+_EVICTION_WAIT: Final = 1.0
 _JSON: Final = "application/json"
 
 
@@ -44,13 +56,35 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "kschedlib-extender"
     disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms delayed-ACK stall per reply
     server: _HTTPServer
+    rfile: RequestReader  # type: ignore[assignment]
+    _answered = False
+
+    def setup(self) -> None:
+        super().setup()
+        buffered: Any = self.rfile
+        buffered.close()
+        self.rfile = RequestReader(self.connection, self.server.request_timeout)
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: a scheduler's extender answers thousands of requests per minute."""
 
+    def handle_one_request(self) -> None:
+        """One request, its bytes under the request deadline; one that ran out of time mid-way gets a 408."""
+        self._answered = False
+        self.rfile.begin()
+        self.server.reading(self.connection, True)
+        try:
+            super().handle_one_request()
+        finally:
+            self.server.reading(self.connection, False)
+        if self.rfile.expired and not self._answered:
+            self._error(408, f"request not received within {self.server.request_timeout:g} s", close=True)
+
     def _send(self, status: int, payload: Any, *, close: bool = False) -> None:
         body = _json_bytes(payload)
+        self._answered = True
         try:
+            self.connection.settimeout(self.server.request_timeout)
             self.send_response(status)
             self.send_header("Content-Type", _JSON)
             self.send_header("Content-Length", str(len(body)))
@@ -88,8 +122,10 @@ class _Handler(BaseHTTPRequestHandler):
         body = self._body()
         if body is None:
             return
+        received = time.monotonic()
+        self.server.reading(self.connection, False)
         verb = self.path.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
-        status, payload = self.server.service.handle(verb, body)
+        status, payload = self.server.service.handle(verb, body, received=received)
         self._send(status, payload)
 
     def _body(self) -> bytes | None:
@@ -112,7 +148,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             body = self.rfile.read(length)
         except TimeoutError:
-            self._error(408, f"request body not received within {self.server.request_timeout} s", close=True)
+            self._error(408, f"request body not received within {self.server.request_timeout:g} s", close=True)
             return None
         except OSError:
             self.close_connection = True
@@ -134,21 +170,44 @@ class _HTTPServer(ThreadingHTTPServer):
         self.max_body_bytes = max_body_bytes
         self.request_timeout = request_timeout
         self._slots = threading.BoundedSemaphore(max_connections)
-        # ``timeout`` is the socket timeout of every read on a connection (idle keep-alive included)
-        handler = type("_TimedHandler", (_Handler,), {"timeout": request_timeout})
-        super().__init__(address, handler)
+        self._readers: dict[socket.socket, float] = {}
+        """Connections waiting for (the rest of) a request, with when they began waiting."""
+        self._readers_lock = threading.Lock()
+        super().__init__(address, _Handler)
+
+    def reading(self, connection: socket.socket, waiting: bool) -> None:
+        """Mark a connection as waiting for its client's bytes (evictable) or not."""
+        with self._readers_lock:
+            if waiting:
+                self._readers.setdefault(connection, time.monotonic())
+            else:
+                self._readers.pop(connection, None)
+
+    def _evict_slowest_reader(self) -> bool:
+        """Close the connection waiting longest for its client; ``False`` when none is waiting."""
+        with self._readers_lock:
+            if not self._readers:
+                return False
+            oldest = min(self._readers, key=self._readers.__getitem__)
+            del self._readers[oldest]
+        with contextlib.suppress(OSError):
+            oldest.shutdown(socket.SHUT_RDWR)
+        return True
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        if not self._slots.acquire(blocking=False):
+        if not self._slots.acquire(blocking=False) and not (
+                self._evict_slowest_reader() and self._slots.acquire(timeout=_EVICTION_WAIT)):
             _refuse(request)
             self.shutdown_request(request)
             return
+        self.reading(request, True)  # evictable from now on, even before its thread runs
         super().process_request(request, client_address)
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         try:
             super().process_request_thread(request, client_address)
         finally:
+            self.reading(request, False)
             self._slots.release()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
@@ -170,6 +229,9 @@ class ExtenderServer:
     ``port=0`` picks a free port (see :attr:`port`).  Use as a context manager
     to stop it on exit.  ``cluster`` gives nodes and bound pods (needed for
     ``nodeCacheCapable`` clients); ``binder`` enables the ``bind`` verb.
+    ``limits`` bounds each request's work (see :class:`ExtenderLimits`);
+    ``request_timeout`` is the time a whole request (line, headers and body)
+    may take to arrive from its first byte, and an idle connection's wait.
     """
 
     __slots__ = ("_httpd", "_thread", "service")
@@ -185,12 +247,13 @@ class ExtenderServer:
         scores: ScoreScale = "raw",
         binder: ExtenderBinder | None = None,
         registry: Registry | None = None,
+        limits: ExtenderLimits = DEFAULT_LIMITS,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
     ) -> None:
         self.service = ExtenderService(config, cluster=cluster, profile=profile, scores=scores, binder=binder,
-                                       registry=registry)
+                                       registry=registry, limits=limits)
         self._httpd = _HTTPServer((host, port), self.service, max_body_bytes=max_body_bytes,
                                   request_timeout=request_timeout, max_connections=max_connections)
         self._thread: threading.Thread | None = None

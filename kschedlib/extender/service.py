@@ -1,10 +1,12 @@
 """ExtenderService: a profile's Filter and Score plugins answering the extender protocol (no HTTP here).
 
-The service keeps a cluster state: the nodes it was sent (without
-``nodeCacheCapable``), plus the nodes and bound pods of a cluster file, plus the
-pods bound through its ``bind`` verb.  ``handle(verb, body)`` returns an HTTP
-status and a JSON-able reply; bad input is a 4xx with ``{"error": ...}``,
-never an exception.
+The service keeps a base cluster: the nodes and bound pods of a cluster file,
+plus the pods bound through its ``bind`` verb (with their nodes).  A request's
+nodes (sent without ``nodeCacheCapable``) live only as long as the request,
+apart from a bounded LRU of parsed nodes (``ExtenderLimits.node_cache_size``).
+``handle(verb, body)`` returns an HTTP status and a JSON-able reply; bad input
+is a 4xx with ``{"error": ...}``, a request over the limits a 413/422, one not
+answered within ``ExtenderLimits.work_timeout`` a 503, never an exception.
 """
 
 from __future__ import annotations
@@ -18,14 +20,16 @@ import attrs
 
 from kschedlib._internal import extender_wire as wire
 from kschedlib._internal.documents import load_config
-from kschedlib._internal.runtime import ProfileRuntime
 from kschedlib.errors import KschedError
+from kschedlib.extender._state import NodeCache, Worker, Workers, request_snapshot
+from kschedlib.extender.limits import DEFAULT_LIMITS, Deadline, ExtenderLimits, pod_terms
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.registry import Registry
+from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Code, Status
 from kschedlib.model.convert import node_from_dict, pod_from_dict
-from kschedlib.model.objects import Node, Pod
+from kschedlib.model.objects import Pod
 from kschedlib.scheduler import Scheduler
 from kschedlib.simulation.cluster import Cluster, load_cluster
 
@@ -34,8 +38,10 @@ __all__ = ["BadRequest", "ExtenderService", "ScoreScale"]
 ScoreScale = Literal["raw", "extender"]
 ExtenderBinder = Callable[[Pod, str], None]
 _SEEN_PODS: Final = 10_000
-_PARSED_NODES: Final = 100_000
 _MAX_EXTENDER_PRIORITY: Final = 10
+_NO_NODES: Final = Snapshot(())
+_MALFORMED: Final = (KschedError, ValueError, TypeError, AttributeError, KeyError, RecursionError)
+"""What converting a body of the wrong shape can raise: the client's fault, a 400."""
 
 
 class BadRequest(KschedError, ValueError):
@@ -50,6 +56,18 @@ def _reply_error(status: int, message: str) -> tuple[int, dict[str, Any]]:
     return status, {"error": message}
 
 
+@attrs.frozen(slots=True)
+class _Request:
+    """A decoded filter or prioritize request: the pod, its nodes and, for echoing, their raw objects."""
+
+    pod: Pod
+    nodes: list[NodeInfo]
+    snapshot: Snapshot
+    raw: dict[str, Any] | None
+    made: int = 0
+    """NodeInfos made for this request (not reused from the base cluster or the LRU)."""
+
+
 @final
 class ExtenderService:
     """Filter and prioritize (and optionally bind) with one profile of a KubeSchedulerConfiguration.
@@ -60,9 +78,12 @@ class ExtenderService:
     ``scores="raw"`` answers each node's weighted plugin total (what the profile
     itself would add up: decisions equal the profile's when this extender is the
     only scorer); ``"extender"`` rescales it to the protocol's 0..10.
+    ``limits`` bounds each request's size and time and the state kept between them.
+    Requests may be handled from several threads at once.
     """
 
-    __slots__ = ("_lock", "_parsed", "_profile", "_runtime", "_scheduler", "_seen", "binder", "scores")
+    __slots__ = ("_base", "_base_lock", "_nodes_seen", "_profile", "_scheduler", "_seen", "_workers",
+                 "binder", "limits", "scores")
 
     def __init__(
         self,
@@ -73,21 +94,31 @@ class ExtenderService:
         scores: ScoreScale = "raw",
         binder: ExtenderBinder | None = None,
         registry: Registry | None = None,
+        limits: ExtenderLimits = DEFAULT_LIMITS,
     ) -> None:
-        settings = load_config(config)
-        scheduler = Scheduler(attrs.evolve(settings, extenders=()), seed=0, registry=registry)
+        settings = attrs.evolve(load_config(config), extenders=())
+        scheduler = Scheduler(settings, seed=0, registry=registry)
         name = profile if profile is not None else scheduler.profiles[0]
         if name not in scheduler.profiles:
             raise KschedError(f'profile not found for scheduler name "{name}"')
-        if cluster is not None:
-            loaded = load_cluster(cluster)
-            scheduler.add_objects([o for o in loaded.objects if not isinstance(o, Pod) or o.node_name])
+        objects = [o for o in load_cluster(cluster).objects
+                   if not isinstance(o, Pod) or o.node_name] if cluster is not None else []
+        scheduler.add_objects(objects)
+
+        def build() -> Worker:
+            """Plugins of their own, seeing the cluster's other objects (claims, classes...) as the base does."""
+            worker = Scheduler(settings, seed=0, registry=registry)
+            worker.add_objects(objects)
+            return Worker(worker.engine.profiles[name], worker.engine.handles[name])
+
         self._scheduler = scheduler
         self._profile = name
-        self._runtime: ProfileRuntime = scheduler.engine.profiles[name]
-        self._lock = threading.Lock()
+        self._base_lock = threading.Lock()
+        self._base = scheduler.snapshot()
+        self._workers = Workers(build, limits.workers, max_seen=limits.node_cache_size)
         self._seen: OrderedDict[tuple[str, str], Pod] = OrderedDict()
-        self._parsed: dict[str, tuple[Mapping[str, Any], Node]] = {}
+        self._nodes_seen = NodeCache(limits.node_cache_size)
+        self.limits = limits
         self.scores = scores
         self.binder = binder
 
@@ -103,94 +134,144 @@ class ExtenderService:
 
     @property
     def scheduler(self) -> Scheduler:
-        """The scheduler holding the service's cluster state."""
+        """The scheduler holding the service's base cluster (the cluster file and bound pods)."""
         return self._scheduler
 
-    def handle(self, verb: str, body: bytes) -> tuple[int, Any]:
-        """The HTTP status and JSON reply for a POST of ``body`` to ``.../<verb>``."""
+    @property
+    def cached_nodes(self) -> int:
+        """How many parsed request nodes are kept (at most ``limits.node_cache_size``)."""
+        return len(self._nodes_seen)
+
+    def handle(self, verb: str, body: bytes, *, received: float | None = None) -> tuple[int, Any]:
+        """The HTTP status and JSON reply for a POST of ``body`` to ``.../<verb>``.
+
+        ``received`` (``time.monotonic()``) is when the body was complete; ``work_timeout`` counts from it.
+        """
         if verb not in self.verbs:
             return _reply_error(404, f'unknown verb "{verb}"; this extender serves {", ".join(self.verbs)}')
+        deadline = Deadline(self.limits.work_timeout, received)
         try:
-            args = wire.object_value(wire.decode_body(body), verb)
-            if args is None:
-                raise BadRequest("the request body is null")
-            with self._lock:
-                if verb == "filter":
-                    return 200, self._filter(args)
-                if verb == "prioritize":
-                    return 200, self._prioritize(args)
-                return 200, self._bind(args)
+            try:
+                args = wire.object_value(wire.decode_body(body), verb)
+                if args is None:
+                    raise BadRequest("the request body is null")
+                if verb == "bind":
+                    return 200, self._bind(args)
+                request = self._request(args)
+            except BadRequest:
+                raise
+            except _MALFORMED as exc:
+                raise BadRequest(f"malformed request: {_describe(exc)}") from exc
+            return 200, self._compute(verb, request, deadline)
         except BadRequest as exc:
             return _reply_error(exc.status, str(exc))
-        except (KschedError, ValueError) as exc:
-            return _reply_error(400, str(exc))
         except Exception as exc:  # a plugin bug must not take the server down
             return _reply_error(500, f"{type(exc).__name__}: {exc}")
 
     # --- requests -----------------------------------------------------------------------------
 
-    def _pod(self, args: Mapping[str, Any]) -> Pod:
-        raw = wire.object_value(wire.field(args, "Pod"), "Pod")
-        if raw is None:
-            raise BadRequest("the request has no Pod")
-        pod = pod_from_dict(raw)
-        self._seen[(pod.namespace, pod.name)] = pod
-        self._seen.move_to_end((pod.namespace, pod.name))
-        if len(self._seen) > _SEEN_PODS:
-            self._seen.popitem(last=False)
-        return pod
+    def _compute(self, verb: str, request: _Request, deadline: Deadline) -> Any:
+        """Run the request on a worker of its own thread; past the deadline, answer without waiting for it.
 
-    def _nodes(self, args: Mapping[str, Any]) -> tuple[list[NodeInfo], dict[str, Any] | None]:
-        """The requested nodes (snapshot NodeInfos, request order) and, for echoing, their raw objects."""
+        Plugin code cannot be interrupted: a late computation finishes in the background (its loops stop
+        at their next deadline check) and only then gives its worker back.
+        """
+        worker = self._workers.acquire(deadline)
+        if worker is None:
+            raise _late(deadline, "waiting for a free worker")
+        worker.seen += request.made
+        outcome: list[Any] = []
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                worker.handle.set_snapshot(request.snapshot)
+                if verb == "filter":
+                    outcome.append(self._filter(worker, request, deadline))
+                else:
+                    outcome.append(self._prioritize(worker, request, deadline))
+            except Exception as exc:  # handed to the waiting thread
+                outcome.append(exc)
+            finally:
+                worker.handle.set_snapshot(_NO_NODES)
+                self._workers.release(worker)
+                done.set()
+
+        threading.Thread(target=run, name="kschedlib-extender-work", daemon=True).start()
+        if not done.wait(max(deadline.remaining(), 0.0)) or not outcome:
+            raise _late(deadline, "running the plugins")
+        if isinstance(outcome[0], Exception):
+            raise outcome[0]
+        return outcome[0]
+
+    def _request(self, args: Mapping[str, Any]) -> _Request:
+        raw_pod = wire.object_value(wire.field(args, "Pod"), "Pod")
+        if raw_pod is None:
+            raise BadRequest("the request has no Pod")
         names = wire.str_list_field(args, "NodeNames")
         node_list = wire.object_value(wire.field(args, "Nodes"), "Nodes")
-        raw_by_name: dict[str, Any] | None = None
-        if node_list is not None:
-            items = wire.list_value(wire.field(node_list, "items"), "Nodes.items")
-            raw_by_name = {}
-            nodes: list[Node] = []
+        items = wire.list_value(wire.field(node_list, "items"), "Nodes.items") if node_list is not None else None
+        count = len(items) if items is not None else len(names) if names is not None else 0
+        if count > self.limits.max_nodes:
+            raise BadRequest(f"the request names {count} nodes, over this extender's limit of "
+                             f"{self.limits.max_nodes}", 413)
+        pod = pod_from_dict(raw_pod)
+        terms = pod_terms(pod)
+        if terms > self.limits.max_terms:
+            raise BadRequest(f"pod {pod.key} has {terms} affinity terms and topology spread constraints, "
+                             f"over this extender's limit of {self.limits.max_terms}", 422)
+        self._remember(pod)
+        base = self._base
+        if items is not None:
+            raw_by_name: dict[str, Any] = {}
+            infos: list[NodeInfo] = []
+            made = 0
             for item in items:
-                node = self._parse_node(wire.object_value(item, "Node") or {})
-                raw_by_name[node.name] = item
-                nodes.append(node)
-            self._learn(nodes)
-            names = [node.name for node in nodes]
-        elif names is None:
+                info, new = self._node_info(wire.object_value(item, "Node") or {}, base)
+                raw_by_name[info.name] = item
+                infos.append(info)
+                made += new
+            snapshot, restated = request_snapshot(base, infos)
+            if restated:  # the snapshot's versions carry the image spread
+                infos = [snapshot.get(info.name) for info in infos]
+            return _Request(pod, infos, snapshot, raw_by_name, made + restated)
+        if names is None:
             raise BadRequest("the request has neither Nodes nor NodeNames")
-        snapshot = self._scheduler.snapshot()
-        self._scheduler.engine.handles[self._profile].set_snapshot(snapshot)
-        infos = []
+        found = []
         for name in names:
-            info = snapshot.find(name)
-            if info is None:
+            known = base.find(name)
+            if known is None:
                 raise BadRequest(f'node "{name}" is not in the extender\'s cluster state '
                                  "(nodeCacheCapable needs a cluster file)")
-            infos.append(info)
-        return infos, raw_by_name
+            found.append(known)
+        return _Request(pod, found, base, None)
 
-    def _parse_node(self, raw: Mapping[str, Any]) -> Node:
-        """The Node of a v1 dict, reused while a node's dict is unchanged (kube sends the same ones again)."""
-        name = (raw.get("metadata") or {}).get("name") if isinstance(raw.get("metadata"), dict) else None
-        known = self._parsed.get(name) if isinstance(name, str) else None
-        if known is not None and known[0] == raw:
-            return known[1]
+    def _remember(self, pod: Pod) -> None:
+        """Keep the pod for a later ``bind`` (which names it only)."""
+        with self._base_lock:
+            self._seen[(pod.namespace, pod.name)] = pod
+            self._seen.move_to_end((pod.namespace, pod.name))
+            if len(self._seen) > _SEEN_PODS:
+                self._seen.popitem(last=False)
+
+    def _node_info(self, raw: Mapping[str, Any], base: Snapshot) -> tuple[NodeInfo, bool]:
+        """The NodeInfo of a v1 Node dict (the base cluster's when unchanged, else from the LRU) and
+        whether it was made anew."""
+        metadata = raw.get("metadata")
+        name = metadata.get("name") if isinstance(metadata, dict) else None
+        known = base.find(name) if isinstance(name, str) else None
+        cached = self._nodes_seen.get(name, raw) if isinstance(name, str) and known is None else None
+        if cached is not None:
+            return cached, False
         node = node_from_dict(raw)
-        if len(self._parsed) >= _PARSED_NODES:
-            self._parsed.clear()
-        self._parsed[node.name] = (raw, node)
-        return node
+        if known is not None:
+            return (known, False) if known.node == node else (known.with_node(node), True)
+        info = NodeInfo.of(node)
+        self._nodes_seen.put(node.name, raw, info)
+        return info, True
 
-    def _learn(self, nodes: Sequence[Node]) -> None:
-        cache = self._scheduler.engine.cache
-        for node in nodes:
-            known = cache.node(node.name)
-            if known is None or (known.node is not node and known.node != node):
-                self._scheduler.add_node(node)
-
-    def _filter(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        pod = self._pod(args)
-        nodes, raw = self._nodes(args)
-        runtime = self._runtime
+    def _filter(self, worker: Worker, request: _Request, deadline: Deadline) -> dict[str, Any]:
+        runtime, pod, raw = worker.runtime, request.pod, request.raw
         state = CycleState()
         pre = runtime.run_pre_filter(state, pod)
         failed: dict[str, str] = {}
@@ -201,7 +282,10 @@ class ExtenderService:
         allowed = pre.result.node_names if pre.result is not None else None
         check = runtime.filter_runner(state, pod)
         rejected = pre.status.is_rejected  # then every node carries PreFilter's status
-        for info in nodes:
+        for info in request.nodes:
+            if deadline.passed():
+                raise _late(deadline, f"filtering ({len(passed) + len(failed) + len(unresolvable)} of "
+                                      f"{len(request.nodes)} nodes done)")
             if not rejected and allowed is not None and info.name not in allowed:
                 continue  # as in kube-scheduler: excluded by PreFilter, with no status
             status = pre.status if rejected else check(state, pod, info)
@@ -210,18 +294,20 @@ class ExtenderService:
             _sort(status, info, passed, failed, unresolvable)
         return _filter_reply(raw, passed, failed, unresolvable, "")
 
-    def _prioritize(self, args: Mapping[str, Any]) -> list[dict[str, Any]]:
-        pod = self._pod(args)
-        nodes, _ = self._nodes(args)
-        runtime = self._runtime
+    def _prioritize(self, worker: Worker, request: _Request, deadline: Deadline) -> list[dict[str, Any]]:
+        runtime, pod, nodes = worker.runtime, request.pod, request.nodes
         state = CycleState()
         runtime.run_pre_filter(state, pod)
         if not runtime.score:
             return [{"Host": info.name, "Score": 0} for info in nodes]
         status = runtime.run_pre_score(state, pod, nodes)
+        if deadline.passed():
+            raise _late(deadline, "running PreScore")
         table = runtime.run_score(state, pod, nodes, detail=False) if status.is_success else status
         if isinstance(table, Status):
             raise RuntimeError(table.message())
+        if deadline.passed():
+            raise _late(deadline, "scoring")
         totals = table.totals
         if self.scores == "extender":
             active = [name for name, _ in runtime.score if name not in state.skip_score_plugins]
@@ -235,15 +321,32 @@ class ExtenderService:
         node = wire.str_field(args, "Node")
         if not name or not node:
             raise BadRequest("a binding needs PodName and Node")
-        pod = self._seen.get((namespace, name)) or Pod(name, namespace=namespace or "default",
-                                                       uid=wire.str_field(args, "PodUID"))
+        with self._base_lock:
+            seen = self._seen.get((namespace, name))
+        pod = seen or Pod(name, namespace=namespace or "default", uid=wire.str_field(args, "PodUID"))
         try:
             self.binder(pod, node)
         except Exception as exc:
             return {"Error": str(exc) or type(exc).__name__}
-        if self._scheduler.engine.cache.node(node) is not None:
-            self._scheduler.add_pod(attrs.evolve(pod, node_name=node))
+        with self._base_lock:
+            scheduler = self._scheduler
+            if scheduler.engine.cache.node(node) is None and (learned := self._nodes_seen.find(node)) is not None:
+                scheduler.add_node(learned)  # a bound pod's node joins the base cluster with it
+            if scheduler.engine.cache.node(node) is not None:
+                scheduler.add_pod(attrs.evolve(pod, node_name=node))
+                self._base = scheduler.snapshot()
         return {"Error": ""}
+
+
+def _late(deadline: Deadline, stage: str) -> BadRequest:
+    return BadRequest(f"no answer within the work timeout of {deadline.seconds:g} s (while {stage}); "
+                      "kube-scheduler would have given up on this call", 503)
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "JSON nested too deeply"
+    return str(exc) or type(exc).__name__
 
 
 def _sort(status: Status, info: NodeInfo, passed: list[NodeInfo], failed: dict[str, str],

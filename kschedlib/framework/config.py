@@ -1,9 +1,10 @@
 """Scheduler configuration: a KubeSchedulerConfiguration v1 document, validated.
 
+Decoding is strict (unknown fields are refused, as kube-scheduler v1.30 refuses them).
 Only what scheduling needs is read: profiles (their plugin sets per
 extension point, ``multiPoint``, weights, ``pluginConfig``), node sampling,
 backoff and extenders.  Process concerns (leader election, client
-connection) are accepted and ignored.  Every error names the offending field.
+connection) are checked for unknown fields and otherwise ignored.  Every error names the offending field.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any, Final, final
 import attrs
 
 from kschedlib.errors import ConfigError
+from kschedlib.framework._config_fields import strict_decoding_errors
 
 __all__ = [
     "API_VERSION",
@@ -32,6 +34,8 @@ EXTENSION_POINTS: Final = (
 )
 _PLUGIN_SETS: Final = ("multiPoint", *EXTENSION_POINTS)
 DEFAULT_SCHEDULER_NAME: Final = "default-scheduler"
+_PERCENTAGE: Final = "minCandidateNodesPercentage"
+_ABSOLUTE: Final = "minCandidateNodesAbsolute"
 
 
 @final
@@ -156,8 +160,33 @@ def _profile(raw: Any, field: str, only: bool) -> ProfileConfig:
     return ProfileConfig(name, pct, plugins, args)
 
 
+def _verbatim(text: str, field: str) -> ConfigError:
+    """A ConfigError whose text is kube-scheduler's own, word for word (``field`` still names the place)."""
+    error = ConfigError(text)
+    error.field = field
+    return error
+
+
+def _check_default_preemption(profiles: tuple[ProfileConfig, ...], raw_profiles: list[Any]) -> None:
+    """kube's ValidateDefaultPreemptionArgs rule that both minimums may not be zero, with its text."""
+    for i, profile in enumerate(profiles):
+        args = profile.plugin_config.get("DefaultPreemption")
+        if args is None or args.get(_PERCENTAGE) != 0 or args.get(_ABSOLUTE) != 0:
+            continue
+        j = next(j for j, entry in enumerate(raw_profiles[i].get("pluginConfig") or ())
+                 if entry.get("name") == "DefaultPreemption")
+        path = f"profiles[{i}].pluginConfig[{j}].args"
+        raise _verbatim(f"[{path}.{_PERCENTAGE}: Invalid value: 0: cannot be zero at the same time as {_ABSOLUTE}, "
+                        f"{path}.{_ABSOLUTE}: Invalid value: 0: cannot be zero at the same time as {_PERCENTAGE}]",
+                        f"{path}.{_PERCENTAGE}")
+
+
 def parse_config(doc: Mapping[str, Any]) -> SchedulerConfig:
-    """Read and validate a KubeSchedulerConfiguration v1 document (a dict from JSON or YAML)."""
+    """Read and validate a KubeSchedulerConfiguration v1 document (a dict from JSON or YAML).
+
+    Decoding is strict, as in kube-scheduler v1.30: an unknown field anywhere (plugin args of the
+    in-tree plugins included) is an error with kube's ``strict decoding error: unknown field`` text.
+    """
     doc = _expect(doc, dict, "<config>")
     api_version = doc.get("apiVersion", API_VERSION)
     if api_version != API_VERSION:
@@ -165,8 +194,12 @@ def parse_config(doc: Mapping[str, Any]) -> SchedulerConfig:
     kind = doc.get("kind", "KubeSchedulerConfiguration")
     if kind != "KubeSchedulerConfiguration":
         raise ConfigError("expected KubeSchedulerConfiguration", field="kind", value=kind)
+    strict = strict_decoding_errors(doc)
+    if strict is not None:
+        raise _verbatim(*strict)
     raw_profiles = _expect(doc.get("profiles") or [{}], list, "profiles")
     profiles = tuple(_profile(p, f"profiles[{i}]", len(raw_profiles) == 1) for i, p in enumerate(raw_profiles))
+    _check_default_preemption(profiles, raw_profiles)
     seen: set[str] = set()
     for i, profile in enumerate(profiles):
         if profile.scheduler_name in seen:

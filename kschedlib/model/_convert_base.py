@@ -182,10 +182,13 @@ class Reader:
         out: dict[str, Quantity] = {}
         for name, text in value.items():
             try:
-                out[name] = parse_quantity(text)
+                quantity = out[name] = parse_quantity(text)
             except QuantityError as err:
                 raise QuantityError(err.message, obj=self.obj, field=f"{join(path, key)}.{name}",
                                     value=text) from err
+            if quantity.amount.numerator < 0:  # the API server refuses negative resource amounts
+                raise QuantityError("must be greater than or equal to 0", obj=self.obj,
+                                    field=f"{join(path, key)}.{name}", value=text)
         return out
 
     def timestamp(self, d: Json, key: str, path: str) -> float | None:
@@ -254,8 +257,6 @@ def _check_node_requirement(r: Reader, req: NodeSelectorRequirement, path: str, 
             r.fail(join(path, "key"), "matchFields supports only metadata.name", req.key)
         if op not in ("In", "NotIn"):
             r.fail(join(path, "operator"), "matchFields supports only In and NotIn", op)
-        if count != 1:
-            r.fail(join(path, "values"), "matchFields needs exactly one value", list(req.values))
     elif op not in NODE_OPERATORS:
         r.fail(join(path, "operator"), "not a valid node selector operator "
                "(In, NotIn, Exists, DoesNotExist, Gt, Lt)", op)

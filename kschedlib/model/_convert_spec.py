@@ -54,6 +54,10 @@ _INCLUSION_POLICIES: Final = frozenset({"Honor", "Ignore"})
 _TOLERATION_OPERATORS: Final = frozenset({"Equal", "Exists"})
 
 
+_MAX_PORT: Final = 65535
+_PORT_RANGE: Final = "must be between 1 and 65535, inclusive"
+
+
 def _host_network_port(r: Reader, raw: object, path: str) -> ContainerPort:
     return _port(r, raw, path, host_network=True)
 
@@ -65,7 +69,11 @@ def _port(r: Reader, raw: object, path: str, host_network: bool = False) -> Cont
     container_port = r.optint(d, "containerPort", path)
     if container_port is None:
         r.fail(join(path, "containerPort"), "is required")
+    if not 1 <= container_port <= _MAX_PORT:
+        r.fail(join(path, "containerPort"), _PORT_RANGE, container_port)
     host_port = r.getint(d, "hostPort", path)
+    if host_port and not 1 <= host_port <= _MAX_PORT:
+        r.fail(join(path, "hostPort"), _PORT_RANGE, host_port)
     if host_network and not host_port:
         host_port = container_port
     return ContainerPort(

@@ -13,8 +13,12 @@ scenario are read alike:
 * a toleration's empty operator is ``Equal``; a volume without a source is an ``emptyDir``;
 * a node without ``status.allocatable`` has allocatable = capacity;
 * a namespace carries the label ``kubernetes.io/metadata.name: <name>``;
-* a ReplicationController without a selector selects its template's labels.
+* a ReplicationController without a selector selects its template's labels;
+* a pod without ``spec.priority`` gets it from its ``priorityClassName`` (or the global default
+  class), as the Priority admission plugin sets it;
+* items of a ``NodeList``, ``PodList``, ... without a ``kind`` take the list's.
 
+Input the API server refuses is refused: negative resource quantities, ports outside 1-65535.
 Unknown fields are ignored; malformed ones raise :class:`~kschedlib.errors.ManifestError`
 naming the object, the field path and the value.  Writing (``*_to_dict``) produces the
 v1 shape with defaults and empty fields left out, and ``x_from_dict(x_to_dict(obj)) == obj``
@@ -23,12 +27,14 @@ for every object as read.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final
+from typing import Any, Final, NoReturn, final
 
 from kschedlib.errors import ManifestError
 from kschedlib.model import _convert_spec as spec_
 from kschedlib.model._convert_base import EMPTY, Json, Reader, label_selector, open_object, section
+from kschedlib.model._convert_priority import PriorityClass, PriorityClasses, priority_class_from_dict
 from kschedlib.model._convert_scheduling import (
     SchedulingObject,
     elastic_quota_from_dict,
@@ -79,6 +85,8 @@ from kschedlib.model.scheduling_crds import ElasticQuota, PodGroup
 
 __all__ = [
     "KubeObject",
+    "ObjectCollector",
+    "PriorityClass",
     "csi_driver_from_dict",
     "csi_driver_to_dict",
     "csi_node_from_dict",
@@ -87,6 +95,7 @@ __all__ = [
     "csi_storage_capacity_to_dict",
     "elastic_quota_from_dict",
     "elastic_quota_to_dict",
+    "is_custom_resource",
     "label_selector_from_dict",
     "label_selector_to_dict",
     "namespace_from_dict",
@@ -284,46 +293,129 @@ def object_from_dict(d: Mapping[str, Any]) -> KubeObject | None:
     """The model object for ``d``, chosen by its ``kind``; ``None`` for kinds the model does not hold.
 
     Other kinds (ConfigMap, Deployment, ...) are ignored rather than rejected, so a
-    whole-cluster dump can be loaded as it is.
+    whole-cluster dump can be loaded as it is (:class:`ObjectCollector` counts them).
     """
     if not isinstance(d, Mapping):
         raise ManifestError("a Kubernetes object must be a JSON object", value=type(d).__name__)
     kind = d.get("kind")
     if type(kind) is not str or not kind:
-        raise ManifestError("every object needs a kind", field="kind", value=kind)
+        _no_kind(d)
     reader = _READERS.get(kind)
     return None if reader is None else reader(d)
 
 
-def _is_list(d: Mapping[str, Any]) -> bool:
-    kind = d.get("kind")
-    return type(kind) is str and kind.endswith("List")
+def _no_kind(d: Mapping[str, Any]) -> NoReturn:
+    if "api_version" in d:
+        raise ManifestError(_SNAKE_CASE, field="api_version", value=d.get("kind"))
+    raise ManifestError("every object needs a kind", field="kind", value=d.get("kind"))
+
+
+_SNAKE_CASE: Final = ("looks like the Python client's to_dict() output (snake_case keys such as api_version); "
+                      "write the API's JSON instead: ApiClient().sanitize_for_serialization(obj)")
+_BUILT_IN_GROUPS: Final = frozenset({
+    "", "v1", "apps", "batch", "policy", "autoscaling", "extensions", "networking.k8s.io", "storage.k8s.io",
+    "scheduling.k8s.io", "rbac.authorization.k8s.io", "coordination.k8s.io", "discovery.k8s.io",
+    "events.k8s.io", "node.k8s.io", "certificates.k8s.io", "admissionregistration.k8s.io",
+    "apiextensions.k8s.io", "apiregistration.k8s.io", "flowcontrol.apiserver.k8s.io", "resource.k8s.io",
+    "authentication.k8s.io", "authorization.k8s.io", "internal.apiserver.k8s.io", "storagemigration.k8s.io",
+    "metrics.k8s.io",
+})
+
+
+def is_custom_resource(d: Mapping[str, Any]) -> bool:
+    """Whether ``d``'s apiVersion names an API group outside Kubernetes' own."""
+    api_version = d.get("apiVersion")
+    if not isinstance(api_version, str) or "/" not in api_version:
+        return False
+    return api_version.split("/", 1)[0] not in _BUILT_IN_GROUPS
+
+
+@final
+class ObjectCollector:
+    """Reads documents into model objects, and remembers what it did not use.
+
+    ``skipped`` counts the objects of kinds the model does not hold, by kind; ``custom_kinds``
+    names those that are custom resources.  Pods read without ``spec.priority`` get it from
+    their ``priorityClassName`` (see :mod:`kschedlib.model._convert_priority`) in :meth:`finish`,
+    once every PriorityClass of the input has been seen.
+    """
+
+    __slots__ = ("_classes", "_unresolved", "custom_kinds", "objects", "skipped")
+
+    def __init__(self, priority_classes: Iterable[PriorityClass] = ()) -> None:
+        self.objects: list[KubeObject] = []
+        self.skipped: Counter[str] = Counter()
+        self.custom_kinds: set[str] = set()
+        self._classes: list[PriorityClass] = list(priority_classes)
+        self._unresolved: list[tuple[int, str]] = []
+
+    def add(self, doc: object) -> None:
+        """Every object of a document: one object, a ``List`` / ``PodList`` / ... (``items``, whose
+        kind-less items take the list's kind), or a JSON array, nested to any depth."""
+        self._collect(doc, None)
+
+    def _collect(self, doc: object, item_kind: str | None) -> None:
+        if doc is None:
+            return
+        if isinstance(doc, (list, tuple)):
+            for item in doc:
+                self._collect(item, item_kind)
+            return
+        if not isinstance(doc, Mapping):
+            raise ManifestError("a document must hold objects or arrays of them", value=type(doc).__name__)
+        if "api_version" in doc:
+            _no_kind(doc)
+        kind = doc.get("kind", item_kind)
+        if type(kind) is not str or not kind:
+            _no_kind(doc)
+        if kind.endswith("List"):
+            items = doc.get("items") or ()
+            if not isinstance(items, (list, tuple)):
+                raise ManifestError("a List's items must be an array", obj=kind, field="items",
+                                    value=type(items).__name__)
+            for item in items:
+                self._collect(item, kind[:-4] or None)
+            return
+        reader = _READERS.get(kind)
+        if reader is not None:
+            obj = reader(doc)
+            if type(obj) is Pod and obj.priority is None:
+                self._note_unresolved(doc, obj)
+            self.objects.append(obj)
+        elif kind == "PriorityClass":
+            self._classes.append(priority_class_from_dict(doc))
+        else:
+            self.skipped[kind] += 1
+            if is_custom_resource(doc):
+                self.custom_kinds.add(kind)
+
+    def _note_unresolved(self, doc: Mapping[str, Any], pod: Pod) -> None:
+        spec = doc.get("spec") or EMPTY
+        name = spec.get("priorityClassName")
+        if name is not None and not isinstance(name, str):
+            raise ManifestError("expected a string", obj=f"Pod {pod.key}", field="spec.priorityClassName", value=name)
+        self._unresolved.append((len(self.objects), name or ""))
+
+    @property
+    def classes_read(self) -> tuple[PriorityClass, ...]:
+        """The PriorityClass objects read (and those given to the constructor)."""
+        return tuple(self._classes)
+
+    def finish(self) -> list[KubeObject]:
+        """The objects read, in input order, with pod priorities resolved."""
+        if self._unresolved:
+            classes = PriorityClasses(self._classes)
+            for index, class_name in self._unresolved:
+                pod = self.objects[index]
+                assert isinstance(pod, Pod)
+                self.objects[index] = classes.resolve(pod, class_name)
+            self._unresolved.clear()
+        return self.objects
 
 
 def objects_from_document(doc: object) -> list[KubeObject]:
-    """Every object of a document: one object, a ``List`` / ``PodList`` / ... (``items``), or a
-    JSON array, nested to any depth; ``None`` (an empty YAML document) holds nothing."""
-    out: list[KubeObject] = []
-    _collect(doc, out)
-    return out
-
-
-def _collect(doc: object, out: list[KubeObject]) -> None:
-    if doc is None:
-        return
-    if isinstance(doc, (list, tuple)):
-        items: Iterable[object] = doc
-    elif isinstance(doc, Mapping) and _is_list(doc):
-        items = doc.get("items") or ()
-        if not isinstance(items, (list, tuple)):
-            raise ManifestError("a List's items must be an array", obj=str(doc.get("kind")), field="items",
-                                value=type(items).__name__)
-    elif isinstance(doc, Mapping):
-        obj = object_from_dict(doc)
-        if obj is not None:
-            out.append(obj)
-        return
-    else:
-        raise ManifestError("a document must hold objects or arrays of them", value=type(doc).__name__)
-    for item in items:
-        _collect(item, out)
+    """Every object of a document (see :meth:`ObjectCollector.add`); ``None`` (an empty YAML
+    document) holds nothing."""
+    collector = ObjectCollector()
+    collector.add(doc)
+    return collector.finish()

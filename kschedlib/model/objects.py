@@ -12,6 +12,7 @@ from typing import Final, Literal, final
 
 import attrs
 
+from kschedlib.model import _checks as check
 from kschedlib.model.labels import LabelSelector, NodeSelector, NodeSelectorTerm
 from kschedlib.model.quantity import Quantity
 
@@ -70,6 +71,8 @@ class Taint:
     effect: str
     value: str = ""
 
+    __attrs_post_init__ = check.checker({"key": check.TEXT, "effect": check.TEXT, "value": check.TEXT})
+
 
 @final
 @attrs.frozen(slots=True)
@@ -85,6 +88,9 @@ class Toleration:
     value: str = ""
     effect: str = ""
     toleration_seconds: int | None = None
+
+    __attrs_post_init__ = check.checker({"key": check.TEXT, "operator": check.TEXT, "value": check.TEXT,
+                                         "effect": check.TEXT, "toleration_seconds": check.INT_OR_NONE})
 
     def tolerates(self, taint: Taint) -> bool:
         """Kubernetes' ``ToleratesTaint``: effect, key and value (or ``Exists``) must agree."""
@@ -110,6 +116,9 @@ class ContainerPort:
     host_ip: str = ""
     name: str = ""
 
+    __attrs_post_init__ = check.checker({"container_port": check.INT, "host_port": check.INT,
+                                         "protocol": check.TEXT, "host_ip": check.TEXT, "name": check.TEXT})
+
 
 @final
 @attrs.frozen(slots=True)
@@ -126,6 +135,10 @@ class Container:
     ports: tuple[ContainerPort, ...] = ()
     restart_policy: str | None = None
 
+    __attrs_post_init__ = check.checker({
+        "name": check.TEXT, "image": check.TEXT, "requests": check.RESOURCES, "limits": check.RESOURCES,
+        "ports": check.tuple_of(ContainerPort), "restart_policy": check.TEXT_OR_NONE})
+
     @property
     def is_sidecar(self) -> bool:
         """A restartable init container (``restartPolicy: Always``)."""
@@ -139,6 +152,8 @@ class PreferredSchedulingTerm:
 
     weight: int
     preference: NodeSelectorTerm
+
+    __attrs_post_init__ = check.checker({"weight": check.INT})
 
 
 @final
@@ -174,6 +189,8 @@ class WeightedPodAffinityTerm:
     weight: int
     term: PodAffinityTerm
 
+    __attrs_post_init__ = check.checker({"weight": check.INT})
+
 
 @final
 @attrs.frozen(slots=True)
@@ -207,6 +224,9 @@ class TopologySpreadConstraint:
     node_affinity_policy: str | None = None
     node_taints_policy: str | None = None
     match_label_keys: tuple[str, ...] = ()
+
+    __attrs_post_init__ = check.checker({"max_skew": check.INT, "topology_key": check.TEXT,
+                                         "when_unsatisfiable": check.TEXT, "min_domains": check.INT_OR_NONE})
 
 
 @final
@@ -248,6 +268,23 @@ class PodCondition:
     reason: str = ""
     message: str = ""
 
+    __attrs_post_init__ = check.checker({"type": check.TEXT, "status": check.TEXT, "reason": check.TEXT,
+                                         "message": check.TEXT})
+
+
+_check_pod = check.checker({
+    "name": check.TEXT, "namespace": check.TEXT, "uid": check.TEXT, "labels": check.MAP, "annotations": check.MAP,
+    "owner_references": check.tuple_of(OwnerReference), "node_name": check.TEXT, "scheduler_name": check.TEXT,
+    "priority": check.INT_OR_NONE, "preemption_policy": check.TEXT_OR_NONE,
+    "containers": check.tuple_of(Container), "init_containers": check.tuple_of(Container),
+    "overhead": check.RESOURCES_OR_NONE, "node_selector": check.MAP_OR_NONE, "affinity": check.one_of(Affinity),
+    "tolerations": check.tuple_of(Toleration), "topology_spread_constraints": check.tuple_of(TopologySpreadConstraint),
+    "scheduling_gates": check.tuple_of(str), "host_network": check.FLAG, "volumes": check.tuple_of(Volume),
+    "phase": check.TEXT, "conditions": check.tuple_of(PodCondition), "nominated_node_name": check.TEXT,
+    "creation_timestamp": check.SECONDS_OR_NONE, "start_time": check.SECONDS_OR_NONE,
+    "deletion_timestamp": check.SECONDS_OR_NONE,
+})
+
 
 @final
 @attrs.frozen(slots=True)
@@ -287,6 +324,7 @@ class Pod:
     deletion_timestamp: float | None = None
 
     def __attrs_post_init__(self) -> None:
+        _check_pod(self)
         if not self.uid:
             object.__setattr__(self, "uid", f"{self.namespace}/{self.name}")
 
@@ -309,6 +347,8 @@ class ContainerImage:
     names: tuple[str, ...]
     size_bytes: int = 0
 
+    __attrs_post_init__ = check.checker({"names": check.tuple_of(str), "size_bytes": check.INT})
+
 
 @final
 @attrs.frozen(slots=True)
@@ -326,6 +366,11 @@ class Node:
     conditions: Mapping[str, str] = attrs.field(factory=_empty_map)
     uid: str = ""
 
+    __attrs_post_init__ = check.checker({
+        "name": check.TEXT, "labels": check.MAP, "annotations": check.MAP, "taints": check.tuple_of(Taint),
+        "unschedulable": check.FLAG, "allocatable": check.RESOURCES, "capacity": check.RESOURCES,
+        "images": check.tuple_of(ContainerImage), "conditions": check.MAP, "uid": check.TEXT})
+
 
 @final
 @attrs.frozen(slots=True)
@@ -334,6 +379,8 @@ class Namespace:
 
     name: str
     labels: Mapping[str, str] = attrs.field(factory=_empty_map)
+
+    __attrs_post_init__ = check.checker({"name": check.TEXT, "labels": check.MAP})
 
 
 @final

@@ -21,8 +21,9 @@ from kschedlib.errors import KschedError, SelectorError
 from kschedlib.framework.cycle_state import StateKey
 from kschedlib.framework.pod_info import AffinityTerm, WeightedAffinityTerm
 from kschedlib.framework.results import NodeScore
-from kschedlib.model.objects import Namespace, Pod, PodAffinity
+from kschedlib.model.objects import Namespace, Pod, PodAffinity, PodAffinityTerm
 from kschedlib.plugins._inter_pod_affinity_tally import NO_LABELS, PodTally, TermTally
+from kschedlib.plugins._validation import selector_error
 
 __all__ = [
     "NO_LABELS",
@@ -58,16 +59,22 @@ class IncomingTerms:
     preferred_anti_affinity: tuple[WeightedAffinityTerm, ...] = ()
 
 
+def _parse_term(term: PodAffinityTerm, namespace: str) -> AffinityTerm:
+    """kube's ``newAffinityTerm``: both selectors must parse (label keys and values are checked)."""
+    error = selector_error(term.label_selector) or selector_error(term.namespace_selector)
+    if error is not None:
+        raise SelectorError(error)
+    return AffinityTerm.parse(term, namespace)
+
+
 def _required(affinity: PodAffinity | None, namespace: str) -> tuple[AffinityTerm, ...]:
-    return tuple(AffinityTerm.parse(t, namespace) for t in affinity.required) if affinity else ()
+    return tuple(_parse_term(t, namespace) for t in affinity.required) if affinity else ()
 
 
 def _preferred(affinity: PodAffinity | None, namespace: str) -> tuple[WeightedAffinityTerm, ...]:
     if affinity is None:
         return ()
-    return tuple(
-        WeightedAffinityTerm(w.weight, AffinityTerm.parse(w.term, namespace)) for w in affinity.preferred
-    )
+    return tuple(WeightedAffinityTerm(w.weight, _parse_term(w.term, namespace)) for w in affinity.preferred)
 
 
 def _aggregate(messages: list[str]) -> str:

@@ -1,11 +1,15 @@
-"""apimachinery's label-name syntax checks, with its exact messages (shared by plugin args validation)."""
+"""apimachinery's label syntax checks, with its exact messages (plugin args, selectors of incoming pods)."""
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Sequence
 from typing import Final
 
-__all__ = ["qualified_name_errors", "regex_error"]
+from kschedlib.model.labels import LabelSelector
+
+__all__ = ["label_value_errors", "qualified_name_errors", "regex_error", "requirement_error", "selector_error"]
 
 _QNAME_FMT: Final = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 _QNAME_MSG: Final = ("must consist of alphanumeric characters, '-', '_' or '.', "
@@ -49,3 +53,58 @@ def qualified_name_errors(value: str) -> list[str]:
     return errors
 
 
+
+
+_LABEL_VALUE_FMT: Final = "(" + _QNAME_FMT + ")?"
+_LABEL_VALUE_MSG: Final = ("a valid label must be an empty string or consist of alphanumeric characters, "
+                           "'-', '_' or '.', and must start and end with an alphanumeric character")
+_LABEL_VALUE_RE: Final = re.compile(_LABEL_VALUE_FMT)
+
+
+def _go_quote(text: str) -> str:
+    """Go's ``%q`` of a string (exact for printable text; other runes are escaped JSON-style)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def label_value_errors(value: str) -> list[str]:
+    """apimachinery's IsValidLabelValue messages, in its order."""
+    errors = []
+    if len(value.encode()) > 63:
+        errors.append("must be no more than 63 characters")
+    if not _LABEL_VALUE_RE.fullmatch(value):
+        errors.append(regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
+    return errors
+
+
+def requirement_error(key: str, values: Sequence[str]) -> str | None:
+    """The error labels.NewRequirement gives for a key and its values (operators are checked at load).
+
+    One field error reads ``values[0][app]: Invalid value: "a b": a valid label must be ...``;
+    several are aggregated as Go aggregates them (``[first, second]``).
+    """
+    errors = []
+    key_errors = qualified_name_errors(key)
+    if key_errors:
+        errors.append(f"key: Invalid value: {_go_quote(key)}: {'; '.join(key_errors)}")
+    for i, value in enumerate(values):
+        value_errors = label_value_errors(value)
+        if value_errors:
+            errors.append(f"values[{i}][{key}]: Invalid value: {_go_quote(value)}: {'; '.join(value_errors)}")
+    if not errors:
+        return None
+    return errors[0] if len(errors) == 1 else "[" + ", ".join(dict.fromkeys(errors)) + "]"
+
+
+def selector_error(selector: LabelSelector | None) -> str | None:
+    """The error metav1.LabelSelectorAsSelector gives for ``selector`` (its first failing requirement)."""
+    if selector is None:
+        return None
+    for key, value in selector.match_labels.items():
+        error = requirement_error(key, (value,))
+        if error is not None:
+            return error
+    for req in selector.match_expressions:
+        error = requirement_error(req.key, req.values)
+        if error is not None:
+            return error
+    return None

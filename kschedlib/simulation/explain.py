@@ -9,7 +9,7 @@ from typing import Any, final
 import attrs
 
 from kschedlib._internal.cycle import CycleOutcome, run_cycle
-from kschedlib._internal.documents import load_config, read_documents
+from kschedlib._internal.documents import load_config, read_config_document
 from kschedlib.framework.config import SchedulerConfig
 from kschedlib.framework.extender import Extender
 from kschedlib.framework.registry import Registry
@@ -17,6 +17,7 @@ from kschedlib.framework.status import Status
 from kschedlib.model.objects import Pod
 from kschedlib.scheduler import Scheduler
 from kschedlib.simulation.cluster import Cluster, load_cluster, resolve_pod
+from kschedlib.simulation.skipped import deleting_message, skipped_section
 
 __all__ = ["Explanation", "explain"]
 
@@ -34,6 +35,15 @@ class Explanation:
     outcome: CycleOutcome | None
     error: str | None = None
     pre_enqueue: Status | None = None
+    skipped: Mapping[str, Any] = attrs.field(factory=dict)
+    """What the cluster held that was not used (see :func:`~kschedlib.simulation.skipped.skipped_section`)."""
+    skip_reason: str | None = None
+    """Why kube-scheduler would not even try this pod (it is being deleted), else ``None``."""
+
+    @property
+    def refused(self) -> bool:
+        """Whether no scheduler here would take the pod (its scheduler has no profile)."""
+        return self.outcome is None and self.error is not None
 
     @property
     def selected(self) -> str | None:
@@ -48,7 +58,7 @@ class Explanation:
             return {"pod": self.pod.key, "preenqueue": pre_enqueue, "prefilter": None, "prefilter_nodes": None,
                     "feasible": [], "filtered": {}, "scores": {}, "best": [], "selected": None,
                     "message": None, "postfilter": None, "num_all_nodes": 0, "evaluated_nodes": 0,
-                    "error": self.error}
+                    "error": self.error, "skipped_pod": self.skip_reason, "skipped": dict(self.skipped)}
         return {
             "pod": self.pod.key,
             "preenqueue": None,
@@ -66,6 +76,8 @@ class Explanation:
             "start_index": out.start_index,
             "next_start_index": out.next_start_index,
             "error": out.error.message() if out.error is not None else self.error,
+            "skipped_pod": None,
+            "skipped": dict(self.skipped),
         }
 
     @staticmethod
@@ -98,10 +110,9 @@ def _explain_config(config: Any) -> SchedulerConfig:
     if isinstance(config, SchedulerConfig):
         return config
     raw = config
-    if isinstance(config, str | PathLike):
-        docs = read_documents(config)
-        raw = docs[0] if len(docs) == 1 else None
     parsed = load_config(config)
+    if isinstance(config, str | PathLike):
+        raw = read_config_document(config)
     if isinstance(raw, Mapping) and "percentageOfNodesToScore" in raw:
         return parsed
     return attrs.evolve(parsed, percentage_of_nodes_to_score=100)
@@ -123,19 +134,25 @@ def explain(
     Other pending pods of the cluster that carry ``status.nominatedNodeName`` count as nominated.
     ``extenders`` run after the config's own (HTTP) extenders; nodes they reject show ``plugin: ""``.
     ``registry`` supplies the plugins (default: in-tree plus entry points), for profiles using your own.
+    A pod whose scheduler has no profile gets ``error`` (and :attr:`Explanation.refused`); a pending
+    pod being deleted is not tried, as kube-scheduler skips it (``skipped_pod`` says so).
     """
     loaded = load_cluster(cluster)
     target = resolve_pod(loaded, pod)
     settings = _explain_config(config)
     scheduler = Scheduler(settings, seed=seed, extenders=extenders, registry=registry)
     scheduler.add_objects(loaded.without_pod(target).objects)
+    skipped = skipped_section(loaded, scheduler.profiles)
     if target.scheduler_name not in scheduler.profiles:
-        return Explanation(target, None, f'profile not found for scheduler name "{target.scheduler_name}"')
+        return Explanation(target, None, f'profile not found for scheduler name "{target.scheduler_name}"',
+                           skipped=skipped)
+    if target.deletion_timestamp is not None and not target.node_name:
+        return Explanation(target, None, skipped=skipped, skip_reason=deleting_message(target))
     engine = scheduler.engine
     runtime = engine.profiles[target.scheduler_name]
     gate = runtime.run_pre_enqueue(target)
     if not gate.is_success:
-        return Explanation(target, None, pre_enqueue=gate)
+        return Explanation(target, None, pre_enqueue=gate, skipped=skipped)
     snapshot = scheduler.snapshot()
     handle = engine.handles[target.scheduler_name]
     handle.set_snapshot(snapshot)
@@ -150,4 +167,4 @@ def explain(
         nominator=engine.nominator,
         score_single_node=True,
     )
-    return Explanation(target, outcome)
+    return Explanation(target, outcome, skipped=skipped)

@@ -7,6 +7,7 @@ from typing import Any
 
 from kschedlib.simulation.explain import Explanation
 from kschedlib.simulation.simulate import SimulationReport
+from kschedlib.simulation.skipped import skipped_text
 
 __all__ = ["explanation_text", "simulation_text", "table"]
 
@@ -24,8 +25,10 @@ def explanation_text(explanation: Explanation) -> str:
     """A table of every node: verdict or first failing plugin and reason, per-plugin scores, total."""
     data = explanation.to_dict()
     lines = [f"pod {data['pod']}"]
-    if data.get("error"):
-        lines.append(f"error: {data['error']}")
+    skipped = skipped_text(data["skipped"]) if data["skipped"] else None
+    if data.get("error") or data["skipped_pod"]:
+        lines.append(f"error: {data['error']}" if data.get("error") else data["skipped_pod"])
+        lines.extend([skipped] if skipped else [])
         return "\n".join(lines)
     scores: dict[str, Any] = data["scores"]
     plugins = sorted({plugin for entry in scores.values() for plugin in entry["plugins"]})
@@ -50,6 +53,7 @@ def explanation_text(explanation: Explanation) -> str:
         else:
             message = str(post["message"] or "").removeprefix("preemption: ")
             lines.append(f"preemption would not help: {message}")
+    lines.extend([skipped] if skipped else [])
     return "\n".join(lines)
 
 
@@ -58,10 +62,16 @@ def simulation_text(report: SimulationReport) -> str:
     gated = set(report.gated)
     rows = [[pod, node or ("(gated)" if pod in gated else "-")] for pod, node in report.placements.items()]
     lines = [table(["pod", "node"], rows)] if rows else ["no pending pods"]
-    if report.unschedulable:
+    unschedulable = {pod: message for pod, message in report.unschedulable.items() if pod not in report.errors}
+    if unschedulable:
         lines.append("")
         lines.append("unschedulable:")
-        lines.extend(f"  {pod}: {message}" for pod, message in report.unschedulable.items())
+        lines.extend(f"  {pod}: {message}" for pod, message in unschedulable.items())
+    if report.errors:
+        lines.append("")
+        lines.append("failing with an error (retries stopped: each failed as the one before):")
+        lines.extend(f"  {pod}: {entry['error']} ({entry['attempts']} attempts)"
+                     for pod, entry in report.errors.items())
     if report.gated:
         lines.append("")
         lines.append("gated: " + ", ".join(report.gated))
@@ -75,4 +85,6 @@ def simulation_text(report: SimulationReport) -> str:
     for message, count in report.unschedulable_reasons().most_common():
         lines.append(f"  {count} x {message}")
     lines.append(f"{summary['seconds']:.3f} s scheduling, {summary['pods_per_second']} pods/s")
+    skipped = skipped_text(report.skipped) if report.skipped else None
+    lines.extend([skipped] if skipped else [])
     return "\n".join(lines)

@@ -16,6 +16,7 @@ from kschedlib.framework.registry import Registry
 from kschedlib.scheduler import Scheduler, ScheduleResult
 from kschedlib.simulation._groups import pod_group_report
 from kschedlib.simulation.cluster import Cluster, load_cluster
+from kschedlib.simulation.skipped import skipped_section
 from kschedlib.simulation.timeline import Batch, TimelineEvent, apply_event, batches, parse_events
 
 __all__ = ["SimulationReport", "simulate"]
@@ -39,6 +40,10 @@ class SimulationReport:
     attempts: dict[str, int] = attrs.field(factory=dict)
     bind_order: list[dict[str, Any]] = attrs.field(factory=list)
     checkpoints: list[dict[str, Any]] | None = None
+    errors: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    """Pods whose retries ended in the same error each time, so that the simulation stopped
+    retrying them: ``{pod: {"error": message, "attempts": n}}``."""
+    skipped: dict[str, Any] = attrs.field(factory=dict)
     trace: list[dict[str, Any]] = attrs.field(factory=list)
     seconds: float = 0.0
     pod_groups: dict[str, dict[str, Any]] = attrs.field(factory=dict)
@@ -75,7 +80,9 @@ class SimulationReport:
             "pending": dict(self.pending),
             "attempts": dict(self.attempts),
             "bind_order": list(self.bind_order),
+            "errors": dict(self.errors),
             "summary": self.summary(),
+            "skipped": dict(self.skipped),
         }
         if self.pod_groups:
             out["pod_groups"] = dict(self.pod_groups)
@@ -111,6 +118,10 @@ class _Run:
         self.batches: list[Batch] = batches(events)
         self.progress = progress
         self.done = 0
+        self.failures: dict[str, str] = {}
+        """The message of each pod's last failed attempt."""
+        self.repeating: set[str] = set()
+        """Pods whose last two attempts failed alike with no timeline event applied in between."""
 
     def record(self, result: ScheduleResult) -> None:
         report = self.report
@@ -120,13 +131,19 @@ class _Run:
         if result.waiting:
             return
         if result.scheduled:
+            self.failures.pop(key, None)
+            self.repeating.discard(key)
             report.placements[key] = result.node_name
             report.unschedulable.pop(key, None)
             report.nominations.pop(key, None)
             report.bind_order.append({"pod": key, "node": result.node_name, "attempt": result.attempts})
         else:
+            message = result.message or ""
+            if self.failures.get(key) == message:
+                self.repeating.add(key)
+            self.failures[key] = message
             report.placements[key] = None
-            report.unschedulable[key] = result.message or ""
+            report.unschedulable[key] = message
             if result.nominated_node_name:
                 report.nominations[key] = result.nominated_node_name
         for victim in result.victims:
@@ -154,7 +171,25 @@ class _Run:
             return self.scheduler.nominations().get(first.pod) is not None
         return False
 
+    def settled(self) -> bool:
+        """Whether only backoff retries of pods repeating the same error are left: no retry, and no
+        event a retry could trigger, can change the outcome any more."""
+        engine = self.scheduler.engine
+        if not self.repeating or engine.waiting or engine.busy():
+            return False
+        attempts_of = {}
+        for key, (queue, info) in self.scheduler.pending().items():
+            if queue == "active" or (queue == "backoff" and key not in self.repeating):
+                return False
+            attempts_of[key] = info.attempts
+        if self.batches:
+            first = self.batches[0].first
+            if first.at == "attempts" and attempts_of.get(first.pod, first.attempts) < first.attempts:
+                return False
+        return True
+
     def apply_next(self, *, checkpoint: bool) -> None:
+        self.repeating.clear()  # the events may change what the retries find
         batch = self.batches.pop(0)
         if checkpoint and self.report.checkpoints is not None:
             self.report.checkpoints.append({"before_event": batch.first.index,
@@ -179,13 +214,18 @@ class _Run:
                 self.apply_next(checkpoint=False)
             return True
         wakeup = self.scheduler.next_wakeup()
-        if wakeup is not None:
+        if wakeup is not None and not self.settled():
             self.clock.set(max(wakeup, self.clock.now()))
             return True
         if self.batches and self.batches[0].first.at == "idle":
             self.apply_next(checkpoint=True)
             return True
         return False
+
+    def error_view(self) -> dict[str, dict[str, Any]]:
+        """The pods left in backoff (their retries all failed alike), with their error and attempts."""
+        return {key: {"error": self.failures.get(key, ""), "attempts": info.attempts}
+                for key, (queue, info) in sorted(self.scheduler.pending().items()) if queue == "backoff"}
 
 
 def _load_events(events: Any) -> list[TimelineEvent]:
@@ -198,7 +238,7 @@ def _load_events(events: Any) -> list[TimelineEvent]:
 
 
 def simulate(
-    cluster: Cluster | str | PathLike[str] | Mapping[str, Any],
+    cluster: Cluster | str | PathLike[str] | Mapping[str, Any] | Sequence[Any],
     config: Any = None,
     *,
     seed: int = 0,
@@ -212,8 +252,12 @@ def simulate(
     Victims of preemption are evicted as the simulation goes.  ``events`` (a list or a
     JSON/YAML file) changes the cluster while it runs.  Time runs on a fake clock that
     jumps to the next backoff expiry or Permit timeout when nothing else is left to do,
-    so the result depends only on the inputs and ``seed``.  ``registry`` supplies the plugins
-    (default: in-tree plus entry points).
+    so the result depends only on the inputs and ``seed``.  kube-scheduler retries a pod
+    whose attempts end in an error (not "does not fit") forever; the simulation stops once
+    such retries, each failing as the one before, are all that is left, and reports those
+    pods in :attr:`SimulationReport.errors`.  What the cluster held that was not used
+    (controllers, custom resources, pods for other schedulers or being deleted) is in
+    ``skipped``.  ``registry`` supplies the plugins (default: in-tree plus entry points).
     """
     loaded = load_cluster(cluster)
     timeline = _load_events(events)
@@ -222,8 +266,9 @@ def simulate(
     scheduler.engine.flush_unschedulable = False
     scheduler.add_objects(loaded.objects)
     run = _Run(scheduler, clock, timeline, progress)
+    run.report.skipped = skipped_section(loaded, scheduler.profiles)
     for pod in loaded.pending_pods:
-        if pod.scheduler_name in scheduler.profiles:
+        if pod.scheduler_name in scheduler.profiles and pod.deletion_timestamp is None:
             run.report.placements[pod.key] = None
     started = time.perf_counter()
     while run.step():
@@ -232,5 +277,6 @@ def simulate(
     report = run.report
     report.pending = run.pending_view()
     report.gated = [key for key, entry in report.pending.items() if entry["queue"] == "gated"]
+    report.errors = run.error_view()
     report.pod_groups = pod_group_report(scheduler)
     return report

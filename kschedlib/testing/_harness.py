@@ -30,6 +30,7 @@ from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.registry import PluginFactory
 from kschedlib.framework.results import NodeScore, PostFilterResult, PreFilterResult, Wait
 from kschedlib.framework.status import Code, Status
+from kschedlib.model.objects import Pod
 from kschedlib.testing._clusters import Scenario
 from kschedlib.testing._fingerprint import Sealed, differences, freeze, seal
 from kschedlib.testing._report import ContractViolation
@@ -74,6 +75,15 @@ def describe(value: object) -> str:
     if isinstance(value, Wait):
         return f"Wait {value.timeout}s"
     return repr(value)
+
+
+def _one_of(value: object, kinds: tuple[type, ...]) -> bool:
+    """``isinstance``, except that an ``int`` must be exactly one (``True`` and ``3.7`` are not scores)."""
+    return any(type(value) is int if kind is int else isinstance(value, kind) for kind in kinds)
+
+
+def _a(noun: str) -> str:
+    return f"an {noun}" if noun[0] in "aeiouAEIOU" else f"a {noun}"
 
 
 def _name(plugin: Plugin) -> str:
@@ -125,9 +135,9 @@ class Run:
                 "<skip_score_plugins>": self.state.skip_score_plugins}
 
     def call(self, what: str, method: Callable[..., T], *args: Any,
-             inputs: Sequence[tuple[str, object]] = ()) -> T:
-        """``method(*args)``; an exception is a violation, and so (when guarding) is a change to ``inputs``
-        or to the CycleState entries of other plugins."""
+             inputs: Sequence[tuple[str, object]] = (), returns: tuple[type, ...] = ()) -> T:
+        """``method(*args)``; an exception is a violation, and so is an answer of none of the ``returns``
+        types (when given) and (when guarding) a change to ``inputs`` or to other plugins' CycleState entries."""
         watched = [*inputs, ("the CycleState entries of other plugins", self.foreign())] if self.guard else []
         before = [seal(value) for _, value in watched]
         keys = self._keys()
@@ -135,6 +145,9 @@ class Run:
             result = method(*args)
         except Exception as exc:
             self.fail(f"{what} raised {type(exc).__name__}: {exc}")
+        if returns and not _one_of(result, returns):
+            wanted = " or ".join(_a(kind.__name__) for kind in returns)
+            self.fail(f"{what} returned {result!r} ({type(result).__name__}), not {wanted}")
         self.own |= self._keys() - keys
         if self.guard:
             watched[-1] = (watched[-1][0], self.foreign())
@@ -153,28 +166,34 @@ class Run:
     def snapshot_picture(self) -> Sealed:
         return seal(self.handle.snapshot)
 
-    def pre_filter(self) -> Status | PreFilterResult | None:
-        """Other plugins' PreFilter, then this plugin's; records skips. ``None`` when it has no PreFilter."""
+    def pre_filter(self, pod: Pod | None = None, state: CycleState | None = None) -> Status | PreFilterResult | None:
+        """Other plugins' PreFilter, then this plugin's, for ``pod`` (default: the scenario's) on ``state``
+        (default: the run's); records skips. ``None`` when it has no PreFilter."""
+        pod = self.pod if pod is None else pod
+        state = self.state if state is None else state
         skipped: set[str] = set()
         for other in self.handle.plugins[1:]:
             if not isinstance(other, PreFilterPlugin):
                 continue
-            answer = other.pre_filter(self.state, self.pod)
+            answer = other.pre_filter(state, pod)
             if isinstance(answer, Status) and answer.code is Code.SKIP:
                 skipped.add(_name(other))
         result = None
         if isinstance(self.plugin, PreFilterPlugin):
-            result = self.call("PreFilter", self.plugin.pre_filter, self.state, self.pod,
-                               inputs=[("the pod", self.pod)])
+            what = "PreFilter" if pod is self.pod else f"PreFilter of {pod.key}"
+            result = self.call(what, self.plugin.pre_filter, state, pod, inputs=[("the pod", pod)],
+                               returns=(Status, PreFilterResult))
             if isinstance(result, Status) and result.code is Code.SKIP:
                 skipped.add(self.name)
-        self.state.skip_filter_plugins = frozenset(skipped)
+        state.skip_filter_plugins = frozenset(skipped)
         return result
 
-    def filter(self, state: CycleState, node: NodeInfo) -> Status:
+    def filter(self, state: CycleState, node: NodeInfo, pod: Pod | None = None) -> Status:
         assert isinstance(self.plugin, FilterPlugin)
-        return self.call(f'Filter on node "{node.name}"', self.plugin.filter, state, self.pod, node,
-                         inputs=[("the pod", self.pod), (f'the NodeInfo of node "{node.name}"', node)])
+        pod = self.pod if pod is None else pod
+        what = f'Filter on node "{node.name}"' if pod is self.pod else f'Filter of {pod.key} on node "{node.name}"'
+        return self.call(what, self.plugin.filter, state, pod, node,
+                         inputs=[("the pod", pod), (f'the NodeInfo of node "{node.name}"', node)], returns=(Status,))
 
     def verdicts(self, state: CycleState) -> list[Step]:
         """Filter's verdict on every node, each on a clone of ``state`` (Filter may write its own entries)."""
@@ -225,7 +244,7 @@ def _post_filter_phase(run: Run, trace: list[Step], result: Status | PreFilterRe
     if all(status.is_success for status in statuses.values()):
         return
     answer = run.call("PostFilter", run.plugin.post_filter, run.state, run.pod, statuses,
-                      inputs=[("the pod", run.pod)])
+                      inputs=[("the pod", run.pod)], returns=(PostFilterResult,))
     trace.append(("PostFilter", describe(answer)))
 
 
@@ -254,21 +273,22 @@ def _score_phase(run: Run, trace: list[Step], feasible: list[NodeInfo], *, check
     if not feasible or not isinstance(plugin, PreScorePlugin | ScorePlugin):
         return
     if isinstance(plugin, PreScorePlugin):
-        status = run.call("PreScore", plugin.pre_score, run.state, run.pod, feasible, inputs=[("the pod", run.pod)])
+        status = run.call("PreScore", plugin.pre_score, run.state, run.pod, feasible, inputs=[("the pod", run.pod)],
+                          returns=(Status,))
         trace.append(("PreScore", describe(status)))
         if not status.is_success:
             return
     if not isinstance(plugin, ScorePlugin):
         return
     raw = [run.call(f'Score on node "{node.name}"', plugin.score, run.state, run.pod, node,
-                    inputs=[("the pod", run.pod), (f'the NodeInfo of node "{node.name}"', node)])
+                    inputs=[("the pod", run.pod), (f'the NodeInfo of node "{node.name}"', node)], returns=(int,))
            for node in feasible]
     trace.append(("Score", repr(dict(zip([n.name for n in feasible], raw, strict=True)))))
     final = None
     if isinstance(plugin, ScoreExtensions):
         final = [NodeScore(node.name, score) for node, score in zip(feasible, raw, strict=True)]
         status = run.call("NormalizeScore", plugin.normalize_score, run.state, run.pod, final,
-                          inputs=[("the pod", run.pod)])
+                          inputs=[("the pod", run.pod)], returns=(Status,))
         trace.append(("NormalizeScore", f"{describe(status)} {[(e.name, e.score) for e in final]}"))
         if check_range and not status.is_success:
             run.fail(f"NormalizeScore failed: {describe(status)}")
@@ -288,7 +308,8 @@ def cycle(run: Run, *, check_scores: bool = False) -> Cycle:
             run.unchanged(name, "the snapshot", picture, run.handle.snapshot)
 
     if isinstance(run.plugin, PreEnqueuePlugin):
-        status = run.call("PreEnqueue", run.plugin.pre_enqueue, run.pod, inputs=[("the pod", run.pod)])
+        status = run.call("PreEnqueue", run.plugin.pre_enqueue, run.pod, inputs=[("the pod", run.pod)],
+                          returns=(Status,))
         trace.append(("PreEnqueue", describe(status)))
     result = run.pre_filter()
     if result is not None:

@@ -19,6 +19,8 @@ CONTRACTS: Final = {
     "add-remove-inverse": "RemovePod undoes AddPod, and AddPod undoes RemovePod, as far as Filter can tell",
     "reserve-unreserve": "Unreserve undoes Reserve: the plugin, the cluster's storage objects and Filter's "
                          "verdicts are as before (and a repeated Unreserve changes nothing)",
+    "memo-key": "a NodeLocalFilter's filter_key (a NodeLocalScore's score_key) is hashable, and pods with equal "
+                "keys get equal verdicts (raw scores) on every node",
 }
 """Contract name -> what it promises."""
 

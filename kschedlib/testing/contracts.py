@@ -39,6 +39,7 @@ from kschedlib.framework.status import Status
 from kschedlib.testing._clusters import Scenario, scenarios
 from kschedlib.testing._fingerprint import differences, freeze, seal
 from kschedlib.testing._harness import Run, Step, cycle, describe
+from kschedlib.testing._memo_keys import check_keys
 from kschedlib.testing._report import CONTRACTS, ContractViolation
 from kschedlib.testing.fakes import FakeHandle
 
@@ -50,6 +51,7 @@ __all__ = [
     "check_add_remove_inverse",
     "check_contracts",
     "check_determinism",
+    "check_memo_keys",
     "check_no_mutation",
     "check_plugin",
     "check_reserve_unreserve",
@@ -106,7 +108,8 @@ def _apply(run: Run, state: CycleState, move: _Move, verb: str) -> None:
     method = ext.add_pod if add else ext.remove_pod
     node = move.with_ if add else move.without
     status = run.call(f"{verb} of {move.label}", method, state, run.pod, move.info, node,
-                      inputs=[("the pod", run.pod), ("the PodInfo", move.info), ("the NodeInfo", node)])
+                      inputs=[("the pod", run.pod), ("the PodInfo", move.info), ("the NodeInfo", node)],
+                      returns=(Status,))
     if not status.is_success:
         run.fail(f"{verb} of {move.label} returned {describe(status)}")
 
@@ -126,7 +129,7 @@ def check_no_mutation(plugin: PluginFactory, scenario: Scenario, *, args: Any = 
         picture = run.snapshot_picture()
         for node in result.feasible[:1]:
             run.call(f'Reserve on node "{node.name}"', run.plugin.reserve, run.state, run.pod, node.name,
-                     inputs=[("the pod", run.pod)])
+                     inputs=[("the pod", run.pod)], returns=(Status,))
             run.call(f'Unreserve on node "{node.name}"', run.plugin.unreserve, run.state, run.pod, node.name,
                      inputs=[("the pod", run.pod)])
         run.unchanged("Reserve or Unreserve", "the snapshot", picture, run.handle.snapshot)
@@ -239,7 +242,7 @@ def check_reserve_unreserve(plugin: PluginFactory, scenario: Scenario, *, args: 
     pod = run.pod
     for node in feasible[:2]:
         before = _reservation_picture(run)
-        run.call(f'Reserve on node "{node.name}"', reserve.reserve, run.state, pod, node.name)
+        run.call(f'Reserve on node "{node.name}"', reserve.reserve, run.state, pod, node.name, returns=(Status,))
         run.call(f'Unreserve on node "{node.name}"', reserve.unreserve, run.state, pod, node.name)
         _compare(run, f'Reserve then Unreserve on node "{node.name}"', before, _reservation_picture(run))
         run.call(f'a second Unreserve on node "{node.name}"', reserve.unreserve, run.state, pod, node.name)
@@ -250,12 +253,21 @@ def check_reserve_unreserve(plugin: PluginFactory, scenario: Scenario, *, args: 
         _compare(run, f'Unreserve without Reserve on node "{node.name}"', before, _reservation_picture(run))
 
 
+def check_memo_keys(plugin: PluginFactory, scenario: Scenario, *, args: Any = None, seed: int = 0,
+                    filter_plugins: Sequence[PluginFactory] = ()) -> None:
+    """For a NodeLocalFilter (NodeLocalScore): ``filter_key`` (``score_key``) returns a hashable key or
+    ``None``, and pods with equal keys get equal Filter verdicts (raw scores) on every node.  The pods
+    compared are the scenario's pod, the other pods, and the pod with one field taken from another pod."""
+    check_keys(_run("memo-key", plugin, scenario, args, seed, filter_plugins))
+
+
 ALL_CHECKS: Final[tuple[Check, ...]] = (
     check_no_mutation,
     check_score_range,
     check_state_clone,
     check_add_remove_inverse,
     check_reserve_unreserve,
+    check_memo_keys,
     check_determinism,
 )
 """Every check, in the order :func:`check_contracts` runs them."""

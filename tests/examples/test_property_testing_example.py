@@ -65,7 +65,7 @@ class LeakyAppDensity(AppDensity):
         return result
 
 
-BARE_PODS = ks.scenarios(clusters=ks.clusters(pods=ks.pods(features=()), min_pending_pods=1, max_pending_pods=3))
+BARE_PODS = ks.scenarios(clusters=ks.clusters(pods=ks.pods(features=()), min_pending_pods=1, max_pending_pods=2))
 
 
 def test_the_kit_catches_a_clone_that_shares_its_counts() -> None:

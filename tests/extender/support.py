@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import http.client
+import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -35,6 +37,17 @@ def stubs(*behaviours: Any) -> Iterator[StubPool]:
 
 def url(pool: StubPool, k: int = 0) -> str:
     return f"http://127.0.0.1:{pool.ports[k]}"
+
+
+def post(port: int, body: bytes, path: str = "/filter", timeout: float = 10) -> tuple[int, Any]:
+    """POST ``body`` to the server on 127.0.0.1:``port``: the status and the decoded JSON reply."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        connection.request("POST", path, body, {"Content-Type": "application/json"})
+        response = connection.getresponse()
+        return response.status, json.loads(response.read())
+    finally:
+        connection.close()
 
 
 def run_once(cfg: Any, objects: Sequence[object], **kwargs: Any) -> tuple[ScheduleResult, Scheduler]:

@@ -25,7 +25,7 @@ from kschedlib import explain
 from kschedlib.cli import _parser
 from kschedlib.extender import ExtenderServer, ExtenderService, command
 from kschedlib.model.convert import node_to_dict, pod_to_dict
-from tests.extender.support import HEADER, nodes, pod
+from tests.extender.support import HEADER, nodes, pod, post
 from tests.scenarios.conformance import case_files, load_case, scenario_cluster
 
 EXTENDER_ONLY_PLUGINS = {
@@ -127,16 +127,6 @@ def _raw(port: int, data: bytes, *, shutdown: bool = True) -> tuple[int, dict[st
     return int(head.split()[1]), json.loads(body)
 
 
-def _post(port: int, path: str, body: bytes) -> tuple[int, Any]:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-    try:
-        connection.request("POST", path, body, {"Content-Type": "application/json"})
-        response = connection.getresponse()
-        return response.status, json.loads(response.read())
-    finally:
-        connection.close()
-
-
 def _request(body: bytes, length: int | None = None) -> bytes:
     size = len(body) if length is None else length
     return (f"POST /filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
@@ -168,14 +158,14 @@ def test_bad_requests_get_a_4xx_json_error_and_the_server_keeps_serving(data: by
         assert got == status
         assert isinstance(body["error"], str)
         assert body["error"]
-        assert _post(server.port, "/filter", GOOD)[0] == 200
+        assert post(server.port, GOOD)[0] == 200
 
 
 def test_a_stalled_body_times_out_with_408() -> None:
     with ExtenderServer(request_timeout=0.3) as server:
         got, _body = _raw(server.port, _request(GOOD[:10], length=len(GOOD)), shutdown=False)
         assert got == 408
-        assert _post(server.port, "/prioritize", GOOD)[0] == 200
+        assert post(server.port, GOOD, "/prioritize")[0] == 200
 
 
 def test_keep_alive_connections_and_healthz() -> None:
@@ -209,7 +199,7 @@ def test_serve_extender_command(tmp_path: Path) -> None:
         line = out.getvalue()
         assert line.startswith("serving extender on http://127.0.0.1:")
         port = int(line.split()[3].rsplit(":", 1)[1])
-        assert _post(port, "/filter", GOOD)[0] == 200
+        assert post(port, GOOD)[0] == 200
     finally:
         stop.set()
         thread.join(timeout=5)

@@ -126,7 +126,15 @@ cpus = st.sampled_from(["0", "250m", "500m", "1", "2"])
 
 
 class LifecycleMachine(RuleBasedStateMachine):
-    """Random node and pod events, cycles, ticks and Permit signals against the invariants."""
+    """Random node and pod events, cycles, ticks and Permit signals against the invariants.
+
+    Subclasses may change the profile (:attr:`config`), the Permit and Bind plugins' classes and the
+    other test plugins (:meth:`plugin_registry`).
+    """
+
+    config: ClassVar[Mapping[str, Any]] = CONFIG
+    permit_class: ClassVar[type[TestPermit]] = TestPermit
+    binder_class: ClassVar[type[FlakyBind]] = FlakyBind
 
     def __init__(self) -> None:
         super().__init__()
@@ -134,11 +142,8 @@ class LifecycleMachine(RuleBasedStateMachine):
         self.listener = Recorder()
         self.permit: TestPermit | None = None
         self.binder: FlakyBind | None = None
-        registry = Registry()
-        registry.register(TestPermit.name, self._make_permit)
-        registry.register(FlakyBind.name, self._make_binder)
-        self.sched = Scheduler(dict(CONFIG), clock=self.clock, registry=in_tree_registry().merge(registry),
-                               listeners=[self.listener])
+        self.sched = Scheduler(dict(self.config), clock=self.clock,
+                               registry=in_tree_registry().merge(self.plugin_registry()), listeners=[self.listener])
         self.nodes: dict[str, Node] = {}
         self.pods: dict[str, Pod] = {}
         """Known pods by key: the latest object the embedder knows (bound ones with their node)."""
@@ -155,12 +160,19 @@ class LifecycleMachine(RuleBasedStateMachine):
         self.told: dict[str, tuple[str, ScheduleResult]] = {}
         """The last notice per pod key."""
 
+    def plugin_registry(self) -> Registry:
+        """The test plugins the profile names."""
+        registry = Registry()
+        registry.register(self.permit_class.name, self._make_permit)
+        registry.register(self.binder_class.name, self._make_binder)
+        return registry
+
     def _make_permit(self, args: object, handle: Handle) -> TestPermit:
-        self.permit = TestPermit(args, handle)
+        self.permit = self.permit_class(args, handle)
         return self.permit
 
     def _make_binder(self, args: object, handle: Handle) -> FlakyBind:
-        self.binder = FlakyBind(args, handle)
+        self.binder = self.binder_class(args, handle)
         return self.binder
 
     def _absorb(self, results: list[ScheduleResult] | ScheduleResult | None = None) -> None:

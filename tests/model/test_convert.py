@@ -943,13 +943,6 @@ BAD_PODS = [
     ),
     pytest.param(
         f"spec.affinity.nodeAffinity.{REQUIRED}.nodeSelectorTerms",
-        [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a", "b"]}]}],
-        f"spec.affinity.nodeAffinity.{REQUIRED}.nodeSelectorTerms[0].matchFields[0].values",
-        ["a", "b"],
-        id="match-fields-two-values",
-    ),
-    pytest.param(
-        f"spec.affinity.nodeAffinity.{REQUIRED}.nodeSelectorTerms",
         [{"matchFields": [{"key": "metadata.name", "operator": "Exists"}]}],
         f"spec.affinity.nodeAffinity.{REQUIRED}.nodeSelectorTerms[0].matchFields[0].operator",
         "Exists",

@@ -7,7 +7,7 @@ They are the proof that :mod:`kschedlib.testing.contracts` catches what it promi
 from __future__ import annotations
 
 import random
-from collections.abc import MutableMapping
+from collections.abc import Hashable, MutableMapping, Sequence
 from typing import ClassVar, Final, cast
 
 from kschedlib.framework import (
@@ -15,11 +15,14 @@ from kschedlib.framework import (
     FilterPlugin,
     Handle,
     NodeInfo,
+    NodeLocalFilter,
+    NodeLocalScore,
     NodeScore,
     PodInfo,
     PreFilterExtensions,
     PreFilterPlugin,
     PreFilterResult,
+    PreScorePlugin,
     ReservePlugin,
     ScoreExtensions,
     ScorePlugin,
@@ -247,3 +250,82 @@ class AddPodFails(_CountingBase):
 
     def add_pod(self, state: CycleState, pod: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo) -> Status:
         return Status.from_error("cannot count")
+
+
+# --- memo keys and answers of the wrong type -----------------------------------------------------------
+
+
+def _requests_cpu(pod: Pod) -> bool:
+    return pod_requests(pod).milli_cpu > 0
+
+
+class KeyMissesRequests(FilterPlugin, NodeLocalFilter):
+    """Rejects pods that request CPU, but keys its verdicts by the pod's labels only."""
+
+    name: ClassVar[str] = "KeyMissesRequests"
+
+    def __init__(self, args: None, handle: Handle) -> None:
+        """No arguments."""
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        return Status.unschedulable("no CPU here") if _requests_cpu(pod) else Status.success()
+
+    def filter_key(self, state: CycleState, pod: Pod) -> Hashable:
+        return frozenset(pod.labels.items())  # the bug on display: the verdict depends on the requests too
+
+
+class ScoreKeyMissesRequests(ScorePlugin, NodeLocalScore):
+    """Scores pods that request CPU higher, but keys its scores by the pod's namespace only."""
+
+    name: ClassVar[str] = "ScoreKeyMissesRequests"
+
+    def __init__(self, args: None, handle: Handle) -> None:
+        """No arguments."""
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        return 50 if _requests_cpu(pod) else 10
+
+    def score_key(self, state: CycleState, pod: Pod) -> Hashable:
+        return pod.namespace
+
+
+class UnhashableKey(FilterPlugin, NodeLocalFilter):
+    """Returns a list as its memo key."""
+
+    name: ClassVar[str] = "UnhashableKey"
+
+    def __init__(self, args: None, handle: Handle) -> None:
+        """No arguments."""
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        return Status.success()
+
+    def filter_key(self, state: CycleState, pod: Pod) -> Hashable:
+        return sorted(pod.labels)  # type: ignore[return-value]  # the bug on display
+
+
+class FilterReturnsNone(FilterPlugin):
+    """Returns ``None`` instead of a success status."""
+
+    name: ClassVar[str] = "FilterReturnsNone"
+
+    def __init__(self, args: None, handle: Handle) -> None:
+        """No arguments."""
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        return None  # type: ignore[return-value]  # the bug on display
+
+
+class PreScoreReturnsNone(ScorePlugin, PreScorePlugin):
+    """Returns ``None`` from PreScore and a bool from Score."""
+
+    name: ClassVar[str] = "PreScoreReturnsNone"
+
+    def __init__(self, args: None, handle: Handle) -> None:
+        """No arguments."""
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status:
+        return None  # type: ignore[return-value]  # the bug on display
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        return True  # the bug on display: a bool is not a score

@@ -5,12 +5,13 @@ from __future__ import annotations
 import pickle
 from typing import Any
 
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis.errors import InvalidArgument
 
 from kschedlib import in_tree_registry
-from kschedlib.framework import PluginEntry
+from kschedlib.framework import NodeLocalFilter, NodeLocalScore, PluginEntry, Status
 from kschedlib.framework.registry import PluginFactory
 from kschedlib.model import Container, Namespace, Node, Pod, parse_quantity
 from kschedlib.plugins.inter_pod_affinity import InterPodAffinity
@@ -29,6 +30,7 @@ from kschedlib.testing import (
     check_add_remove_inverse,
     check_contracts,
     check_determinism,
+    check_memo_keys,
     check_no_mutation,
     check_plugin,
     check_score_range,
@@ -51,6 +53,22 @@ def _filters_for(entry: PluginEntry) -> tuple[PluginFactory, ...]:
 @pytest.mark.parametrize("entry", ENTRIES, ids=[entry.name for entry in ENTRIES])
 def test_in_tree_plugin_keeps_the_contracts(entry: PluginEntry) -> None:
     check_plugin(entry.factory, args=entry.args_from(None), filter_plugins=_filters_for(entry), max_examples=8)
+
+
+NODE_LOCAL = [entry for entry in ENTRIES
+              if isinstance(entry.factory, type) and issubclass(entry.factory, NodeLocalFilter | NodeLocalScore)]
+
+
+def test_the_node_local_plugins_are_the_ones_expected() -> None:
+    assert sorted(entry.name for entry in NODE_LOCAL) == [
+        "ImageLocality", "NodeAffinity", "NodeName", "NodePorts", "NodeResourcesBalancedAllocation",
+        "NodeResourcesFit", "NodeUnschedulable", "TaintToleration"]
+
+
+@pytest.mark.parametrize("entry", NODE_LOCAL, ids=[entry.name for entry in NODE_LOCAL])
+def test_in_tree_memo_keys_keep_their_promise(entry: PluginEntry) -> None:
+    """More scenarios for the memo-key check alone: a wrong key would make the runtime reuse wrong answers."""
+    check_plugin(entry.factory, args=entry.args_from(None), checks=[check_memo_keys], max_examples=30)
 
 
 @settings(max_examples=60)
@@ -81,6 +99,8 @@ BROKEN: list[tuple[type[Any], str, str]] = [
     (broken.LeakyReserve, "reserve-unreserve",
      "Reserve then Unreserve on node \"node-0\" changed the plugin's attributes:\n"
      "    .reserved_milli_cpu['node-0']: <absent> -> 0"),
+    (broken.KeyMissesRequests, "memo-key", "filter_key gave pods default/pending-0 and "),
+    (broken.FilterReturnsNone, "no-mutation", 'Filter on node "node-0" returned None (NoneType), not a Status'),
 ]
 
 
@@ -147,6 +167,10 @@ SMALL_BREAKAGES: list[tuple[Check, type[Any], str]] = [
      "a second plugin instance built the same way answered differently:\n  first: Score: {'node-0': "),
     (check_state_clone, broken.AddPodFails,
      'AddPod of default/web-2 on node "node-0" returned Error: cannot count'),
+    (check_memo_keys, broken.UnhashableKey, "filter_key of default/web-1 returned ['app'], which is not hashable "
+                                            "(unhashable type: 'list')"),
+    (check_score_range, broken.PreScoreReturnsNone, "PreScore returned None (NoneType), not a Status"),
+    (check_no_mutation, broken.FilterReturnsNone, 'Filter on node "node-0" returned None (NoneType), not a Status'),
 ]
 
 
@@ -156,6 +180,33 @@ def test_smaller_breakages_are_named_precisely(check: Check, plugin: type[Any], 
     with pytest.raises(ContractViolation) as caught:
         check(plugin, _scenario())
     assert caught.value.detail.startswith(detail)
+
+
+def test_a_key_that_misses_what_the_answer_depends_on_is_caught_on_near_twins() -> None:
+    idle = attrs.evolve(_scenario(bound=False).pod, name="idle", uid="idle", containers=(Container("app"),))
+    scenario = _scenario(bound=False)
+    scenario = Scenario(Cluster((*scenario.cluster.objects, idle)), scenario.pod)
+    with pytest.raises(ContractViolation) as caught:
+        check_memo_keys(broken.ScoreKeyMissesRequests, scenario)
+    assert caught.value.contract == "memo-key"
+    assert caught.value.detail == (
+        "score_key gave pods default/web-1 and default/idle the same key 'default', yet Score on node "
+        '"node-0" answered 50 for default/web-1 and 10 for default/idle')
+    with pytest.raises(ContractViolation, match="filter_key gave pods default/web-1 and default/idle the same key"):
+        check_memo_keys(broken.KeyMissesRequests, scenario)
+    check_memo_keys(NodeResourcesFit, scenario)
+
+
+def test_scores_that_are_bools_are_not_ints() -> None:
+    class ScoresABool(broken.PreScoreReturnsNone):
+        name = "ScoresABool"
+
+        def pre_score(self, *args: object) -> Status:
+            return Status.success()
+
+    with pytest.raises(ContractViolation) as caught:
+        check_score_range(ScoresABool, _scenario())
+    assert caught.value.detail == 'Score on node "node-0" returned True (bool), not an int'
 
 
 def test_a_violation_survives_pickling() -> None:

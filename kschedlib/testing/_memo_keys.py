@@ -1,0 +1,123 @@
+"""The memo-key promise of NodeLocalFilter / NodeLocalScore, checked on pods that differ a little.
+
+The runtime reuses a verdict (a raw score) for every pod whose key equals an
+earlier pod's, on the same NodeInfo.  A key that misses something the verdict
+depends on gives wrong decisions silently, so the check asks the plugin for
+the keys of the scenario's pod, of the other pods, and of the scenario's pod
+with one field taken from another pod, and compares the answers of pods whose
+keys are equal, node by node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from typing import Final
+
+import attrs
+
+from kschedlib.framework.cycle_state import CycleState
+from kschedlib.framework.extension_points import FilterPlugin, PreScorePlugin, ScorePlugin
+from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore
+from kschedlib.framework.node_info import NodeInfo
+from kschedlib.framework.status import Status
+from kschedlib.model.objects import Pod
+from kschedlib.testing._harness import Run, describe
+
+__all__ = ["check_keys"]
+
+_SWAPPED: Final = ("labels", "containers", "init_containers", "overhead", "node_selector", "affinity",
+                   "tolerations", "topology_spread_constraints", "volumes", "host_network", "priority",
+                   "scheduling_gates")
+"""Pod fields taken one at a time from another pod to make near-twins of the scenario's pod."""
+_OTHERS: Final = 3
+
+
+def variants(pod: Pod, others: Sequence[Pod]) -> list[Pod]:
+    """The scenario's pod under another name, the other pods as pending pods, and near-twins of the pod."""
+    out = [attrs.evolve(pod, name=f"{pod.name}-twin", uid=f"{pod.uid}-twin")]
+    for index, other in enumerate(others[:_OTHERS]):
+        out.append(attrs.evolve(other, node_name="", phase="Pending"))
+        for field in _SWAPPED:
+            if getattr(other, field) != getattr(pod, field):
+                out.append(attrs.evolve(pod, name=f"{pod.name}-{field.replace('_', '-')}-{index}",
+                                        uid=f"{pod.uid}-{field}-{index}", **{field: getattr(other, field)}))
+    return out
+
+
+def _hashable(run: Run, what: str, key: Hashable | None) -> Hashable | None:
+    try:
+        hash(key)
+    except TypeError as exc:
+        run.fail(f"{what} returned {key!r}, which is not hashable ({exc})")
+    return key
+
+
+Answers = Callable[[Pod], tuple[Hashable | None, list[str]] | None]
+"""A pod's key and its answer per node, or ``None`` when the plugin would not be asked (skipped, rejected)."""
+
+
+def _compare(run: Run, method: str, verb: str, pods: Sequence[Pod], answers: Answers) -> None:
+    nodes = [node.name for node in run.handle.snapshot]
+    first: dict[object, tuple[Pod, list[str]]] = {}
+    for pod in pods:
+        answered = answers(pod)
+        if answered is None or answered[0] is None:
+            continue
+        key, got = answered
+        seen = first.setdefault(key, (pod, got))
+        if seen[1] == got:
+            continue
+        name, before, now = next((n, a, b) for n, a, b in zip(nodes, seen[1], got, strict=True) if a != b)
+        run.fail(f"{method} gave pods {seen[0].key} and {pod.key} the same key {key!r}, yet {verb} on node "
+                 f'"{name}" answered {before} for {seen[0].key} and {now} for {pod.key}')
+
+
+def _filter_answers(run: Run) -> Answers:
+    plugin = run.plugin
+    assert isinstance(plugin, NodeLocalFilter)
+
+    def answers(pod: Pod) -> tuple[Hashable | None, list[str]] | None:
+        state = CycleState()
+        result = run.pre_filter(pod, state)
+        if (isinstance(result, Status) and not result.is_success) or run.name in state.skip_filter_plugins:
+            return None
+        key = _hashable(run, f"filter_key of {pod.key}", run.call(f"filter_key of {pod.key}", plugin.filter_key,
+                                                                    state, pod))
+        return key, [describe(run.filter(state.clone(), node, pod)) for node in run.handle.snapshot]
+
+    return answers
+
+
+def _score_answers(run: Run) -> Answers:
+    plugin = run.plugin
+    assert isinstance(plugin, NodeLocalScore)
+    assert isinstance(plugin, ScorePlugin)
+    nodes: list[NodeInfo] = list(run.handle.snapshot)
+
+    def answers(pod: Pod) -> tuple[Hashable | None, list[str]] | None:
+        state = CycleState()
+        result = run.pre_filter(pod, state)
+        if isinstance(result, Status) and not result.is_success:
+            return None
+        if isinstance(plugin, PreScorePlugin):
+            status = run.call(f"PreScore of {pod.key}", plugin.pre_score, state, pod, nodes, returns=(Status,))
+            if not status.is_success:
+                return None
+        key = _hashable(run, f"score_key of {pod.key}", run.call(f"score_key of {pod.key}", plugin.score_key,
+                                                                   state, pod))
+        return key, [repr(run.call(f'Score of {pod.key} on node "{node.name}"', plugin.score, state, pod, node,
+                                   returns=(int,))) for node in nodes]
+
+    return answers
+
+
+def check_keys(run: Run) -> None:
+    """Fail ``run`` unless its plugin's memo keys are hashable and equal keys give equal answers."""
+    plugin = run.plugin
+    if not run.handle.snapshot.num_nodes:
+        return
+    pods = [run.pod, *variants(run.pod, run.working.other_pods)]
+    if isinstance(plugin, NodeLocalFilter) and isinstance(plugin, FilterPlugin):
+        _compare(run, "filter_key", "Filter", pods, _filter_answers(run))
+    if isinstance(plugin, NodeLocalScore) and isinstance(plugin, ScorePlugin):
+        _compare(run, "score_key", "Score", pods, _score_answers(run))
