@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Mapping, Sequence
 
+from kschedlib._internal.scheduling_store import PodTable, SchedulingStore
 from kschedlib._internal.store import StorageStore
 from kschedlib.clock import Clock, FakeClock
 from kschedlib.framework import CycleState, NodeInfo, PodInfo, Snapshot, Status
@@ -145,6 +146,14 @@ class FakeHandle:
         self, state: CycleState, pod: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo
     ) -> Status:
         raise NotImplementedError("FakeHandle runs no plugins")
+
+    @property
+    def scheduling_objects(self) -> SchedulingStore:
+        """PodGroups and ElasticQuotas: none (the batch plugins' tests use kschedlib.testing's FakeHandle)."""
+        store: SchedulingStore | None = getattr(self, "_scheduling", None)
+        if store is None:
+            store = self._scheduling = SchedulingStore(PodTable())
+        return store
 
     # --- storage (volume plugins) -------------------------------------------------------------
 

@@ -44,6 +44,7 @@ from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.diagnosis import Diagnosis, fit_error_message
 from kschedlib.framework.extender import Extender
 from kschedlib.framework.pod_info import PodInfo
+from kschedlib.framework.pods_to_activate import PODS_TO_ACTIVATE
 from kschedlib.framework.queued_pod import QueuedPodInfo
 from kschedlib.framework.registry import Registry
 from kschedlib.framework.status import Code, Status
@@ -359,6 +360,8 @@ class Engine:
         status = runtime.run_reserve(attempt.state, assumed_pod, node)
         if status.is_success:
             permit = runtime.run_permit(attempt.state, assumed_pod, node)
+            if isinstance(permit, dict) or permit.is_success:
+                self._activate_requested(attempt.state)
             if isinstance(permit, dict):
                 return self._park(attempt, permit)
             status = permit
@@ -385,6 +388,12 @@ class Engine:
         stored = self.store.pods.get(pod.key)
         if stored is not None and not stored.node_name and self.cache.pod_state(pod.uid) is None:
             self.queue.add_unschedulable_if_not_present(info, self.queue.scheduling_cycle)
+
+    def _activate_requested(self, state: CycleState) -> None:
+        """Move the pods a plugin asked for (PodsToActivate) to activeQ: the cycle succeeded."""
+        wanted = state.get(PODS_TO_ACTIVATE)
+        if wanted is not None and wanted.keys:
+            self.queue.activate(wanted.take())
 
     def _park(self, attempt: _Attempt, timeouts: dict[str, float]) -> ScheduleResult:
         pod = attempt.assumed.pod

@@ -9,6 +9,7 @@ from typing import final
 from kschedlib._internal.cycle import filter_with_nominated
 from kschedlib._internal.nominator import Nominator
 from kschedlib._internal.runtime import ProfileRuntime
+from kschedlib._internal.scheduling_store import SchedulingStore
 from kschedlib._internal.store import ObjectStore, StorageStore
 from kschedlib._internal.waiting import WaitingPod, WaitingPods
 from kschedlib.clock import Clock
@@ -107,6 +108,10 @@ class FrameworkHandle:
             return False
         waiting.reject("", "removed")
         return True
+
+    @property
+    def scheduling_objects(self) -> SchedulingStore:
+        return self._store.scheduling
 
     @property
     def storage(self) -> StorageStore:

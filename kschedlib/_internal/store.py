@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Final, final
 
+from kschedlib._internal.scheduling_store import PodTable, SchedulingStore
 from kschedlib.model.objects import Namespace, OwnerSelector, Pod, PodDisruptionBudget
 from kschedlib.model.storage import (
     CSIDriver,
@@ -138,7 +139,7 @@ class StorageStore:
 @final
 class ObjectStore:
     """Namespaces, PodDisruptionBudgets, owners' selectors, the latest version of every pod and
-    the storage objects (:attr:`storage`).
+    the storage objects (:attr:`storage`), PodGroups and ElasticQuotas (:attr:`scheduling`).
 
     Pods are indexed by key (:attr:`pods`) and by uid: the scheduler's cache, nominator and waiting
     pods know a pod by its uid, so two known pods must never share one.  Add and remove pods with
@@ -146,15 +147,16 @@ class ObjectStore:
     key and uid into :attr:`pods` is fine).
     """
 
-    __slots__ = ("_uid_keys", "namespaces", "owners", "pdbs", "pods", "storage")
+    __slots__ = ("_uid_keys", "namespaces", "owners", "pdbs", "pods", "scheduling", "storage")
 
     def __init__(self) -> None:
         self.namespaces: dict[str, Namespace] = {}
         self.pdbs: dict[str, PodDisruptionBudget] = {}
         self.owners: dict[str, OwnerSelector] = {}
-        self.pods: dict[str, Pod] = {}
+        self.pods = PodTable()
         self._uid_keys: dict[str, str] = {}
         self.storage = StorageStore()
+        self.scheduling = SchedulingStore(self.pods)
 
     def key_of_uid(self, uid: str) -> str | None:
         """The key of the known pod with this uid, if any."""
@@ -182,7 +184,7 @@ class ObjectStore:
                 self.pdbs[f"{obj.namespace}/{obj.name}"] = obj
             elif isinstance(obj, OwnerSelector):
                 self.owners[f"{obj.kind}/{obj.namespace}/{obj.name}"] = obj
-            else:
+            elif not self.scheduling.add(obj):
                 self.storage.add(obj)
 
     def owner_selectors(self, namespace: str) -> Sequence[OwnerSelector]:
@@ -196,7 +198,8 @@ class ObjectStore:
         other.namespaces = dict(self.namespaces)
         other.pdbs = dict(self.pdbs)
         other.owners = dict(self.owners)
-        other.pods = dict(self.pods)
+        other.pods = pods = PodTable(self.pods)
         other._uid_keys = dict(self._uid_keys)
         other.storage = self.storage.copy()
+        other.scheduling = self.scheduling.copy(pods)
         return other

@@ -24,6 +24,7 @@ from kschedlib.model.storage import PersistentVolume, PersistentVolumeClaim
 
 if TYPE_CHECKING:
     from kschedlib.framework.extender import Extender
+    from kschedlib.framework.scheduling_objects import SchedulingObjectLister
     from kschedlib.framework.waiting import WaitingPodView
 
 __all__ = ["Handle"]
@@ -94,6 +95,11 @@ class Handle(Protocol):
 
     def reject_waiting_pod(self, uid: str) -> bool:
         """Reject a waiting pod (message ``removed``); returns whether it was waiting."""
+        ...
+
+    @property
+    def scheduling_objects(self) -> SchedulingObjectLister:
+        """PodGroups, ElasticQuotas and the pods of each PodGroup (the batch-scheduling plugins read them)."""
         ...
 
     @property

@@ -40,6 +40,7 @@ from kschedlib.model.resources import (
     pod_requests,
     pod_scoring_requests,
 )
+from kschedlib.model.scheduling_crds import POD_GROUP_LABEL, ElasticQuota, PodGroup
 from kschedlib.model.storage import (
     ClaimRef,
     CSIDriver,
@@ -64,6 +65,7 @@ __all__ = [
     "Container",
     "ContainerImage",
     "ContainerPort",
+    "ElasticQuota",
     "LabelSelector",
     "Namespace",
     "Node",
@@ -73,6 +75,7 @@ __all__ = [
     "NodeSelectorTerm",
     "OwnerReference",
     "OwnerSelector",
+    "POD_GROUP_LABEL",
     "PersistentVolume",
     "PersistentVolumeClaim",
     "PersistentVolumeSource",
@@ -81,6 +84,7 @@ __all__ = [
     "PodAffinityTerm",
     "PodCondition",
     "PodDisruptionBudget",
+    "PodGroup",
     "PreferredSchedulingTerm",
     "Quantity",
     "Requirement",

@@ -35,6 +35,14 @@ from kschedlib.errors import ManifestError
 from kschedlib.model import _convert_spec as spec_
 from kschedlib.model._convert_base import EMPTY, Json, Reader, label_selector, open_object, section
 from kschedlib.model._convert_priority import PriorityClass, PriorityClasses, priority_class_from_dict
+from kschedlib.model._convert_scheduling import (
+    SchedulingObject,
+    elastic_quota_from_dict,
+    elastic_quota_to_dict,
+    pod_group_from_dict,
+    pod_group_to_dict,
+    scheduling_object_to_dict,
+)
 from kschedlib.model._convert_storage import (
     StorageObject,
     csi_driver_from_dict,
@@ -73,6 +81,7 @@ from kschedlib.model.objects import (
     Pod,
     PodDisruptionBudget,
 )
+from kschedlib.model.scheduling_crds import ElasticQuota, PodGroup
 
 __all__ = [
     "KubeObject",
@@ -84,6 +93,8 @@ __all__ = [
     "csi_node_to_dict",
     "csi_storage_capacity_from_dict",
     "csi_storage_capacity_to_dict",
+    "elastic_quota_from_dict",
+    "elastic_quota_to_dict",
     "is_custom_resource",
     "label_selector_from_dict",
     "label_selector_to_dict",
@@ -99,6 +110,8 @@ __all__ = [
     "pdb_from_dict",
     "pdb_to_dict",
     "pod_from_dict",
+    "pod_group_from_dict",
+    "pod_group_to_dict",
     "pod_to_dict",
     "pv_from_dict",
     "pv_to_dict",
@@ -110,7 +123,7 @@ __all__ = [
     "volume_source_to_dict",
 ]
 
-KubeObject = Node | Pod | Namespace | PodDisruptionBudget | OwnerSelector | StorageObject
+KubeObject = Node | Pod | Namespace | PodDisruptionBudget | OwnerSelector | StorageObject | SchedulingObject
 """What a Kubernetes object can be read as."""
 
 NAMESPACE_NAME_LABEL: Final = "kubernetes.io/metadata.name"
@@ -262,6 +275,8 @@ _READERS: Final[dict[str, Callable[[Mapping[str, Any]], KubeObject]]] = {
     "CSINode": csi_node_from_dict,
     "CSIDriver": csi_driver_from_dict,
     "CSIStorageCapacity": csi_storage_capacity_from_dict,
+    "PodGroup": pod_group_from_dict,
+    "ElasticQuota": elastic_quota_from_dict,
 }
 
 
@@ -269,6 +284,8 @@ def object_to_dict(obj: KubeObject) -> dict[str, Any]:
     """Any model object as its v1 dict (the inverse of :func:`object_from_dict`)."""
     if isinstance(obj, Node | Pod | Namespace | PodDisruptionBudget | OwnerSelector):
         return _core_object_to_dict(obj)
+    if isinstance(obj, PodGroup | ElasticQuota):
+        return scheduling_object_to_dict(obj)
     return storage_object_to_dict(obj)
 
 

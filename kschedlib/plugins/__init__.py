@@ -1,4 +1,5 @@
-"""The in-tree plugins of kube-scheduler v1.30 and its default profile."""
+"""The in-tree plugins of kube-scheduler v1.30 and its default profile, plus the batch plugins
+(Coscheduling, CapacityScheduling) of scheduler-plugins, which no default profile enables."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from typing import Final
 from kschedlib.framework.config import PluginRef, PluginSet
 from kschedlib.framework.registry import Registry
 from kschedlib.plugins import (
+    capacity_scheduling,
+    coscheduling,
     default_binder,
     default_preemption,
     image_locality,
@@ -88,6 +91,10 @@ def in_tree_registry() -> Registry:
     registry.register(volume_zone.VolumeZone.name, volume_zone.VolumeZone)
     registry.register(default_preemption.DefaultPreemption.name, default_preemption.DefaultPreemption,
                       args=default_preemption.decode_args)
+    # scheduler-plugins' batch plugins: registered, not in the default profile
+    registry.register(coscheduling.Coscheduling.name, coscheduling.Coscheduling, args=coscheduling.decode_args)
+    registry.register(capacity_scheduling.CapacityScheduling.name, capacity_scheduling.CapacityScheduling,
+                      args=capacity_scheduling.decode_args)
     return registry
 
 

@@ -14,6 +14,7 @@ from kschedlib._internal.documents import read_documents
 from kschedlib.clock import FakeClock
 from kschedlib.framework.registry import Registry
 from kschedlib.scheduler import Scheduler, ScheduleResult
+from kschedlib.simulation._groups import pod_group_report
 from kschedlib.simulation.cluster import Cluster, load_cluster
 from kschedlib.simulation.skipped import skipped_section
 from kschedlib.simulation.timeline import Batch, TimelineEvent, apply_event, batches, parse_events
@@ -45,6 +46,7 @@ class SimulationReport:
     skipped: dict[str, Any] = attrs.field(factory=dict)
     trace: list[dict[str, Any]] = attrs.field(factory=list)
     seconds: float = 0.0
+    pod_groups: dict[str, dict[str, Any]] = attrs.field(factory=dict)
 
     @property
     def scheduled(self) -> int:
@@ -82,6 +84,8 @@ class SimulationReport:
             "summary": self.summary(),
             "skipped": dict(self.skipped),
         }
+        if self.pod_groups:
+            out["pod_groups"] = dict(self.pod_groups)
         if self.checkpoints is not None:
             out["checkpoints"] = list(self.checkpoints)
             out["deleted_by_events"] = list(self.deleted_by_events)
@@ -274,4 +278,5 @@ def simulate(
     report.pending = run.pending_view()
     report.gated = [key for key, entry in report.pending.items() if entry["queue"] == "gated"]
     report.errors = run.error_view()
+    report.pod_groups = pod_group_report(scheduler)
     return report

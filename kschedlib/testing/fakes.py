@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, final
 
 from kschedlib._internal.cache import Cache
+from kschedlib._internal.scheduling_store import PodTable, SchedulingStore
 from kschedlib._internal.store import StorageStore
 from kschedlib.clock import Clock, FakeClock
 from kschedlib.framework.cycle_state import CycleState
@@ -78,8 +79,8 @@ class FakeHandle:
     :attr:`extenders` lists. ``seed`` seeds :attr:`rng`; ``clock`` defaults to a :class:`FakeClock`.
     """
 
-    __slots__ = ("_clock", "_extenders", "_nominated", "_owners", "_pdbs", "_plugins", "_pods", "_rng", "_seed",
-                 "_snapshot", "_storage")
+    __slots__ = ("_clock", "_extenders", "_nominated", "_owners", "_pdbs", "_plugins", "_pods", "_rng", "_scheduling",
+                 "_seed", "_snapshot", "_storage")
 
     def __init__(
         self,
@@ -112,8 +113,10 @@ class FakeHandle:
         self._pdbs = [*(o for o in extra if isinstance(o, PodDisruptionBudget)), *pdbs]
         self._owners = [*(o for o in extra if isinstance(o, OwnerSelector)), *owners]
         self._storage = StorageStore()
+        self._scheduling = SchedulingStore(PodTable(self._pods))
         for obj in (*extra, *storage):
-            self._storage.add(obj)
+            if not self._scheduling.add(obj):
+                self._storage.add(obj)
         self._nominated = {name: tuple(infos) for name, infos in (nominated or {}).items()}
         self._seed = seed
         self._rng = random.Random(seed)
@@ -172,6 +175,11 @@ class FakeHandle:
     def owner_selectors(self, namespace: str) -> Sequence[OwnerSelector]:
         """The cluster's and ``owners`` in ``namespace``."""
         return [owner for owner in self._owners if owner.namespace == namespace]
+
+    @property
+    def scheduling_objects(self) -> SchedulingStore:
+        """PodGroups and ElasticQuotas of the cluster and ``storage``; the pods of each PodGroup."""
+        return self._scheduling
 
     @property
     def storage(self) -> StorageStore:

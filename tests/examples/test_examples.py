@@ -15,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
-TESTED_ELSEWHERE = frozenset({"gang_scheduling.py"})
+TESTED_ELSEWHERE = frozenset({"gang_scheduling.py", "gpu_batch.py"})
 SCRIPTS = sorted(path for path in EXAMPLES.glob("*.py") if path.name not in TESTED_ELSEWHERE)
 
 

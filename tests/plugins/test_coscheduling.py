@@ -1,0 +1,277 @@
+"""Coscheduling: scheduler-plugins' test tables (tests/data/batch/coscheduling.json), args, status, end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kschedlib import ConfigError, FakeClock, Scheduler
+from kschedlib.framework import CycleState, PodInfo, QueuedPodInfo, Status, Wait
+from kschedlib.framework.pods_to_activate import PODS_TO_ACTIVATE
+from kschedlib.framework.status import Code
+from kschedlib.model import POD_GROUP_LABEL, Pod, PodGroup, parse_quantity
+from kschedlib.plugins._pod_group_manager import (
+    cluster_resource_gap,
+    format_gap,
+    min_resources_needed,
+    near_quorum,
+    reconcile_status,
+)
+from kschedlib.plugins.coscheduling import Coscheduling, CoschedulingArgs, decode_args
+from kschedlib.simulation.cluster import Cluster
+from kschedlib.testing import FakeHandle
+from tests.helpers import make_node, make_pod
+
+TABLES: dict[str, list[dict[str, Any]]] = json.loads(
+    (Path(__file__).parents[1] / "data" / "batch" / "coscheduling.json").read_text(encoding="utf-8"))
+CODES = {"Success": Code.SUCCESS, "Unschedulable": Code.UNSCHEDULABLE,
+         "UnschedulableAndUnresolvable": Code.UNSCHEDULABLE_AND_UNRESOLVABLE}
+
+
+def _ids(table: str) -> list[str]:
+    return [case["id"] for case in TABLES[table]]
+
+
+def member(name: str, group: str = "", *, node: str = "", namespace: str = "ns", cpu: str = "",
+           priority: int | None = None) -> Pod:
+    labels = {POD_GROUP_LABEL: group} if group else {}
+    return make_pod(name, namespace=namespace, labels=labels, node_name=node, priority=priority,
+                    requests={"cpu": cpu} if cpu else None)
+
+
+def groups(entries: list[dict[str, Any]]) -> list[PodGroup]:
+    return [PodGroup(e["name"], e.get("ns", "ns"), min_member=e.get("minMember", 0),
+                     min_resources={k: parse_quantity(v) for k, v in e["minResources"].items()}
+                     if "minResources" in e else None,
+                     creation_timestamp=e.get("created")) for e in entries]
+
+
+def plugin(objects: list[object], pods: list[Pod] = (), *,  # type: ignore[assignment]
+           args: CoschedulingArgs | None = None, clock: FakeClock | None = None) -> tuple[Coscheduling, FakeHandle]:
+    handle = FakeHandle(Cluster(tuple(objects)), pods=pods, clock=clock)
+    return Coscheduling(args if args is not None else CoschedulingArgs(10, 0), handle.as_handle()), handle
+
+
+NODES = [make_node("node-a", allocatable={"cpu": "4", "pods": "32", "nvidia.com/gpu": "1"}),
+         make_node("node-b", allocatable={"cpu": "4", "pods": "32", "nvidia.com/gpu": "1"})]
+
+
+@pytest.mark.parametrize("case", TABLES["pre_filter"], ids=_ids("pre_filter"))
+def test_pre_filter(case: dict[str, Any]) -> None:
+    pod = member(case["pod"]["name"], case["pod"]["group"])
+    others = [member(o["name"], o["group"]) for o in case["others"]]
+    pl, _ = plugin([*NODES, *groups(case["groups"])], [pod, *others])
+    status = pl.pre_filter(CycleState(), pod)
+    assert status.code is CODES[case["code"]]
+    if "reason" in case:
+        assert status.reasons == (case["reason"],)
+
+
+@pytest.mark.parametrize("case", TABLES["check_cluster_resource"], ids=_ids("check_cluster_resource"))
+def test_check_cluster_resource(case: dict[str, Any]) -> None:
+    nodes = [make_node(n, allocatable={"cpu": "3", "pods": "32"}) for n in ("node-a", "node-b")]
+    bound = [member(b["name"], b.get("group", ""), node=b["node"], cpu=b["cpu"]) for b in case["bound"]]
+    handle = FakeHandle(Cluster((*nodes, *bound)))
+    minimum = {k: parse_quantity(v) for k, v in case["minResources"].items()}
+    needed = min_resources_needed(PodGroup("pg1", "ns", min_member=0, min_resources=minimum))
+    assert cluster_resource_gap(handle.snapshot.node_infos, needed, "ns/pg1") == case["gap"]
+
+
+@pytest.mark.parametrize("case", TABLES["permit"], ids=_ids("permit"))
+def test_permit(case: dict[str, Any]) -> None:
+    pod = member(case["pod"]["name"], case["pod"]["group"])
+    assigned = [member(a["name"], a["group"], node="node-a") for a in case["assigned"]]
+    pl, _ = plugin([NODES[0], *assigned, *groups(case["groups"])], [pod])
+    outcome = pl.permit(CycleState(), pod, "node-a")
+    if case["code"] == "Wait":
+        assert outcome == Wait(10.0)
+        return
+    assert isinstance(outcome, Status)
+    assert outcome.code is CODES[case["code"]]
+    if "reason" in case:
+        assert outcome.reasons == (case["reason"],)
+
+
+@pytest.mark.parametrize("case", TABLES["post_filter"], ids=_ids("post_filter"))
+def test_post_filter(case: dict[str, Any]) -> None:
+    pod = member(case["pod"]["name"], case["pod"]["group"])
+    assigned = [member(a["name"], a["group"], node="node-a") for a in case["assigned"]]
+    big = make_node("node-a", allocatable={"cpu": "4", "pods": "32"})
+    pl, _ = plugin([big, *assigned, *groups(case["groups"])], [pod])
+    result = pl.post_filter(CycleState(), pod, {"node-a": Status.success()})
+    assert result.status.code is Code.UNSCHEDULABLE
+    assert list(result.status.reasons) == case["reasons"]
+    assert result.nominated_node_name is None
+
+
+def _queued(case: dict[str, Any], which: str) -> QueuedPodInfo:
+    spec = case[which]
+    pod = member(which, spec.get("group", ""), namespace=spec["ns"], priority=spec["priority"])
+    return QueuedPodInfo(PodInfo.of(pod), timestamp=0.0, initial_attempt_timestamp=spec.get("t", 0.0))
+
+
+@pytest.mark.parametrize("case", TABLES["less"], ids=_ids("less"))
+def test_less(case: dict[str, Any]) -> None:
+    pl, _ = plugin(list(groups(case.get("groups", []))))
+    assert pl.less(_queued(case, "p1"), _queued(case, "p2")) is case["want"]
+
+
+def test_backoff_prevents_an_infinite_scheduling_loop() -> None:
+    """scheduler-plugins' TestPodGroupBackoffTime: after PostFilter rejects the group it backs off."""
+    clock = FakeClock()
+    pods = [member(f"pod{i}", "pg1") for i in (1, 2, 3)]
+    pl, _ = plugin([make_node("node", allocatable={"cpu": "4", "pods": "32"}), PodGroup("pg1", "ns", min_member=3)],
+                   pods, args=CoschedulingArgs(10, 1), clock=clock)
+    state = CycleState()
+    assert pl.permit(state, pods[0], "node") == Wait(10.0)
+    assert state.read(PODS_TO_ACTIVATE).take() == ["ns/pod2", "ns/pod3"]  # the siblings go back to activeQ
+    pl.post_filter(CycleState(), pods[1], {})
+    status = pl.pre_filter(CycleState(), pods[2])
+    assert status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    assert status.reasons == ("podGroup ns/pg1 failed recently",)
+    clock.advance(1)
+    assert pl.pre_filter(CycleState(), pods[2]).code is Code.SUCCESS
+
+
+def test_schedule_timeout_of_the_group_overrides_the_plugin_wait() -> None:
+    pod = member("p", "pg1")
+    pl, _ = plugin([PodGroup("pg1", "ns", min_member=2, schedule_timeout_seconds=3)], [pod])
+    assert pl.permit(CycleState(), pod, "n") == Wait(3.0)
+    pl0, _ = plugin([PodGroup("pg1", "ns", min_member=2)], [pod], args=CoschedulingArgs(0, 0))
+    assert pl0.permit(CycleState(), pod, "n") == Wait(60.0)
+
+
+def test_permitted_groups_skip_the_resource_check_until_the_wait_passes() -> None:
+    clock = FakeClock()
+    group = PodGroup("pg1", "ns", min_member=1, min_resources={"cpu": parse_quantity("4")})
+    pod = member("p", "pg1")
+    pl, handle = plugin([NODES[0], group], [pod], clock=clock)
+    assert pl.pre_filter(CycleState(), pod).code is Code.SUCCESS
+    handle.set_snapshot(FakeHandle(Cluster((make_node("node-a", allocatable={"cpu": "1", "pods": "32"}),))).snapshot)
+    assert pl.pre_filter(CycleState(), pod).code is Code.SUCCESS  # permitted: not checked again
+    clock.advance(10)
+    assert pl.pre_filter(CycleState(), pod).reasons == ("resource gap: map[cpu:3]",)
+
+
+@pytest.mark.parametrize(("raw", "field"), [
+    ({"permitWaitingTimeSeconds": -1}, "permitWaitingTimeSeconds"),
+    ({"podGroupBackoffSeconds": -5}, "podGroupBackoffSeconds"),
+    ({"podGroupBackoffSeconds": 1.5}, "podGroupBackoffSeconds"),
+    ({"permitWaitingTimeSeconds": True}, "permitWaitingTimeSeconds"),
+    ([], "args"),
+], ids=["negative-wait", "negative-backoff", "float", "bool", "not-an-object"])
+def test_invalid_args_are_config_errors(raw: Any, field: str) -> None:
+    with pytest.raises(ConfigError, match=field):
+        decode_args(raw)
+
+
+def test_args_default_as_scheduler_plugins() -> None:
+    assert decode_args(None) == decode_args({}) == CoschedulingArgs(60, 0)
+    assert decode_args({"permitWaitingTimeSeconds": 5, "podGroupBackoffSeconds": 2}) == CoschedulingArgs(5, 2)
+    with pytest.raises(ConfigError):
+        Coscheduling(CoschedulingArgs(-1, 0), FakeHandle().as_handle())
+
+
+@pytest.mark.parametrize(("minimum", "assigned", "near"), [(10, 9, True), (10, 8, False), (3, 2, False), (1, 1, True)])
+def test_near_quorum_is_float32_ten_percent(minimum: int, assigned: int, near: bool) -> None:
+    assert near_quorum(minimum, assigned) is near
+
+
+def test_format_gap() -> None:
+    assert format_gap({"pods": 2, "cpu": 1500, "memory": 10}) == "map[cpu:1500m memory:10 pods:2]"
+
+
+@pytest.mark.parametrize(("phase", "pods", "want"), [
+    ("", [], ("Pending", 0)),
+    ("Pending", ["Pending", "Pending"], ("Scheduling", 0)),
+    ("Scheduling", ["Running", "bound"], ("Running", 2)),
+    ("Running", ["Running"], ("Pending", 1)),
+    ("Running", ["Succeeded", "Succeeded"], ("Finished", 0)),
+    ("Running", ["Failed", "Running"], ("Failed", 1)),
+    ("Finished", [], ("Finished", 0)),
+], ids=["new", "enough-pods", "running", "lost-members", "finished", "failed", "final"])
+def test_status_as_the_controller_writes_it(phase: str, pods: list[str], want: tuple[str, int]) -> None:
+    members = [member(f"m{i}", "g", node="n" if p == "bound" else "", namespace="ns") for i, p in enumerate(pods)]
+    members = [m if p == "bound" else Pod(m.name, m.namespace, labels=m.labels, phase=p)
+               for m, p in zip(members, pods, strict=True)]
+    group = reconcile_status(PodGroup("g", "ns", min_member=2, phase=phase), members)
+    assert (group.phase, group.running) == want
+
+
+# --- end to end ------------------------------------------------------------------------------------
+
+
+CONFIG = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+          "profiles": [{"schedulerName": "default-scheduler",
+                        "plugins": {"multiPoint": {"enabled": [{"name": "Coscheduling"}],
+                                                   "disabled": [{"name": "PrioritySort"}]}},
+                        "pluginConfig": [{"name": "Coscheduling", "args": {"permitWaitingTimeSeconds": 10}}]}]}
+
+
+def test_a_gang_waits_in_permit_then_binds_together_and_its_status_follows() -> None:
+    clock = FakeClock()
+    sched = Scheduler(CONFIG, clock=clock)
+    sched.add_objects([make_node("n1"), PodGroup("job", "ns", min_member=3)])
+    pods = [member(f"w{i}", "job", cpu="1") for i in range(3)]
+    for pod in pods:
+        sched.add_pod(pod)
+    results = sched.run_until_idle()
+    assert [r.status.code.label for r in results[:2]] == ["Wait", "Wait"]
+    assert sorted(sched.bound_pods()) == sorted(p.key for p in pods)
+    assert sched.waiting_pods() == []
+    group = sched.engine.store.scheduling.get_pod_group("ns", "job")
+    assert group is not None
+    assert (group.phase, group.running) == ("Running", 3)
+
+
+def test_post_filter_of_a_member_that_fits_nowhere_releases_the_waiting_ones() -> None:
+    sched = Scheduler(CONFIG, clock=FakeClock())
+    sched.add_objects([make_node("n1", allocatable={"cpu": "2", "memory": "8Gi", "pods": "110"}),
+                       PodGroup("job", "ns", min_member=3)])
+    for i in range(3):
+        sched.add_pod(member(f"w{i}", "job", cpu="1"))
+    results = sched.run_until_idle()
+    assert any("optimistic rejection in PostFilter" in (r.message or "") for r in results)
+    assert sched.waiting_pods() == []
+    assert sched.bound_pods() == {}
+    assert all(info.requested.milli_cpu == 0 for info in sched.snapshot())
+
+
+def test_a_timed_out_gang_releases_everything() -> None:
+    clock = FakeClock()
+    sched = Scheduler(CONFIG, clock=clock)
+    sched.add_objects([make_node("n1"), PodGroup("job", "ns", min_member=3)])
+    for i in range(2):
+        sched.add_pod(member(f"w{i}", "job", cpu="1"))
+    sched.add_pod(Pod("w2", "ns", labels={POD_GROUP_LABEL: "job"}, scheduling_gates=("later",)))
+    sched.run_until_idle()
+    assert len(sched.waiting_pods()) == 2
+    assert sched.next_wakeup() == 10.0
+    clock.set(10)
+    results = sched.tick()
+    assert {r.status.code for r in results} == {Code.UNSCHEDULABLE}
+    assert any("rejection in Unreserve" in (r.message or "") for r in results)
+    assert sched.waiting_pods() == []
+    assert sched.bound_pods() == {}
+    assert all(info.requested.milli_cpu == 0 for info in sched.snapshot())
+
+
+def test_simulate_reports_the_state_of_each_group() -> None:
+    from kschedlib import simulate
+    from kschedlib.model.convert import node_to_dict, pod_group_to_dict, pod_to_dict
+    from kschedlib.plugins.batch import batch_scheduling_config
+
+    cluster = {"kind": "List", "items": [
+        node_to_dict(make_node("n1")), pod_group_to_dict(PodGroup("job", "ns", min_member=2)),
+        pod_group_to_dict(PodGroup("big", "ns", min_member=3)),
+        *(pod_to_dict(member(f"w{i}", "job", cpu="1")) for i in range(2)),
+        *(pod_to_dict(member(f"b{i}", "big", cpu="3")) for i in range(3)),
+    ]}
+    report = simulate(cluster, batch_scheduling_config(capacity_scheduling=False)).to_dict()
+    assert report["pod_groups"]["ns/job"] == {"phase": "Running", "minMember": 2, "members": 2, "bound": 2,
+                                              "waiting": 0}
+    assert report["pod_groups"]["ns/big"]["bound"] == 0
+    assert "pod_groups" not in simulate({"kind": "List", "items": [node_to_dict(make_node("n1"))]}).to_dict()
