@@ -49,14 +49,10 @@ def gang(name: str, size: int, cpu: str, *, min_member: int | None = None, creat
 
 
 def drive(scheduler: Scheduler, clock: FakeClock, *, until: float) -> list[ScheduleResult]:
-    """Schedule until idle, then jump the clock to each wake-up (backoff, Permit timeout) up to ``until``.
-
-    The queue's 5-minute flush moves pods that waited *more* than 5 minutes, so a wake-up
-    that is already due moves the clock on by a millisecond.
-    """
+    """Schedule until idle, then jump the clock to each wake-up (backoff, Permit timeout) up to ``until``."""
     results = scheduler.run_until_idle()
     while (wakeup := scheduler.next_wakeup()) is not None and wakeup <= until:
-        clock.set(max(wakeup, clock.now() + 0.001))
+        clock.set(wakeup)
         results.extend(scheduler.tick())
         results.extend(scheduler.run_until_idle())
     return results

@@ -86,7 +86,7 @@ def main() -> None:
             wakeup = sched.next_wakeup()
             if wakeup is None:
                 break
-            clock.set(max(wakeup, clock.now() + 0.001))
+            clock.set(wakeup)
     seconds = time.perf_counter() - started
     bound = set(sched.bound_pods()) - set(sched.waiting_pods())
     placed = sum(1 for _, pods in workload if all(p.key in bound for p in pods))
