@@ -22,7 +22,7 @@ import os
 import re
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Final, Literal, final
+from typing import Any, Final, Literal, final
 
 import attrs
 
@@ -39,6 +39,7 @@ __all__ = [
     "GateSpec",
     "KubeSettings",
     "Switches",
+    "add_version_arguments",
     "changes_between",
     "gate_defaults",
     "markdown_table",
@@ -353,3 +354,12 @@ def markdown_table() -> str:
             gate = f"`{change.gate}` ({values})"
         rows.append(f"| `{change.switch}` | 1.{change.since} | {gate} | {change.description} |\n")
     return header + "".join(rows)
+
+
+def add_version_arguments(parser: Any) -> None:
+    """``--kube-version`` and ``--feature-gates`` for a command that builds a scheduler."""
+    parser.add_argument("--kube-version", default=None,
+                        help=f"kube-scheduler version to behave as ({SUPPORTED_VERSIONS[0]}-{SUPPORTED_VERSIONS[-1]}; "
+                             f"default ${ENV_VAR} or {DEFAULT_KUBE_VERSION})")
+    parser.add_argument("--feature-gates", default=None, metavar="NAME=BOOL,...",
+                        help="feature gates, as kube-scheduler's --feature-gates")
