@@ -15,6 +15,7 @@ from kschedlib.extender import command as serve_extender
 from kschedlib.simulation.explain import explain
 from kschedlib.simulation.report import explanation_text, simulation_text
 from kschedlib.simulation.simulate import simulate
+from kschedlib.versions import add_version_arguments
 
 __all__ = ["main"]
 
@@ -31,6 +32,7 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("--start-index", type=int, default=0, help="node search start (rotating index)")
     ex.add_argument("--seed", type=int, default=0)
     ex.add_argument("--format", choices=("json", "text"), default="json")
+    add_version_arguments(ex)
     sim = sub.add_parser("simulate", help="schedule the cluster's pending pods")
     sim.add_argument("cluster", nargs="*", help="cluster file(s), read as one (default: a bundled example)")
     sim.add_argument("--config", help="KubeSchedulerConfiguration file")
@@ -38,6 +40,7 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--once", action="store_true", help="give every pending pod exactly one attempt")
     sim.add_argument("--events", help="timeline of cluster changes to apply while simulating (JSON/YAML list)")
     sim.add_argument("--format", choices=("json", "text"), default="text")
+    add_version_arguments(sim)
     serve_extender.add_parser(sub)
     return parser
 
@@ -57,13 +60,9 @@ def _progress(stream: TextIO) -> Any:
 
 def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     progress = _progress(err) if err.isatty() else None
-    if not args.cluster:
-        with resources.as_file(resources.files("kschedlib.simulation.data") / EXAMPLE_CLUSTER) as path:
-            report = simulate(path, args.config, seed=args.seed, once=args.once, events=args.events,
-                              progress=progress)
-    else:
-        report = simulate(args.cluster, args.config, seed=args.seed, once=args.once, events=args.events,
-                          progress=progress)
+    with resources.as_file(resources.files("kschedlib.simulation.data") / EXAMPLE_CLUSTER) as example:
+        report = simulate(args.cluster or example, args.config, seed=args.seed, once=args.once, events=args.events,
+                          progress=progress, kube_version=args.kube_version, feature_gates=args.feature_gates)
     if progress is not None:
         summary = report.summary()
         err.write(f"\r{sum(report.attempts.values())} attempts, {summary['pods']} pods: "
@@ -77,7 +76,8 @@ def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     status = 0
     if args.command == "explain":
-        result = explain(args.cluster, args.pod, args.config, start_index=args.start_index, seed=args.seed)
+        result = explain(args.cluster, args.pod, args.config, start_index=args.start_index, seed=args.seed,
+                         kube_version=args.kube_version, feature_gates=args.feature_gates)
         if args.format == "json":
             _dump(result.to_dict(), out)
         else:

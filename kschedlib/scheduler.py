@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Executor
 from typing import Any, final
 
@@ -18,6 +18,8 @@ from kschedlib.framework.registry import Registry
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.model.objects import Node, Pod
 from kschedlib.plugins import default_plugin_sets, in_tree_registry
+from kschedlib.versions import KubeSettings
+from kschedlib.versions import resolve as resolve_kube
 
 __all__ = ["ScheduleResult", "Scheduler", "SchedulerListener"]
 
@@ -62,18 +64,22 @@ class Scheduler:
         retry_unschedulable: bool = True,
         assumed_pod_ttl: float = 0.0,
         extenders: Sequence[Extender] = (),
+        kube_version: str | None = None,
+        feature_gates: Mapping[str, bool] | str | None = None,
     ) -> None:
+        kube = resolve_kube(kube_version, feature_gates)
         self._engine = Engine(
             load_config(config),
             clock=clock if clock is not None else SystemClock(),
             seed=seed,
             registry=registry if registry is not None else in_tree_registry().with_entry_points(),
-            defaults=dict(default_plugin_sets()),
+            defaults=dict(default_plugin_sets(kube.switches)),
             retry_unschedulable=retry_unschedulable,
             listeners=listeners,
             binding_executor=binding_executor,
             assumed_ttl=assumed_pod_ttl,
             extenders=extenders,
+            kube=kube,
         )
 
     # --- events in ----------------------------------------------------------------------------
@@ -162,6 +168,11 @@ class Scheduler:
     def profiles(self) -> list[str]:
         """Scheduler names of the configured profiles."""
         return list(self._engine.profiles)
+
+    @property
+    def kube(self) -> KubeSettings:
+        """The kube-scheduler version and feature gates this scheduler behaves as."""
+        return self._engine.kube
 
     @property
     def clock(self) -> Clock:

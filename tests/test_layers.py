@@ -23,7 +23,7 @@ FORBIDDEN: dict[str, frozenset[str]] = {
     "kschedlib": frozenset(),
 }
 TOP_LEVEL = {
-    "errors": "base", "clock": "base",
+    "errors": "base", "clock": "base", "versions": "model",
     "model": "model", "framework": "framework", "plugins": "plugins", "_internal": "_internal",
     "scheduler": "scheduler",
     "cli": EDGES, "__main__": EDGES, "simulation": EDGES, "testing": EDGES, "extender": EDGES, "prometheus": EDGES,

@@ -49,6 +49,8 @@ from kschedlib.framework.queued_pod import QueuedPodInfo
 from kschedlib.framework.registry import Registry
 from kschedlib.framework.status import Code, Status
 from kschedlib.model.objects import Node, Pod
+from kschedlib.versions import KubeSettings
+from kschedlib.versions import resolve as resolve_kube
 
 __all__ = ["Engine", "node_changes"]
 
@@ -117,8 +119,10 @@ class Engine:
         binding_executor: Executor | None = None,
         assumed_ttl: float = 0.0,
         extenders: Sequence[Extender] = (),
+        kube: KubeSettings | None = None,
     ) -> None:
         self.config = config
+        self.kube = kube if kube is not None else resolve_kube()
         configured, ignored = build_extenders(config.extenders)
         self.extenders = order_extenders((*configured, *extenders))
         self.clock = clock
@@ -133,7 +137,8 @@ class Engine:
         self.profiles: dict[str, ProfileRuntime] = {}
         self.handles: dict[str, FrameworkHandle] = {}
         for index, profile in enumerate(config.profiles):
-            handle = FrameworkHandle(self.store, self.nominator, clock, self.rng, self.waiting)
+            handle = FrameworkHandle(self.store, self.nominator, clock, self.rng, self.waiting,
+                                     switches=self.kube.switches)
             built = build_profile(with_ignored_resources(profile, ignored), registry, handle, defaults,
                                   where=f"profiles[{index}]")
             if ignored:

@@ -21,6 +21,7 @@ from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import OwnerSelector, Pod, PodDisruptionBudget
 from kschedlib.model.storage import PersistentVolume, PersistentVolumeClaim
+from kschedlib.versions import Switches
 
 __all__ = ["FrameworkHandle"]
 
@@ -29,10 +30,11 @@ __all__ = ["FrameworkHandle"]
 class FrameworkHandle:
     """Implements :class:`kschedlib.framework.Handle` over the scheduler's state."""
 
-    __slots__ = ("_clock", "_nominator", "_rng", "_runtime", "_snapshot", "_store", "_waiting")
+    __slots__ = ("_clock", "_nominator", "_rng", "_runtime", "_snapshot", "_store", "_switches", "_waiting")
 
     def __init__(self, store: ObjectStore, nominator: Nominator, clock: Clock, rng: random.Random,
-                 waiting: WaitingPods | None = None) -> None:
+                 waiting: WaitingPods | None = None, *, switches: Switches | None = None) -> None:
+        self._switches = switches if switches is not None else Switches()
         self._store = store
         self._waiting = waiting if waiting is not None else WaitingPods()
         self._nominator = nominator
@@ -65,6 +67,10 @@ class FrameworkHandle:
     @property
     def rng(self) -> random.Random:
         return self._rng
+
+    @property
+    def switches(self) -> Switches:
+        return self._switches
 
     def nominated_pods_for_node(self, node_name: str) -> Sequence[PodInfo]:
         return self._nominator.pods_for_node(node_name)

@@ -14,6 +14,7 @@ from kschedlib.extender.server import (
     DEFAULT_REQUEST_TIMEOUT,
     ExtenderServer,
 )
+from kschedlib.versions import add_version_arguments
 
 __all__ = ["add_parser", "run"]
 
@@ -41,6 +42,7 @@ def add_parser(sub: Any) -> None:
                      help="requests computed at once (default 4)")
     cmd.add_argument("--node-cache-size", type=int, default=DEFAULT_LIMITS.node_cache_size,
                      help="parsed request nodes kept between requests (default 5000)")
+    add_version_arguments(cmd)
     cmd.add_argument("--max-connections", type=int, default=DEFAULT_MAX_CONNECTIONS,
                      help="connections served at once (default 64)")
 
@@ -52,7 +54,8 @@ def run(args: argparse.Namespace, out: TextIO, *, stop: threading.Event | None =
     server = ExtenderServer(args.config, host=args.host, port=args.port, cluster=args.cluster,
                             profile=args.profile, scores=args.scores, limits=limits,
                             max_body_bytes=args.max_body_bytes, request_timeout=args.request_timeout,
-                            max_connections=args.max_connections)
+                            max_connections=args.max_connections, kube_version=args.kube_version,
+                            feature_gates=args.feature_gates)
     done = stop if stop is not None else threading.Event()
     if stop is None and threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGINT, signal.SIGTERM):

@@ -251,9 +251,12 @@ class ExtenderServer:
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        kube_version: str | None = None,
+        feature_gates: Mapping[str, bool] | str | None = None,
     ) -> None:
         self.service = ExtenderService(config, cluster=cluster, profile=profile, scores=scores, binder=binder,
-                                       registry=registry, limits=limits)
+                                       registry=registry, limits=limits, kube_version=kube_version,
+                                       feature_gates=feature_gates)
         self._httpd = _HTTPServer((host, port), self.service, max_body_bytes=max_body_bytes,
                                   request_timeout=request_timeout, max_connections=max_connections)
         self._thread: threading.Thread | None = None

@@ -32,6 +32,7 @@ from kschedlib.model.convert import node_from_dict, pod_from_dict
 from kschedlib.model.objects import Pod
 from kschedlib.scheduler import Scheduler
 from kschedlib.simulation.cluster import Cluster, load_cluster
+from kschedlib.versions import resolve as resolve_kube
 
 __all__ = ["BadRequest", "ExtenderService", "ScoreScale"]
 
@@ -79,6 +80,7 @@ class ExtenderService:
     itself would add up: decisions equal the profile's when this extender is the
     only scorer); ``"extender"`` rescales it to the protocol's 0..10.
     ``limits`` bounds each request's size and time and the state kept between them.
+    ``kube_version`` and ``feature_gates`` choose the kube-scheduler behaviour (:mod:`kschedlib.versions`).
     Requests may be handled from several threads at once.
     """
 
@@ -95,9 +97,13 @@ class ExtenderService:
         binder: ExtenderBinder | None = None,
         registry: Registry | None = None,
         limits: ExtenderLimits = DEFAULT_LIMITS,
+        kube_version: str | None = None,
+        feature_gates: Mapping[str, bool] | str | None = None,
     ) -> None:
         settings = attrs.evolve(load_config(config), extenders=())
-        scheduler = Scheduler(settings, seed=0, registry=registry)
+        kube = resolve_kube(kube_version, feature_gates)
+        scheduler = Scheduler(settings, seed=0, registry=registry, kube_version=kube.version,
+                              feature_gates=kube.overrides)
         name = profile if profile is not None else scheduler.profiles[0]
         if name not in scheduler.profiles:
             raise KschedError(f'profile not found for scheduler name "{name}"')
@@ -107,7 +113,8 @@ class ExtenderService:
 
         def build() -> Worker:
             """Plugins of their own, seeing the cluster's other objects (claims, classes...) as the base does."""
-            worker = Scheduler(settings, seed=0, registry=registry)
+            worker = Scheduler(settings, seed=0, registry=registry, kube_version=kube.version,
+                               feature_gates=kube.overrides)
             worker.add_objects(objects)
             return Worker(worker.engine.profiles[name], worker.engine.handles[name])
 

@@ -21,6 +21,7 @@ from kschedlib.framework.status import Status
 from kschedlib.framework.storage import StorageLister
 from kschedlib.model.objects import OwnerSelector, Pod, PodDisruptionBudget
 from kschedlib.model.storage import PersistentVolume, PersistentVolumeClaim
+from kschedlib.versions import Switches
 
 if TYPE_CHECKING:
     from kschedlib.framework.extender import Extender
@@ -46,6 +47,11 @@ class Handle(Protocol):
     @property
     def rng(self) -> random.Random:
         """The injected, seeded random generator; all random choices use it."""
+        ...
+
+    @property
+    def switches(self) -> Switches:
+        """The kube-scheduler behaviour changes in force (see :mod:`kschedlib.versions`)."""
         ...
 
     def nominated_pods_for_node(self, node_name: str) -> Sequence[PodInfo]:

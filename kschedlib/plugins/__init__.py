@@ -13,9 +13,11 @@ from kschedlib.plugins import (
     coscheduling,
     default_binder,
     default_preemption,
+    dynamic_resources,
     image_locality,
     inter_pod_affinity,
     node_affinity,
+    node_declared_features,
     node_name,
     node_ports,
     node_resources_balanced_allocation,
@@ -31,8 +33,15 @@ from kschedlib.plugins import (
     volume_restrictions,
     volume_zone,
 )
+from kschedlib.versions import Switches
 
-__all__ = ["DEFAULT_MULTI_POINT", "default_plugin_sets", "in_tree_registry"]
+__all__ = [
+    "DEFAULT_MULTI_POINT",
+    "LEGACY_VOLUME_LIMITS",
+    "default_multi_point",
+    "default_plugin_sets",
+    "in_tree_registry",
+]
 
 DEFAULT_MULTI_POINT: Final = (
     PluginRef("SchedulingGates"),
@@ -91,6 +100,8 @@ def in_tree_registry() -> Registry:
     registry.register(volume_zone.VolumeZone.name, volume_zone.VolumeZone)
     registry.register(default_preemption.DefaultPreemption.name, default_preemption.DefaultPreemption,
                       args=default_preemption.decode_args)
+    registry.register(dynamic_resources.DynamicResources.name, dynamic_resources.DynamicResources)
+    registry.register(node_declared_features.NodeDeclaredFeatures.name, node_declared_features.NodeDeclaredFeatures)
     # scheduler-plugins' batch plugins: registered, not in the default profile
     registry.register(coscheduling.Coscheduling.name, coscheduling.Coscheduling, args=coscheduling.decode_args)
     registry.register(capacity_scheduling.CapacityScheduling.name, capacity_scheduling.CapacityScheduling,
@@ -98,6 +109,25 @@ def in_tree_registry() -> Registry:
     return registry
 
 
-def default_plugin_sets() -> Mapping[str, PluginSet]:
-    """The default profile's plugin sets: everything through ``multiPoint``."""
-    return {"multiPoint": PluginSet(DEFAULT_MULTI_POINT)}
+LEGACY_VOLUME_LIMITS: Final = frozenset({"EBSLimits", "GCEPDLimits", "AzureDiskLimits", "CinderLimits"})
+"""The in-tree volume-limit plugins kube-scheduler dropped in v1.31 (and refuses in configurations)."""
+
+
+def default_multi_point(switches: Switches | None = None) -> tuple[PluginRef, ...]:
+    """The default ``multiPoint`` list of the kube-scheduler version whose ``switches`` are given."""
+    if switches is None:
+        return DEFAULT_MULTI_POINT
+    refs = [ref for ref in DEFAULT_MULTI_POINT
+            if not (switches.legacy_volume_limits_removed and ref.name in LEGACY_VOLUME_LIMITS)]
+    if switches.dynamic_resources:
+        weight = 2 if switches.dynamic_resources_score else None
+        at = next(i for i, ref in enumerate(refs) if ref.name == "DefaultPreemption")
+        refs.insert(at, PluginRef("DynamicResources", weight))
+    if switches.node_declared_features:
+        refs.append(PluginRef("NodeDeclaredFeatures"))
+    return tuple(refs)
+
+
+def default_plugin_sets(switches: Switches | None = None) -> Mapping[str, PluginSet]:
+    """The default profile's plugin sets: everything through ``multiPoint`` (v1.30's without ``switches``)."""
+    return {"multiPoint": PluginSet(default_multi_point(switches))}

@@ -18,6 +18,8 @@ from kschedlib.model.objects import Pod
 from kschedlib.scheduler import Scheduler
 from kschedlib.simulation.cluster import Cluster, load_cluster, resolve_pod
 from kschedlib.simulation.skipped import deleting_message, skipped_section
+from kschedlib.versions import KubeSettings
+from kschedlib.versions import resolve as resolve_kube
 
 __all__ = ["Explanation", "explain"]
 
@@ -39,6 +41,8 @@ class Explanation:
     """What the cluster held that was not used (see :func:`~kschedlib.simulation.skipped.skipped_section`)."""
     skip_reason: str | None = None
     """Why kube-scheduler would not even try this pod (it is being deleted), else ``None``."""
+    kube: KubeSettings = attrs.field(factory=resolve_kube)
+    """The kube-scheduler version and feature gates the answer is for."""
 
     @property
     def refused(self) -> bool:
@@ -58,7 +62,8 @@ class Explanation:
             return {"pod": self.pod.key, "preenqueue": pre_enqueue, "prefilter": None, "prefilter_nodes": None,
                     "feasible": [], "filtered": {}, "scores": {}, "best": [], "selected": None,
                     "message": None, "postfilter": None, "num_all_nodes": 0, "evaluated_nodes": 0,
-                    "error": self.error, "skipped_pod": self.skip_reason, "skipped": dict(self.skipped)}
+                    "error": self.error, "skipped_pod": self.skip_reason, "skipped": dict(self.skipped),
+                    **self.kube.to_dict()}
         return {
             "pod": self.pod.key,
             "preenqueue": None,
@@ -78,6 +83,7 @@ class Explanation:
             "error": out.error.message() if out.error is not None else self.error,
             "skipped_pod": None,
             "skipped": dict(self.skipped),
+            **self.kube.to_dict(),
         }
 
     @staticmethod
@@ -127,6 +133,8 @@ def explain(
     seed: int = 0,
     extenders: Sequence[Extender] = (),
     registry: Registry | None = None,
+    kube_version: str | None = None,
+    feature_gates: Mapping[str, bool] | str | None = None,
 ) -> Explanation:
     """Run one scheduling cycle for ``pod`` against ``cluster`` without changing anything.
 
@@ -136,23 +144,26 @@ def explain(
     ``registry`` supplies the plugins (default: in-tree plus entry points), for profiles using your own.
     A pod whose scheduler has no profile gets ``error`` (and :attr:`Explanation.refused`); a pending
     pod being deleted is not tried, as kube-scheduler skips it (``skipped_pod`` says so).
+    ``kube_version`` and ``feature_gates`` choose the kube-scheduler behaviour (:mod:`kschedlib.versions`).
     """
     loaded = load_cluster(cluster)
     target = resolve_pod(loaded, pod)
     settings = _explain_config(config)
-    scheduler = Scheduler(settings, seed=seed, extenders=extenders, registry=registry)
+    scheduler = Scheduler(settings, seed=seed, extenders=extenders, registry=registry,
+                          kube_version=kube_version, feature_gates=feature_gates)
+    kube = scheduler.kube
     scheduler.add_objects(loaded.without_pod(target).objects)
     skipped = skipped_section(loaded, scheduler.profiles)
     if target.scheduler_name not in scheduler.profiles:
         return Explanation(target, None, f'profile not found for scheduler name "{target.scheduler_name}"',
-                           skipped=skipped)
+                           skipped=skipped, kube=kube)
     if target.deletion_timestamp is not None and not target.node_name:
-        return Explanation(target, None, skipped=skipped, skip_reason=deleting_message(target))
+        return Explanation(target, None, skipped=skipped, skip_reason=deleting_message(target), kube=kube)
     engine = scheduler.engine
     runtime = engine.profiles[target.scheduler_name]
     gate = runtime.run_pre_enqueue(target)
     if not gate.is_success:
-        return Explanation(target, None, pre_enqueue=gate, skipped=skipped)
+        return Explanation(target, None, pre_enqueue=gate, skipped=skipped, kube=kube)
     snapshot = scheduler.snapshot()
     handle = engine.handles[target.scheduler_name]
     handle.set_snapshot(snapshot)
@@ -167,4 +178,4 @@ def explain(
         nominator=engine.nominator,
         score_single_node=True,
     )
-    return Explanation(target, outcome, skipped=skipped)
+    return Explanation(target, outcome, skipped=skipped, kube=kube)

@@ -18,6 +18,8 @@ from kschedlib.simulation._groups import pod_group_report
 from kschedlib.simulation.cluster import Cluster, load_cluster
 from kschedlib.simulation.skipped import skipped_section
 from kschedlib.simulation.timeline import Batch, TimelineEvent, apply_event, batches, parse_events
+from kschedlib.versions import KubeSettings
+from kschedlib.versions import resolve as resolve_kube
 
 __all__ = ["SimulationReport", "simulate"]
 
@@ -47,6 +49,8 @@ class SimulationReport:
     trace: list[dict[str, Any]] = attrs.field(factory=list)
     seconds: float = 0.0
     pod_groups: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    kube: KubeSettings = attrs.field(factory=resolve_kube)
+    """The kube-scheduler version and feature gates the simulation behaved as."""
 
     @property
     def scheduled(self) -> int:
@@ -72,6 +76,7 @@ class SimulationReport:
     def to_dict(self) -> dict[str, Any]:
         """The ``simulate`` JSON of DESIGN.md."""
         out: dict[str, Any] = {
+            **self.kube.to_dict(),
             "placements": dict(self.placements),
             "unschedulable": dict(self.unschedulable),
             "gated": list(self.gated),
@@ -246,6 +251,8 @@ def simulate(
     events: Any = None,
     progress: Progress | None = None,
     registry: Registry | None = None,
+    kube_version: str | None = None,
+    feature_gates: Mapping[str, bool] | str | None = None,
 ) -> SimulationReport:
     """Schedule every pending pod of ``cluster``; with ``once`` each pod gets exactly one attempt.
 
@@ -257,16 +264,19 @@ def simulate(
     such retries, each failing as the one before, are all that is left, and reports those
     pods in :attr:`SimulationReport.errors`.  What the cluster held that was not used
     (controllers, custom resources, pods for other schedulers or being deleted) is in
-    ``skipped``.  ``registry`` supplies the plugins (default: in-tree plus entry points).
+    ``skipped``.  ``registry`` supplies the plugins (default: in-tree plus entry points);
+    ``kube_version`` and ``feature_gates`` choose the kube-scheduler behaviour (:mod:`kschedlib.versions`).
     """
     loaded = load_cluster(cluster)
     timeline = _load_events(events)
     clock = FakeClock()
-    scheduler = Scheduler(config, seed=seed, clock=clock, retry_unschedulable=not once, registry=registry)
+    scheduler = Scheduler(config, seed=seed, clock=clock, retry_unschedulable=not once, registry=registry,
+                          kube_version=kube_version, feature_gates=feature_gates)
     scheduler.engine.flush_unschedulable = False
     scheduler.add_objects(loaded.objects)
     run = _Run(scheduler, clock, timeline, progress)
     run.report.skipped = skipped_section(loaded, scheduler.profiles)
+    run.report.kube = scheduler.kube
     for pod in loaded.pending_pods:
         if pod.scheduler_name in scheduler.profiles and pod.deletion_timestamp is None:
             run.report.placements[pod.key] = None

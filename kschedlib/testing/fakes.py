@@ -31,6 +31,8 @@ from kschedlib.framework.waiting import WaitingPodView
 from kschedlib.model.objects import Namespace, OwnerSelector, Pod, PodDisruptionBudget
 from kschedlib.model.storage import PersistentVolume, PersistentVolumeClaim
 from kschedlib.simulation.cluster import Cluster
+from kschedlib.versions import Switches
+from kschedlib.versions import resolve as resolve_kube
 
 __all__ = ["FakeClock", "FakeHandle", "snapshot_of"]
 
@@ -77,10 +79,11 @@ class FakeHandle:
     :meth:`run_filter_plugins_with_nominated_pods` and the ``run_pre_filter_extension_*`` methods run,
     as a profile's would for preemption; :meth:`add_plugin` adds built ones. ``extenders`` are what
     :attr:`extenders` lists. ``seed`` seeds :attr:`rng`; ``clock`` defaults to a :class:`FakeClock`.
+    ``kube_version`` and ``feature_gates`` choose the :attr:`switches` as a Scheduler would.
     """
 
     __slots__ = ("_clock", "_extenders", "_nominated", "_owners", "_pdbs", "_plugins", "_pods", "_rng", "_scheduling",
-                 "_seed", "_snapshot", "_storage")
+                 "_seed", "_snapshot", "_storage", "_switches")
 
     def __init__(
         self,
@@ -96,7 +99,10 @@ class FakeHandle:
         extenders: Iterable[Extender] = (),
         seed: int = 0,
         clock: Clock | None = None,
+        kube_version: str | None = None,
+        feature_gates: Mapping[str, bool] | str | None = None,
     ) -> None:
+        self._switches = resolve_kube(kube_version, feature_gates).switches
         extra: tuple[object, ...] = ()
         if isinstance(cluster, Cluster):
             snapshot = snapshot_of(Cluster((*namespaces, *cluster.objects)) if namespaces else cluster)
@@ -146,6 +152,11 @@ class FakeHandle:
     def rng(self) -> random.Random:
         """The random generator, seeded with ``seed``."""
         return self._rng
+
+    @property
+    def switches(self) -> Switches:
+        """The behaviour changes of ``kube_version`` with ``feature_gates`` (as a Scheduler resolves them)."""
+        return self._switches
 
     def reseed(self) -> None:
         """Restart :attr:`rng` from the seed, so a second run sees the same random numbers as the first."""

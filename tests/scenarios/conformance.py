@@ -10,11 +10,14 @@ from typing import Any
 from kschedlib import Cluster, explain, load_cluster
 
 DATA = Path(__file__).parent.parent / "data" / "conformance"
+DATA_BY_VERSION = {"1.30": DATA, "1.36": DATA.with_name("conformance-v1.36")}
+"""Real kube-scheduler decisions per version: v1.30.6 and v1.36.3."""
 CONFIG_HEADER = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 
 
-def case_files(*folders: str) -> list[Path]:
-    return sorted(path for folder in folders for path in (DATA / folder).glob("*.json"))
+def case_files(*folders: str, version: str = "1.30") -> list[Path]:
+    root = DATA_BY_VERSION[version]
+    return sorted(path for folder in folders for path in (root / folder).glob("*.json"))
 
 
 def load_case(path: Path) -> dict[str, Any]:
@@ -43,10 +46,15 @@ def scenario_config(scenario: dict[str, Any]) -> dict[str, Any] | None:
     return None if config is None else {**CONFIG_HEADER, **config}
 
 
+def case_version(case: dict[str, Any]) -> str:
+    """``"1.30"`` or ``"1.36"`` from the case's ``kube_version`` (``v1.36.3``)."""
+    return ".".join(str(case.get("kube_version", "v1.30.6")).lstrip("v").split(".")[:2])
+
+
 def run_explain(case: dict[str, Any]) -> dict[str, Any]:
     scenario = case["scenario"]
     result = explain(scenario_cluster(scenario), scenario["pod"], scenario_config(scenario),
-                     start_index=scenario.get("start_index", 0))
+                     start_index=scenario.get("start_index", 0), kube_version=case_version(case))
     return result.to_dict()
 
 

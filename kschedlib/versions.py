@@ -1,0 +1,365 @@
+"""Which kube-scheduler kschedlib behaves as: a Kubernetes minor version plus feature gates.
+
+kube-scheduler's behaviour is a function of its version and its feature gates.  This module keeps
+that shape in one place:
+
+* :data:`GATES` -- the feature gates the scheduler reads, with each one's default, stage and lock
+  per minor version (kube's versioned feature specs, ``pkg/features/kube_features.go``);
+* :data:`CHANGES` -- every behaviour change after v1.30 that kschedlib models: the switch that
+  names it, the minor version it entered, the gate that guards it (if any) and one line saying
+  what a user sees;
+* :func:`resolve` -- a version and gate overrides in, one frozen :class:`KubeSettings` out, whose
+  :class:`Switches` plugins and the queue read by name (``switches.generic_taint_reason``); nothing
+  else in kschedlib compares version numbers.
+
+The list of what differs between two versions is therefore ``CHANGES`` filtered by their minors;
+``docs/reference/versions.md`` is generated from it (and a test keeps the two equal).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, Final, Literal, final
+
+import attrs
+
+from kschedlib.errors import ConfigError
+
+__all__ = [
+    "CHANGES",
+    "DEFAULT_KUBE_VERSION",
+    "ENV_VAR",
+    "GATES",
+    "SUPPORTED_VERSIONS",
+    "VERIFIED_VERSIONS",
+    "Change",
+    "GateSpec",
+    "KubeSettings",
+    "Switches",
+    "add_version_arguments",
+    "changes_between",
+    "gate_defaults",
+    "markdown_table",
+    "parse_feature_gates",
+    "parse_kube_version",
+    "resolve",
+]
+
+Stage = Literal["alpha", "beta", "GA", "deprecated"]
+
+SUPPORTED_VERSIONS: Final = ("1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36")
+"""Kubernetes minors kschedlib accepts; each means that minor's newest patch as kschedlib models it."""
+
+VERIFIED_VERSIONS: Final = ("1.30",)
+"""Minors whose behaviour is checked against a real kube-scheduler's recorded decisions."""
+
+DEFAULT_KUBE_VERSION: Final = "1.30"
+"""The version used when none is chosen in code, on the command line or in :data:`ENV_VAR`."""
+
+ENV_VAR: Final = "KSCHEDLIB_KUBE_VERSION"
+"""Environment variable that sets the default version (e.g. to run one test suite per version)."""
+
+_MINORS: Final = tuple(int(v.split(".")[1]) for v in SUPPORTED_VERSIONS)
+_VERSION = re.compile(r"v?1\.(\d+)(?:\.(\d+))?")
+
+
+@final
+@attrs.frozen(slots=True)
+class GateSpec:
+    """A gate's value from minor ``since`` on (until a later spec of the same gate)."""
+
+    since: int
+    default: bool
+    stage: Stage
+    locked: bool = False
+
+
+def _specs(*specs: tuple[int, bool, Stage] | tuple[int, bool, Stage, bool]) -> tuple[GateSpec, ...]:
+    return tuple(GateSpec(*spec) for spec in specs)
+
+
+GATES: Final[Mapping[str, tuple[GateSpec, ...]]] = MappingProxyType({
+    # Scheduler gates of kube-scheduler 1.30-1.36 (pkg/features/kube_features.go, versioned specs).
+    "SchedulerQueueingHints": _specs((28, False, "beta"), (32, True, "beta"), (34, True, "GA", True)),
+    "SchedulerAsyncPreemption": _specs((32, False, "alpha"), (33, True, "beta")),
+    "SchedulerPopFromBackoffQ": _specs((33, True, "beta")),
+    "SchedulerAsyncAPICalls": _specs((34, False, "beta")),
+    "OpportunisticBatching": _specs((35, True, "beta")),
+    "NominatedNodeNameForExpectation": _specs((34, False, "alpha"), (35, True, "beta")),
+    "PodLevelResources": _specs((32, False, "alpha"), (34, True, "beta")),
+    "InPlacePodVerticalScaling": _specs((27, False, "alpha"), (33, True, "beta"), (35, True, "GA", True)),
+    "InPlacePodLevelResourcesVerticalScaling": _specs((35, False, "alpha"), (36, True, "beta")),
+    "SidecarContainers": _specs((29, True, "beta"), (33, True, "GA", True)),
+    "MatchLabelKeysInPodTopologySpread": _specs((27, True, "beta")),
+    "MatchLabelKeysInPodTopologySpreadSelectorMerge": _specs((34, True, "beta")),
+    "MatchLabelKeysInPodAffinity": _specs((29, False, "alpha"), (31, True, "beta"), (33, True, "GA", True)),
+    "NodeInclusionPolicyInPodTopologySpread": _specs((26, True, "beta"), (33, True, "GA", True)),
+    "DynamicResourceAllocation": _specs((26, False, "alpha"), (32, False, "beta"), (34, True, "GA"),
+                                        (35, True, "GA", True)),
+    "DRAPrioritizedList": _specs((33, False, "alpha"), (34, True, "beta"), (36, True, "GA")),
+    "DRAAdminAccess": _specs((32, False, "alpha"), (34, True, "beta"), (36, True, "GA")),
+    "DRAResourceClaimDeviceStatus": _specs((32, False, "alpha"), (33, True, "beta")),
+    "DRASchedulerFilterTimeout": _specs((34, True, "beta")),
+    "DRADeviceTaints": _specs((33, False, "alpha"), (36, True, "beta")),
+    "DRAPartitionableDevices": _specs((33, False, "alpha"), (36, True, "beta")),
+    "DRAConsumableCapacity": _specs((34, False, "alpha"), (36, True, "beta")),
+    "DRAExtendedResource": _specs((34, False, "alpha"), (36, True, "beta")),
+    "DRADeviceBindingConditions": _specs((34, False, "alpha"), (36, True, "beta")),
+    "DRADeviceTaintRules": _specs((35, False, "alpha"), (36, False, "beta")),
+    "DRAWorkloadResourceClaims": _specs((36, False, "alpha")),
+    "DRANodeAllocatableResources": _specs((36, False, "alpha")),
+    "DRAListTypeAttributes": _specs((36, False, "alpha")),
+    "VolumeCapacityPriority": _specs((21, False, "alpha")),
+    "StorageCapacityScoring": _specs((33, False, "alpha")),
+    "VolumeAttributesClass": _specs((29, False, "alpha"), (31, False, "beta"), (34, True, "GA"),
+                                    (36, True, "GA", True)),
+    "VolumeLimitScaling": _specs((35, False, "alpha")),
+    "NodeDeclaredFeatures": _specs((35, False, "alpha"), (36, True, "beta")),
+    "GenericWorkload": _specs((35, False, "alpha")),
+    "GangScheduling": _specs((35, False, "alpha")),
+    "TopologyAwareWorkloadScheduling": _specs((36, False, "alpha")),
+    "WorkloadAwarePreemption": _specs((36, False, "alpha")),
+    "TaintTolerationComparisonOperators": _specs((35, False, "alpha")),
+    "ImageVolume": _specs((31, False, "alpha"), (33, False, "beta"), (35, True, "beta"), (36, True, "GA")),
+    "PodDisruptionConditions": _specs((26, True, "beta"), (31, True, "GA", True)),
+})
+"""Every feature gate kschedlib knows, with its versioned specs (oldest first)."""
+
+_REMOVED_GATES: Final[Mapping[str, int]] = MappingProxyType({
+    "VolumeCapacityPriority": 33,  # renamed StorageCapacityScoring
+    "PodDisruptionConditions": 34,
+})
+
+
+@final
+@attrs.frozen(slots=True)
+class Change:
+    """One behaviour change of kube-scheduler after v1.30, as kschedlib models it."""
+
+    switch: str
+    """The :class:`Switches` attribute that turns it on."""
+    since: int
+    """The Kubernetes minor that brought it (1.``since``)."""
+    description: str
+    gate: str | None = None
+    """The feature gate that must be on as well, if any."""
+
+
+CHANGES: Final[tuple[Change, ...]] = (
+    Change("legacy_volume_limits_removed", 31,
+           "EBSLimits, GCEPDLimits, AzureDiskLimits leave the default profile; they and CinderLimits are "
+           "refused in configurations"),
+    Change("preemption_victims_resorted", 31,
+           "preemption re-sorts a node's victims by importance after reprieving them (changes which "
+           "node is picked)"),
+    Change("absent_nodes_in_fit_error", 32,
+           "nodes left out by a PreFilterResult count in the FitError as "
+           "`node(s) didn't satisfy plugin(s) [X]`; preemption counts every node"),
+    Change("sidecar_nonzero_requests", 32,
+           "bound pods' non-zero requests count restartable init (sidecar) containers like the kubelet"),
+    Change("extender_status_replaces", 32,
+           "an extender's failed/unresolvable verdict replaces the node's status"),
+    Change("balanced_allocation_skips_best_effort", 33,
+           "NodeResourcesBalancedAllocation skips pods without cpu/memory requests (score 0)"),
+    Change("pv_node_affinity_reason", 33,
+           "VolumeBinding says `node(s) didn't match PersistentVolume's node affinity`"),
+    Change("in_place_resize_requests", 33,
+           "bound pods' requests include in-place resize status resources", gate="InPlacePodVerticalScaling"),
+    Change("fit_unresolvable_over_allocatable", 34,
+           "NodeResourcesFit is UnschedulableAndUnresolvable where a request exceeds the node's total "
+           "allocatable; preemption skips such nodes"),
+    Change("rwop_in_use_reason", 34,
+           "VolumeRestrictions' ReadWriteOncePod reason names the claim as already in use by another pod"),
+    Change("pod_level_resources", 34,
+           "pod-level `spec.resources` requests replace the containers' sum", gate="PodLevelResources"),
+    Change("dynamic_resources", 34,
+           "DynamicResources joins the default profile before DefaultPreemption",
+           gate="DynamicResourceAllocation"),
+    Change("generic_taint_reason", 34,
+           "TaintToleration says `node(s) had untolerated taint(s)` (v1.35, and v1.34 from its 1.34.x patch "
+           "that kschedlib models)"),
+    Change("dynamic_resources_score", 35,
+           "DynamicResources scores (weight 2; 0 for pods without claims)", gate="DynamicResourceAllocation"),
+    Change("terminating_victims_not_deleted", 35,
+           "preemption does not delete a victim that is already terminating"),
+    Change("nominated_node_name_kept", 35,
+           "a failed pod keeps its nominated node", gate="NominatedNodeNameForExpectation"),
+    Change("node_declared_features", 35,
+           "NodeDeclaredFeatures joins the default profile after DefaultBinder", gate="NodeDeclaredFeatures"),
+    Change("balanced_allocation_change_score", 36,
+           "NodeResourcesBalancedAllocation scores the change in balance the pod makes"),
+    Change("image_volume_locality", 36,
+           "ImageLocality also scores images of image volumes", gate="ImageVolume"),
+    Change("queueing_hints", 30,
+           "plugins' queueing hints decide which event requeues a rejected pod; in-flight events are "
+           "replayed", gate="SchedulerQueueingHints"),
+    Change("pop_from_backoff_queue", 33,
+           "an idle scheduler pops from the backoff queue; backoff ends on whole seconds",
+           gate="SchedulerPopFromBackoffQ"),
+    Change("async_preemption", 32,
+           "victims are deleted after the cycle; the preemptor waits at PreEnqueue until they are gone",
+           gate="SchedulerAsyncPreemption"),
+)
+"""Every modelled behaviour change, grouped by the minor that brought it."""
+
+
+@final
+@attrs.frozen(slots=True)
+class Switches:
+    """The behaviour changes in force, one named flag each (see :data:`CHANGES` for what they mean).
+
+    Plugins and the queue read these flags; they never compare version numbers.
+    """
+
+    legacy_volume_limits_removed: bool = False
+    preemption_victims_resorted: bool = False
+    absent_nodes_in_fit_error: bool = False
+    sidecar_nonzero_requests: bool = False
+    extender_status_replaces: bool = False
+    balanced_allocation_skips_best_effort: bool = False
+    pv_node_affinity_reason: bool = False
+    in_place_resize_requests: bool = False
+    fit_unresolvable_over_allocatable: bool = False
+    rwop_in_use_reason: bool = False
+    pod_level_resources: bool = False
+    dynamic_resources: bool = False
+    generic_taint_reason: bool = False
+    dynamic_resources_score: bool = False
+    terminating_victims_not_deleted: bool = False
+    nominated_node_name_kept: bool = False
+    node_declared_features: bool = False
+    balanced_allocation_change_score: bool = False
+    image_volume_locality: bool = False
+    queueing_hints: bool = False
+    pop_from_backoff_queue: bool = False
+    async_preemption: bool = False
+
+
+@final
+@attrs.frozen(slots=True)
+class KubeSettings:
+    """A resolved kube-scheduler version: its minor, every known gate's value and the switches."""
+
+    version: str
+    """``"1.MINOR"``."""
+    feature_gates: Mapping[str, bool]
+    """Every gate that exists at this version, defaults overlaid with the overrides."""
+    overrides: Mapping[str, bool]
+    """The gates set explicitly."""
+    switches: Switches
+
+    @property
+    def minor(self) -> int:
+        return int(self.version.split(".")[1])
+
+    def to_dict(self) -> dict[str, object]:
+        """The version and the gates set explicitly, as results report them."""
+        return {"kube_version": self.version, "feature_gates": dict(sorted(self.overrides.items()))}
+
+
+def parse_kube_version(value: object, *, field: str = "kube_version") -> str:
+    """``"1.36"``, ``"v1.36"`` or ``"1.36.3"`` -> ``"1.36"``; anything unsupported is a ConfigError."""
+    match = _VERSION.fullmatch(value.strip()) if isinstance(value, str) else None
+    if match is None or int(match.group(1)) not in _MINORS:
+        raise ConfigError(f"unsupported Kubernetes version; supported: {', '.join(SUPPORTED_VERSIONS)}",
+                          field=field, value=value)
+    return f"1.{int(match.group(1))}"
+
+
+def parse_feature_gates(value: object, *, field: str = "feature_gates") -> dict[str, bool]:
+    """``"A=true,B=false"`` (as ``--feature-gates`` takes it) or a mapping -> ``{name: bool}``."""
+    if isinstance(value, Mapping):
+        items = list(value.items())
+    elif isinstance(value, str):
+        items = []
+        for part in filter(None, (p.strip() for p in value.split(","))):
+            name, sep, text = part.partition("=")
+            if not sep or text.strip().lower() not in ("true", "false"):
+                raise ConfigError("invalid value of feature gate, expected Name=true|false", field=field,
+                                  value=part)
+            items.append((name.strip(), text.strip().lower() == "true"))
+    else:
+        raise ConfigError("must be a mapping of gate names to booleans or 'Name=bool,...'", field=field,
+                          value=value)
+    gates: dict[str, bool] = {}
+    for name, enabled in items:
+        if not isinstance(name, str) or type(enabled) is not bool:
+            raise ConfigError("a feature gate maps a name to true or false", field=f"{field}.{name}",
+                              value=enabled)
+        gates[name] = enabled
+    return gates
+
+
+def _spec_at(name: str, minor: int) -> GateSpec | None:
+    if minor >= _REMOVED_GATES.get(name, 1_000):
+        return None
+    current = None
+    for spec in GATES[name]:
+        if spec.since <= minor:
+            current = spec
+    return current
+
+
+def gate_defaults(version: str) -> dict[str, bool]:
+    """Every gate that exists at ``version`` (``"1.MINOR"``) with its default value."""
+    minor = int(version.split(".")[1])
+    return {name: spec.default for name in GATES if (spec := _spec_at(name, minor)) is not None}
+
+
+def resolve(kube_version: str | None = None, feature_gates: Mapping[str, bool] | str | None = None) -> KubeSettings:
+    """The settings for ``kube_version`` (else :data:`ENV_VAR`, else the default) with gate overrides.
+
+    Refused as kube-scheduler refuses them: an unknown gate (``unrecognized feature gate: X``) and a
+    locked gate set against its lock (``cannot set feature gate X to false, feature is locked to true``).
+    """
+    if kube_version is None:
+        env = os.environ.get(ENV_VAR)
+        version = parse_kube_version(env, field=ENV_VAR) if env else DEFAULT_KUBE_VERSION
+    else:
+        version = parse_kube_version(kube_version)
+    minor = int(version.split(".")[1])
+    overrides = parse_feature_gates(feature_gates) if feature_gates is not None else {}
+    gates = gate_defaults(version)
+    for name, enabled in overrides.items():
+        spec = _spec_at(name, minor) if name in GATES else None
+        if spec is None:
+            raise ConfigError(f"unrecognized feature gate: {name}", field="feature_gates", value=name)
+        if spec.locked and enabled != spec.default:
+            raise ConfigError(f"cannot set feature gate {name} to {str(enabled).lower()}, feature is locked to "
+                              f"{str(spec.default).lower()}", field="feature_gates", value=name)
+        gates[name] = enabled
+    flags = {change.switch: minor >= change.since and (change.gate is None or gates.get(change.gate, False))
+             for change in CHANGES}
+    return KubeSettings(version, MappingProxyType(gates), MappingProxyType(dict(overrides)), Switches(**flags))
+
+
+def changes_between(old: str, new: str) -> list[Change]:
+    """The modelled changes that entered after ``old`` up to and including ``new`` (oldest first)."""
+    low, high = (int(parse_kube_version(v).split(".")[1]) for v in (old, new))
+    return sorted((c for c in CHANGES if low < c.since <= high), key=lambda c: c.since)
+
+
+def markdown_table() -> str:
+    """The change table as Markdown (``docs/reference/versions.md`` is this text)."""
+    header = "| switch | since | gate (default per minor) | what changes |\n|---|---|---|---|\n"
+    rows = []
+    for change in sorted(CHANGES, key=lambda c: (c.since, c.switch)):
+        gate = "none"
+        if change.gate is not None:
+            values = ", ".join(f"1.{m}: {'on' if gate_defaults(f'1.{m}').get(change.gate) else 'off'}"
+                               for m in _MINORS if m >= change.since)
+            gate = f"`{change.gate}` ({values})"
+        rows.append(f"| `{change.switch}` | 1.{change.since} | {gate} | {change.description} |\n")
+    return header + "".join(rows)
+
+
+def add_version_arguments(parser: Any) -> None:
+    """``--kube-version`` and ``--feature-gates`` for a command that builds a scheduler."""
+    parser.add_argument("--kube-version", default=None,
+                        help=f"kube-scheduler version to behave as ({SUPPORTED_VERSIONS[0]}-{SUPPORTED_VERSIONS[-1]}; "
+                             f"default ${ENV_VAR} or {DEFAULT_KUBE_VERSION})")
+    parser.add_argument("--feature-gates", default=None, metavar="NAME=BOOL,...",
+                        help="feature gates, as kube-scheduler's --feature-gates")

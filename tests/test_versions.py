@@ -1,0 +1,117 @@
+"""kube-scheduler versions and feature gates: parsing, gate rules and the switch table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+import pytest
+
+from kschedlib import versions
+from kschedlib.errors import ConfigError
+from kschedlib.versions import CHANGES, GATES, Switches, changes_between, parse_kube_version, resolve
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "reference" / "versions.md"
+
+
+@pytest.mark.parametrize(("given", "expected"), [
+    ("1.30", "1.30"), ("v1.36", "1.36"), ("1.36.3", "1.36"), (" v1.33.0 ", "1.33"), ("1.31", "1.31"),
+], ids=str)
+def test_versions_are_normalized_to_their_minor(given: str, expected: str) -> None:
+    assert parse_kube_version(given) == expected
+
+
+@pytest.mark.parametrize("given", ["1.29", "1.37", "2.36", "1.36.x", "", "latest", 136, None], ids=repr)
+def test_unsupported_versions_are_refused_with_the_list(given: object) -> None:
+    with pytest.raises(ConfigError, match=r"supported: 1\.30, 1\.31, 1\.32, 1\.33, 1\.34, 1\.35, 1\.36"):
+        parse_kube_version(given)
+
+
+def test_every_switch_is_named_by_exactly_one_change() -> None:
+    fields = {f.name for f in attrs.fields(Switches)}
+    named = [change.switch for change in CHANGES]
+    assert sorted(named) == sorted(fields)
+    assert all(change.gate is None or change.gate in GATES for change in CHANGES)
+
+
+def test_v130_has_no_change_and_v136_has_all_with_default_gates() -> None:
+    old, new = resolve("1.30").switches, resolve("1.36").switches
+    assert not any(attrs.asdict(old).values())
+    assert all(attrs.asdict(new).values())
+
+
+@pytest.mark.parametrize(("version", "switch", "expected"), [
+    ("1.31", "legacy_volume_limits_removed", True),
+    ("1.31", "absent_nodes_in_fit_error", False),
+    ("1.32", "absent_nodes_in_fit_error", True),
+    ("1.32", "queueing_hints", True),
+    ("1.31", "queueing_hints", False),
+    ("1.32", "async_preemption", False),
+    ("1.33", "async_preemption", True),
+    ("1.33", "in_place_resize_requests", True),
+    ("1.33", "pod_level_resources", False),
+    ("1.34", "pod_level_resources", True),
+    ("1.34", "dynamic_resources", True),
+    ("1.34", "dynamic_resources_score", False),
+    ("1.35", "node_declared_features", False),
+    ("1.36", "node_declared_features", True),
+    ("1.35", "balanced_allocation_change_score", False),
+], ids=lambda v: str(v))
+def test_intermediate_versions_compose_the_same_switches(version: str, switch: str, expected: bool) -> None:
+    assert getattr(resolve(version).switches, switch) is expected
+
+
+def test_gates_turn_their_change_off_and_on() -> None:
+    assert resolve("1.30", {"SchedulerQueueingHints": True}).switches.queueing_hints
+    assert not resolve("1.33", "SchedulerQueueingHints=false").switches.queueing_hints
+    assert not resolve("1.36", {"SchedulerPopFromBackoffQ": False}).switches.pop_from_backoff_queue
+    settings = resolve("1.36", "PodLevelResources=false, NodeDeclaredFeatures=false")
+    assert not settings.switches.pod_level_resources
+    assert not settings.switches.node_declared_features
+    assert settings.to_dict() == {"kube_version": "1.36",
+                                  "feature_gates": {"NodeDeclaredFeatures": False, "PodLevelResources": False}}
+
+
+@pytest.mark.parametrize(("version", "gates", "message"), [
+    ("1.36", {"SchedulerQueueingHints": False},
+     "cannot set feature gate SchedulerQueueingHints to false, feature is locked to true"),
+    ("1.35", {"DynamicResourceAllocation": False},
+     "cannot set feature gate DynamicResourceAllocation to false, feature is locked to true"),
+    ("1.36", {"NoSuchGate": True}, "unrecognized feature gate: NoSuchGate"),
+    ("1.31", {"SchedulerPopFromBackoffQ": True}, "unrecognized feature gate: SchedulerPopFromBackoffQ"),
+    ("1.34", {"PodDisruptionConditions": True}, "unrecognized feature gate: PodDisruptionConditions"),
+    ("1.36", "SchedulerQueueingHints", "expected Name=true|false"),
+    ("1.36", "A=yes", "expected Name=true|false"),
+    ("1.36", {"SchedulerAsyncPreemption": "false"}, "maps a name to true or false"),
+    ("1.36", ["SchedulerAsyncPreemption"], "must be a mapping"),
+], ids=lambda v: str(v)[:40])
+def test_gate_overrides_are_refused_as_kube_refuses_them(version: str, gates: object, message: str) -> None:
+    with pytest.raises(ConfigError, match=message.replace("|", r"\|")):
+        resolve(version, gates)  # type: ignore[arg-type]
+
+
+def test_a_locked_gate_may_be_set_to_its_lock() -> None:
+    assert resolve("1.36", {"SchedulerQueueingHints": True}).switches.queueing_hints
+
+
+def test_environment_sets_the_default_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(versions.ENV_VAR, "v1.33.2")
+    assert resolve().version == "1.33"
+    assert resolve("1.30").version == "1.30"  # chosen in code wins
+    monkeypatch.setenv(versions.ENV_VAR, "1.99")
+    with pytest.raises(ConfigError, match=versions.ENV_VAR):
+        resolve()
+    monkeypatch.delenv(versions.ENV_VAR)
+    assert resolve().version == versions.DEFAULT_KUBE_VERSION
+
+
+def test_changes_between_lists_what_differs() -> None:
+    between = changes_between("1.33", "1.35")
+    assert {c.since for c in between} == {34, 35}
+    assert "generic_taint_reason" in {c.switch for c in between}
+    assert changes_between("1.36", "1.36") == []
+
+
+def test_the_versions_page_is_generated_from_the_table() -> None:
+    text = DOCS.read_text(encoding="utf-8")
+    assert versions.markdown_table() in text
