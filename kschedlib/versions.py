@@ -152,6 +152,9 @@ CHANGES: Final[tuple[Change, ...]] = (
     Change("legacy_volume_limits_removed", 31,
            "EBSLimits, GCEPDLimits, AzureDiskLimits leave the default profile; they and CinderLimits are "
            "refused in configurations"),
+    Change("volume_binding_all_nodes", 31,
+           "VolumeBinding's PreFilter no longer narrows the nodes to bound local volumes' hostnames "
+           "(reverted upstream after v1.30.6)"),
     Change("preemption_victims_resorted", 31,
            "preemption re-sorts a node's victims by importance after reprieving them (changes which "
            "node is picked)"),
@@ -215,6 +218,7 @@ class Switches:
     """
 
     legacy_volume_limits_removed: bool = False
+    volume_binding_all_nodes: bool = False
     preemption_victims_resorted: bool = False
     absent_nodes_in_fit_error: bool = False
     sidecar_nonzero_requests: bool = False

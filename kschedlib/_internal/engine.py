@@ -142,7 +142,7 @@ class Engine:
                                   where=f"profiles[{index}]")
             if ignored:
                 check_ignored_resources(profile, built.plugin_args, f"profiles[{index}]")
-            runtime = ProfileRuntime(built, self.extenders)
+            runtime = ProfileRuntime(built, self.extenders, self.kube.switches)
             handle.bind_runtime(runtime)
             self.profiles[profile.scheduler_name] = runtime
             self.handles[profile.scheduler_name] = handle
