@@ -165,6 +165,8 @@ CHANGES: Final[tuple[Change, ...]] = (
            "bound pods' non-zero requests count restartable init (sidecar) containers like the kubelet"),
     Change("extender_status_replaces", 32,
            "an extender's failed/unresolvable verdict replaces the node's status"),
+    Change("extender_error_verbatim", 33,
+           "an extender's `Error` reply is reported as sent (no Go format artefacts such as `%!o(MISSING)`)"),
     Change("balanced_allocation_skips_best_effort", 33,
            "NodeResourcesBalancedAllocation skips pods without cpu/memory requests (score 0)"),
     Change("pv_node_affinity_reason", 33,
@@ -223,6 +225,7 @@ class Switches:
     absent_nodes_in_fit_error: bool = False
     sidecar_nonzero_requests: bool = False
     extender_status_replaces: bool = False
+    extender_error_verbatim: bool = False
     balanced_allocation_skips_best_effort: bool = False
     pv_node_affinity_reason: bool = False
     in_place_resize_requests: bool = False

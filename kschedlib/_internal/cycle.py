@@ -227,7 +227,8 @@ def run_cycle(
         if nominated is not None and (names is None or nominated.name in names):
             first = check_nominated(state, pod, nominated)
             if first.code is _SUCCESS and runtime.extenders:
-                passed = filter_with_extenders(runtime.extenders, pod, [nominated], statuses, snapshot)
+                passed = filter_with_extenders(runtime.extenders, pod, [nominated], statuses, snapshot,
+                                               replace_statuses=runtime.extender_status_replaces)
                 if isinstance(passed, Status):
                     return CycleOutcome(next_start_index=start_index, error=passed, pre_filter_nodes=names, **base)
                 if passed:
@@ -270,7 +271,8 @@ def run_cycle(
     also: frozenset[str] = frozenset()
     if runtime.extenders and feasible:  # reference §3 step 8b
         also = _rejectors(statuses)
-        passed = filter_with_extenders(runtime.extenders, pod, feasible, statuses, snapshot)
+        passed = filter_with_extenders(runtime.extenders, pod, feasible, statuses, snapshot,
+                                       replace_statuses=runtime.extender_status_replaces)
         if isinstance(passed, Status):
             return CycleOutcome(next_start_index=next_start, error=passed, pre_filter_nodes=names, **base)
         if len(passed) != len(feasible):

@@ -122,7 +122,8 @@ class Engine:
     ) -> None:
         self.config = config
         self.kube = kube if kube is not None else resolve_kube()
-        configured, ignored = build_extenders(config.extenders)
+        configured, ignored = build_extenders(config.extenders,
+                                              verbatim_errors=self.kube.switches.extender_error_verbatim)
         self.extenders = order_extenders((*configured, *extenders))
         self.clock = clock
         self.rng = random.Random(seed)

@@ -487,7 +487,8 @@ class NodeResourcesFit(
     """Filters nodes without room for the pod's requests; scores by the configured strategy."""
 
     name: ClassVar[str] = "NodeResourcesFit"
-    __slots__ = ("_handle", "_ignored_groups", "_ignored_resources", "_resources", "_scorer", "_unresolvable_over_total")
+    __slots__ = ("_handle", "_ignored_groups", "_ignored_resources", "_resources", "_scorer",
+                 "_unresolvable_over_total")
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         """The cluster events that may make a pod this plugin rejected schedulable (kube-scheduler v1.30)."""

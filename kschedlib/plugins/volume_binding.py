@@ -42,8 +42,8 @@ from kschedlib.model.storage import PersistentVolume, PersistentVolumeClaim
 from kschedlib.plugins._volume_binder import (
     ERR_REASON_BIND_CONFLICT,
     ERR_REASON_NODE_CONFLICT,
-    ERR_REASON_PV_NODE_AFFINITY,
     ERR_REASON_NOT_ENOUGH_SPACE,
+    ERR_REASON_PV_NODE_AFFINITY,
     ERR_REASON_PV_NOT_EXIST,
     BinderError,
     PodVolumeClaims,
