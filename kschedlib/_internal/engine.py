@@ -168,7 +168,10 @@ class Engine:
             sort = runtime.profile.points["queueSort"][0]
             names.add((sort, repr(runtime.profile.plugin_args.get(sort))))
         if len(names) > 1:
-            raise ConfigError("queueSort must be the same for all profiles", field="profiles",
+            message = "must be the same for all profiles"
+            if not self.kube.switches.short_queue_sort_message:
+                message = "queueSort " + message
+            raise ConfigError(message, field="profiles",
                               value=sorted(name for name, _ in names))
 
     def _pre_enqueue(self, pod: Pod) -> Status:
