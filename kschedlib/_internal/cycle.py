@@ -140,7 +140,7 @@ def _rejectors(statuses: Mapping[str, Status]) -> frozenset[str]:
     return frozenset(s.plugin for s in statuses.values() if s.plugin and s.is_rejected)
 
 
-def absent_node_status(narrowing: Sequence[str]) -> Status:
+def _absent_node_status(narrowing: Sequence[str]) -> Status:
     """The status of a node a PreFilterResult left out: it did not satisfy the plugins that narrowed."""
     return Status.unresolvable(f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]")
 
@@ -150,7 +150,7 @@ def _add_absent_statuses(statuses: dict[str, Status], snapshot: Snapshot, narrow
 
     Returns the narrowing plugins, which kube counts among the plugins that rejected the pod.
     """
-    absent = absent_node_status(narrowing)
+    absent = _absent_node_status(narrowing)
     for info in snapshot.node_infos:
         statuses.setdefault(info.name, absent)
     return frozenset(narrowing)
