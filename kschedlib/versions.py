@@ -152,9 +152,14 @@ CHANGES: Final[tuple[Change, ...]] = (
     Change("legacy_volume_limits_removed", 31,
            "EBSLimits, GCEPDLimits, AzureDiskLimits leave the default profile; they and CinderLimits are "
            "refused in configurations"),
+    Change("volume_binding_all_nodes", 31,
+           "VolumeBinding's PreFilter no longer narrows the nodes to bound local volumes' hostnames "
+           "(reverted upstream after v1.30.6)"),
     Change("preemption_victims_resorted", 31,
            "preemption re-sorts a node's victims by importance after reprieving them (changes which "
            "node is picked)"),
+    Change("legacy_volume_limits_unregistered", 32,
+           "EBSLimits, GCEPDLimits, AzureDiskLimits and CinderLimits no longer exist (also refused in multiPoint)"),
     Change("absent_nodes_in_fit_error", 32,
            "nodes left out by a PreFilterResult count in the FitError as "
            "`node(s) didn't satisfy plugin(s) [X]`; preemption counts every node"),
@@ -162,6 +167,8 @@ CHANGES: Final[tuple[Change, ...]] = (
            "bound pods' non-zero requests count restartable init (sidecar) containers like the kubelet"),
     Change("extender_status_replaces", 32,
            "an extender's failed/unresolvable verdict replaces the node's status"),
+    Change("extender_error_verbatim", 33,
+           "an extender's `Error` reply is reported as sent (no Go format artefacts such as `%!o(MISSING)`)"),
     Change("balanced_allocation_skips_best_effort", 33,
            "NodeResourcesBalancedAllocation skips pods without cpu/memory requests (score 0)"),
     Change("pv_node_affinity_reason", 33,
@@ -189,6 +196,9 @@ CHANGES: Final[tuple[Change, ...]] = (
            "a failed pod keeps its nominated node", gate="NominatedNodeNameForExpectation"),
     Change("node_declared_features", 35,
            "NodeDeclaredFeatures joins the default profile after DefaultBinder", gate="NodeDeclaredFeatures"),
+    Change("short_queue_sort_message", 36,
+           "profiles with different queueSort plugins are refused with `must be the same for all profiles` "
+           "(dated by the v1.36.3 source; the exact minor it entered is not pinned)"),
     Change("balanced_allocation_change_score", 36,
            "NodeResourcesBalancedAllocation scores the change in balance the pod makes"),
     Change("image_volume_locality", 36,
@@ -215,10 +225,13 @@ class Switches:
     """
 
     legacy_volume_limits_removed: bool = False
+    volume_binding_all_nodes: bool = False
+    legacy_volume_limits_unregistered: bool = False
     preemption_victims_resorted: bool = False
     absent_nodes_in_fit_error: bool = False
     sidecar_nonzero_requests: bool = False
     extender_status_replaces: bool = False
+    extender_error_verbatim: bool = False
     balanced_allocation_skips_best_effort: bool = False
     pv_node_affinity_reason: bool = False
     in_place_resize_requests: bool = False
@@ -231,6 +244,7 @@ class Switches:
     terminating_victims_not_deleted: bool = False
     nominated_node_name_kept: bool = False
     node_declared_features: bool = False
+    short_queue_sort_message: bool = False
     balanced_allocation_change_score: bool = False
     image_volume_locality: bool = False
     queueing_hints: bool = False

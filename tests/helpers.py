@@ -21,6 +21,7 @@ from kschedlib.model.storage import (
     StorageClass,
 )
 from kschedlib.scheduler import ScheduleResult
+from kschedlib.versions import resolve
 
 
 def resources(**amounts: str) -> dict[str, object]:
@@ -98,8 +99,10 @@ class FakeHandle:
         owners: Sequence[OwnerSelector] = (),
         nominated: Mapping[str, Sequence[PodInfo]] | None = None,
         seed: int = 0,
+        kube_version: str = "1.30",
     ) -> None:
         self._snapshot = Snapshot(node_infos, namespaces={ns.name: ns for ns in namespaces})
+        self.switches = resolve(kube_version).switches
         self._pdbs = list(pdbs)
         self._owners = list(owners)
         self._nominated = dict(nominated or {})

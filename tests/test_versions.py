@@ -56,6 +56,8 @@ def test_v130_has_no_change_and_v136_has_all_with_default_gates() -> None:
     ("1.35", "node_declared_features", False),
     ("1.36", "node_declared_features", True),
     ("1.35", "balanced_allocation_change_score", False),
+    ("1.30", "volume_binding_all_nodes", False),
+    ("1.31", "volume_binding_all_nodes", True),
 ], ids=lambda v: str(v))
 def test_intermediate_versions_compose_the_same_switches(version: str, switch: str, expected: bool) -> None:
     assert getattr(resolve(version).switches, switch) is expected

@@ -140,6 +140,22 @@ def _rejectors(statuses: Mapping[str, Status]) -> frozenset[str]:
     return frozenset(s.plugin for s in statuses.values() if s.plugin and s.is_rejected)
 
 
+def _absent_node_status(narrowing: Sequence[str]) -> Status:
+    """The status of a node a PreFilterResult left out: it did not satisfy the plugins that narrowed."""
+    return Status.unresolvable(f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]")
+
+
+def _add_absent_statuses(statuses: dict[str, Status], snapshot: Snapshot, narrowing: Sequence[str]) -> frozenset[str]:
+    """Give every node without a status the absent-node status (kube's NodeToStatus since v1.32).
+
+    Returns the narrowing plugins, which kube counts among the plugins that rejected the pod.
+    """
+    absent = _absent_node_status(narrowing)
+    for info in snapshot.node_infos:
+        statuses.setdefault(info.name, absent)
+    return frozenset(narrowing)
+
+
 def _diagnosis(statuses: Mapping[str, Status], *, pre_filter_message: str = "",
                also: frozenset[str] = frozenset()) -> Diagnosis:
     unschedulable = _rejectors(statuses) | also
@@ -194,7 +210,8 @@ def run_cycle(
         if not status.is_rejected:
             return CycleOutcome(next_start_index=start_index, error=status, pre_filter_nodes=names, **base)
         everywhere = dict.fromkeys((info.name for info in snapshot.node_infos), status)
-        diagnosis = _diagnosis(everywhere, pre_filter_message=status.message())
+        narrowing = frozenset(pre.narrowing) if runtime.absent_nodes_in_fit_error else frozenset()
+        diagnosis = _diagnosis(everywhere, pre_filter_message=status.message(), also=narrowing)
         return _no_fit(runtime, base, state, pod, everywhere, diagnosis, start_index, len(everywhere), status, names)
     plan = runtime.filter_plan(state, pod)
     check = runtime.filter_runner(state, pod, plan)
@@ -210,7 +227,8 @@ def run_cycle(
         if nominated is not None and (names is None or nominated.name in names):
             first = check_nominated(state, pod, nominated)
             if first.code is _SUCCESS and runtime.extenders:
-                passed = filter_with_extenders(runtime.extenders, pod, [nominated], statuses, snapshot)
+                passed = filter_with_extenders(runtime.extenders, pod, [nominated], statuses, snapshot,
+                                               replace_statuses=runtime.extender_status_replaces)
                 if isinstance(passed, Status):
                     return CycleOutcome(next_start_index=start_index, error=passed, pre_filter_nodes=names, **base)
                 if passed:
@@ -253,7 +271,8 @@ def run_cycle(
     also: frozenset[str] = frozenset()
     if runtime.extenders and feasible:  # reference §3 step 8b
         also = _rejectors(statuses)
-        passed = filter_with_extenders(runtime.extenders, pod, feasible, statuses, snapshot)
+        passed = filter_with_extenders(runtime.extenders, pod, feasible, statuses, snapshot,
+                                       replace_statuses=runtime.extender_status_replaces)
         if isinstance(passed, Status):
             return CycleOutcome(next_start_index=next_start, error=passed, pre_filter_nodes=names, **base)
         if len(passed) != len(feasible):
@@ -261,8 +280,11 @@ def run_cycle(
         feasible = passed
         positions = None
     if not feasible:
+        evaluated = len(statuses)
+        if names is not None and runtime.absent_nodes_in_fit_error:
+            also |= _add_absent_statuses(statuses, snapshot, pre.narrowing)
         diagnosis = _diagnosis(statuses, also=also)
-        return _no_fit(runtime, base, state, pod, statuses, diagnosis, next_start, len(statuses), None, names)
+        return _no_fit(runtime, base, state, pod, statuses, diagnosis, next_start, evaluated, None, names)
     return _scored(runtime, base, state, pod, feasible, statuses, snapshot, rng, next_start,
                    processed, found.stopped_at, names, score_single_node, detail, positions)
 

@@ -123,7 +123,8 @@ class Engine:
     ) -> None:
         self.config = config
         self.kube = kube if kube is not None else resolve_kube()
-        configured, ignored = build_extenders(config.extenders)
+        configured, ignored = build_extenders(config.extenders,
+                                              verbatim_errors=self.kube.switches.extender_error_verbatim)
         self.extenders = order_extenders((*configured, *extenders))
         self.clock = clock
         self.rng = random.Random(seed)
@@ -143,7 +144,7 @@ class Engine:
                                   where=f"profiles[{index}]")
             if ignored:
                 check_ignored_resources(profile, built.plugin_args, f"profiles[{index}]")
-            runtime = ProfileRuntime(built, self.extenders)
+            runtime = ProfileRuntime(built, self.extenders, self.kube.switches)
             handle.bind_runtime(runtime)
             self.profiles[profile.scheduler_name] = runtime
             self.handles[profile.scheduler_name] = handle
@@ -168,7 +169,10 @@ class Engine:
             sort = runtime.profile.points["queueSort"][0]
             names.add((sort, repr(runtime.profile.plugin_args.get(sort))))
         if len(names) > 1:
-            raise ConfigError("queueSort must be the same for all profiles", field="profiles",
+            message = "must be the same for all profiles"
+            if not self.kube.switches.short_queue_sort_message:
+                message = "queueSort " + message
+            raise ConfigError(message, field="profiles",
                               value=sorted(name for name, _ in names))
 
     def _pre_enqueue(self, pod: Pod) -> Status:

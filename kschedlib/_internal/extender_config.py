@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, final
 from urllib.parse import urlsplit
@@ -19,6 +18,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from kschedlib.errors import ConfigError
+from kschedlib.framework._go_duration import parse_duration
 from kschedlib.model.resources import is_extended_resource
 from kschedlib.plugins.node_resources_fit import qualified_name_errors
 
@@ -38,8 +38,6 @@ _KEYS: Final = frozenset({
     "tlsConfig", "httpTimeout", "nodeCacheCapable", "managedResources", "ignorable",
 })
 _TLS_KEYS: Final = ("insecure", "serverName", "certFile", "keyFile", "caFile", "certData", "keyData", "caData")
-_UNITS: Final = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-_DURATION: Final = re.compile(r"(\d*\.?\d*)(ns|us|µs|μs|ms|s|m|h)")
 
 
 @final
@@ -88,23 +86,6 @@ class ExtenderConfig:
     def from_dict(cls, raw: Mapping[str, Any], *, where: str = "extenders[0]") -> ExtenderConfig:
         """Read one entry (JSON names); per-entry checks only (see :func:`parse_extenders`)."""
         return _entry(raw, where)
-
-
-def parse_duration(text: str) -> float:
-    """Seconds in a Go duration string (``"5s"``, ``"1m30s"``, ``"250ms"``, ``"0"``)."""
-    body = text[1:] if text[:1] in "+-" else text
-    if body == "0":
-        return 0.0
-    position, total = 0, 0.0
-    while position < len(body):
-        match = _DURATION.match(body, position)
-        if match is None or match.group(1) in ("", "."):
-            raise ValueError(f'time: invalid duration "{text}"')
-        total += float(match.group(1)) * _UNITS[match.group(2)]
-        position = match.end()
-    if not body:
-        raise ValueError(f'time: invalid duration "{text}"')
-    return -total if text.startswith("-") else total
 
 
 def _get(raw: Mapping[str, Any], key: str, kind: type, where: str, default: Any) -> Any:

@@ -52,17 +52,21 @@ def _message(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def _merge_statuses(result: ExtenderFilterResult, statuses: MutableMapping[str, Status]) -> None:
-    """FailedAndUnresolvable replaces a node's status (keeping its reasons); Failed adds or appends."""
+def _merge_statuses(result: ExtenderFilterResult, statuses: MutableMapping[str, Status], replace: bool) -> None:
+    """FailedAndUnresolvable wins over Failed for a node listed in both.
+
+    v1.30 appends the extender's reason to a status the node already has (an unresolvable verdict
+    raising its code); with ``replace`` (v1.32+) the verdict becomes the node's whole status.
+    """
     unresolvable = result.failed_and_unresolvable
     for name, reason in unresolvable.items():
-        known = statuses.get(name)
+        known = None if replace else statuses.get(name)
         reasons = (*known.all_reasons(), reason) if known is not None else (reason,)
         statuses[name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reasons)
     for name, reason in result.failed.items():
         if name in unresolvable:
             continue
-        known = statuses.get(name)
+        known = None if replace else statuses.get(name)
         statuses[name] = Status.unschedulable(reason) if known is None else known.with_reason(reason)
 
 
@@ -72,6 +76,8 @@ def filter_with_extenders(
     feasible: Sequence[NodeInfo],
     statuses: MutableMapping[str, Status],
     snapshot: Snapshot,
+    *,
+    replace_statuses: bool = False,
 ) -> list[NodeInfo] | Status:
     """The nodes left after every interested extender's filter, each on the previous one's output.
 
@@ -91,7 +97,7 @@ def filter_with_extenders(
             if extender.is_ignorable:
                 continue
             return Status.from_error(_message(exc))
-        _merge_statuses(result, statuses)
+        _merge_statuses(result, statuses, replace_statuses)
         nodes = [snapshot.find(info.name) or info for info in result.nodes]
     return nodes
 

@@ -15,7 +15,7 @@ import socket
 import ssl
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, final
 from urllib.parse import urlsplit
 
@@ -106,10 +106,15 @@ def _ssl_context(config: ExtenderConfig) -> ssl.SSLContext:
 class HTTPExtender(Extender):
     """An extender reached over HTTP(S), configured like kube-scheduler's ``extenders[]`` entries."""
 
-    __slots__ = ("_context", "_host", "_managed", "_port", "_prefix", "_tls", "config", "max_response_bytes")
+    __slots__ = ("_context", "_errorf", "_host", "_managed", "_port", "_prefix", "_tls", "config",
+                 "max_response_bytes")
 
-    def __init__(self, config: ExtenderConfig, *, max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
+    def __init__(self, config: ExtenderConfig, *, max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+                 verbatim_errors: bool = False) -> None:
+        """``verbatim_errors``: report a reply's ``Error`` as sent (kube-scheduler v1.33+), not through
+        ``fmt.Errorf`` as v1.30 does (:func:`go_errorf`)."""
         self.config = config
+        self._errorf: Callable[[str], str] = str if verbatim_errors else go_errorf
         self.max_response_bytes = max_response_bytes
         self._prefix = config.url_prefix.rstrip("/")
         parts = urlsplit(self._prefix)
@@ -175,7 +180,7 @@ class HTTPExtender(Extender):
         reply = self._object(verb, self._args(pod, nodes))
         error = wire.str_field(reply, "Error")
         if error:
-            raise ExtenderError(go_errorf(error))
+            raise ExtenderError(self._errorf(error))
         try:
             return self._filter_result(verb, reply, nodes)
         except (wire.WireError, ManifestError) as exc:
@@ -223,7 +228,7 @@ class HTTPExtender(Extender):
         args = {"PodName": pod.name, "PodNamespace": pod.namespace, "PodUID": pod.uid, "Node": node_name}
         error = wire.str_field(self._object(verb, args), "Error")
         if error:
-            raise ExtenderError(go_errorf(error))
+            raise ExtenderError(self._errorf(error))
 
     def process_preemption(
         self, pod: Pod, victims: Mapping[str, ExtenderVictims], snapshot: Snapshot
@@ -346,7 +351,10 @@ class HTTPExtender(Extender):
             chunks.append(chunk)
 
 
-def build_extenders(raw: Sequence[Mapping[str, Any]]) -> tuple[tuple[HTTPExtender, ...], tuple[str, ...]]:
+def build_extenders(
+    raw: Sequence[Mapping[str, Any]], *, verbatim_errors: bool = False
+) -> tuple[tuple[HTTPExtender, ...], tuple[str, ...]]:
     """HTTP extenders for a config's ``extenders`` section (validated), and its ``ignoredByScheduler`` names."""
     configs = parse_extenders(raw)
-    return tuple(HTTPExtender(config) for config in configs), ignored_resources(configs)
+    extenders = tuple(HTTPExtender(config, verbatim_errors=verbatim_errors) for config in configs)
+    return extenders, ignored_resources(configs)

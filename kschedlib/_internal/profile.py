@@ -33,6 +33,8 @@ from kschedlib.framework.extension_points import (
 )
 from kschedlib.framework.handle import Handle
 from kschedlib.framework.registry import Registry
+from kschedlib.plugins import LEGACY_VOLUME_LIMITS
+from kschedlib.versions import Switches
 
 __all__ = ["POINT_BASES", "BuiltProfile", "build_profile", "merge_plugin_sets"]
 
@@ -178,6 +180,35 @@ def _instantiate(
     return plugins, args
 
 
+CONFIG_API_VERSION: Final = "kubescheduler.config.k8s.io/v1"
+INVALID_PLUGIN_MESSAGE: Final = (f'was invalid in version "{CONFIG_API_VERSION}" '
+                                 f'(KubeSchedulerConfiguration is version "{CONFIG_API_VERSION}")')
+"""kube-scheduler's refusal of a plugin its configuration API version no longer accepts (v1.31+)."""
+
+
+def _refuse_invalid_plugins(profile: ProfileConfig, switches: Switches, where: str) -> None:
+    """The legacy volume-limit plugins, refused as kube's config validation and registry refuse them.
+
+    Per extension point and in ``pluginConfig`` they "were invalid" (v1.31); in ``multiPoint``, which
+    that validation does not look at, they no longer exist once the registry dropped them (v1.32).
+    """
+    if not switches.legacy_volume_limits_removed:
+        return
+    for point, plugin_set in (profile.plugins or {}).items():
+        for index, ref in enumerate(plugin_set.enabled):
+            if ref.name not in LEGACY_VOLUME_LIMITS:
+                continue
+            if point != "multiPoint":
+                raise ConfigError(INVALID_PLUGIN_MESSAGE, field=f"{where}.plugins.{point}.enabled[{index}]",
+                                  value=ref.name)
+            if switches.legacy_volume_limits_unregistered:
+                raise ConfigError(f'plugin "{ref.name}" does not exist',
+                                  field=f"{where}.plugins.multiPoint.enabled[{index}].name", value=ref.name)
+    for index, name in enumerate(profile.plugin_config):
+        if name in LEGACY_VOLUME_LIMITS:
+            raise ConfigError(INVALID_PLUGIN_MESSAGE, field=f"{where}.pluginConfig[{index}]", value=name)
+
+
 def build_profile(
     profile: ProfileConfig,
     registry: Registry,
@@ -187,6 +218,7 @@ def build_profile(
     where: str = "profiles[0]",
 ) -> BuiltProfile:
     """Instantiate the profile's plugins (each once) and order them per extension point."""
+    _refuse_invalid_plugins(profile, handle.switches, where)
     merged = merge_plugin_sets(defaults, profile.plugins)
     plugins, args = _instantiate(merged, profile, registry, handle, where)
     points = {

@@ -43,6 +43,7 @@ from kschedlib.framework.results import NodeScore, PostFilterResult, PreFilterRe
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Code, Status
 from kschedlib.model.objects import Pod
+from kschedlib.versions import Switches
 
 __all__ = ["FilterPlan", "FilterRunner", "MemoizedFilter", "PreFilterOutcome", "ProfileRuntime", "ScoreTable"]
 
@@ -71,6 +72,8 @@ class PreFilterOutcome(NamedTuple):
 
     result: PreFilterResult | None
     status: Status
+    narrowing: tuple[str, ...] = ()
+    """The plugins whose PreFilterResult named nodes (the plugins an absent node did not satisfy)."""
 
 
 class ScoreTable(NamedTuple):
@@ -292,8 +295,14 @@ class MemoizedFilter:
 class ProfileRuntime:
     """One profile's plugins, ready to run; built once per scheduler."""
 
-    def __init__(self, profile: BuiltProfile, extenders: Sequence[Extender] = ()) -> None:
+    def __init__(self, profile: BuiltProfile, extenders: Sequence[Extender] = (),
+                 switches: Switches | None = None) -> None:
         self.profile = profile
+        switches = switches if switches is not None else Switches()
+        self.absent_nodes_in_fit_error = switches.absent_nodes_in_fit_error
+        """Nodes left out by a PreFilterResult get an explicit status on a FitError (v1.32)."""
+        self.extender_status_replaces = switches.extender_status_replaces
+        """An extender's verdict replaces a node's status instead of adding reasons (v1.32)."""
         self.scheduler_name = profile.scheduler_name
         self.extenders: tuple[Extender, ...] = tuple(extenders)
         """The scheduler's extenders (shared by all profiles), in the order they run."""
@@ -391,9 +400,9 @@ class ProfileRuntime:
             if not result.node_names:
                 message = (f"node(s) didn't satisfy plugin {narrowing[0]}" if len(narrowing) == 1
                            else f"node(s) didn't satisfy plugin(s) {_slice(narrowing)} simultaneously")
-                return PreFilterOutcome(result, Status.unresolvable(message))
+                return PreFilterOutcome(result, Status.unresolvable(message), tuple(narrowing))
         state.skip_filter_plugins = frozenset(skipped)
-        return PreFilterOutcome(result, returned)
+        return PreFilterOutcome(result, returned, tuple(narrowing))
 
     def filter_plan(self, state: CycleState, pod: Pod) -> FilterPlan:
         """The non-skipped Filter plugins, with the key of their leading :class:`NodeLocalFilter` run."""

@@ -41,6 +41,7 @@ _SHAPE: Final[Schema] = {"utilization": None, "score": None}
 
 PLUGIN_ARGS: Final[Mapping[str, Schema]] = {
     "DefaultPreemption": {**_TYPE_META, "minCandidateNodesPercentage": None, "minCandidateNodesAbsolute": None},
+    "DynamicResources": {**_TYPE_META, "filterTimeout": None, "bindingTimeout": None},
     "InterPodAffinity": {**_TYPE_META, "hardPodAffinityWeight": None, "ignorePreferredTermsOfExistingPods": None},
     "NodeResourcesFit": {
         **_TYPE_META, "ignoredResources": None, "ignoredResourceGroups": None,

@@ -26,6 +26,7 @@ from kschedlib.model.objects import (
     PodAffinity,
     PodAffinityTerm,
     PodDisruptionBudget,
+    PodResourceClaim,
     ResourceList,
     Toleration,
     TopologySpreadConstraint,
@@ -224,7 +225,17 @@ def _pod_spec(pod: Pod) -> JsonDict:
     _put(spec, "schedulingGates", [{"name": gate} for gate in pod.scheduling_gates])
     _put(spec, "hostNetwork", pod.host_network)
     _put(spec, "volumes", [_volume(v) for v in pod.volumes])
+    _put(spec, "resourceClaims", [_resource_claim(c) for c in pod.resource_claims])
     return spec
+
+
+def _resource_claim(claim: PodResourceClaim) -> JsonDict:
+    out: JsonDict = {"name": claim.name}
+    if claim.resource_claim_name is not None:
+        out["resourceClaimName"] = claim.resource_claim_name
+    if claim.resource_claim_template_name is not None:
+        out["resourceClaimTemplateName"] = claim.resource_claim_template_name
+    return out
 
 
 def _owner_reference(owner: OwnerReference) -> JsonDict:

@@ -80,6 +80,7 @@ from kschedlib.model.objects import (
     OwnerSelector,
     Pod,
     PodDisruptionBudget,
+    PodResourceClaim,
 )
 from kschedlib.model.scheduling_crds import ElasticQuota, PodGroup
 
@@ -139,6 +140,12 @@ def _gate_name(r: Reader, raw: object, path: str) -> str:
     return r.reqstr(r.as_map(raw, path), "name", path)
 
 
+def _resource_claim(r: Reader, raw: object, path: str) -> PodResourceClaim:
+    claim = r.as_map(raw, path)
+    return PodResourceClaim(r.reqstr(claim, "name", path), r.optstr(claim, "resourceClaimName", path),
+                            r.optstr(claim, "resourceClaimTemplateName", path))
+
+
 def pod_from_dict(d: Mapping[str, Any]) -> Pod:
     """A v1 Pod, defaulted as an API server would (see the module docstring)."""
     r, meta, name, namespace = open_object(d, "Pod", namespaced=True)
@@ -166,6 +173,7 @@ def pod_from_dict(d: Mapping[str, Any]) -> Pod:
         scheduling_gates=r.each(spec, "schedulingGates", "spec", _gate_name),
         host_network=host_network,
         volumes=spec_.volumes(r, spec),
+        resource_claims=r.each(spec, "resourceClaims", "spec", _resource_claim),
         phase=r.getstr(status, "phase", "status") or "Pending",
         conditions=spec_.pod_conditions(r, status),
         nominated_node_name=r.getstr(status, "nominatedNodeName", "status"),

@@ -34,6 +34,7 @@ __all__ = [
     "PodAffinityTerm",
     "PodCondition",
     "PodDisruptionBudget",
+    "PodResourceClaim",
     "PreferredSchedulingTerm",
     "ResourceList",
     "Taint",
@@ -272,6 +273,23 @@ class PodCondition:
                                          "message": check.TEXT})
 
 
+@final
+@attrs.frozen(slots=True)
+class PodResourceClaim:
+    """A ``spec.resourceClaims`` entry: the pod's name for a ResourceClaim, made directly or from a template.
+
+    Read so that a pod using Dynamic Resource Allocation is recognised (and refused until DRA is
+    supported), never scheduled as if it claimed nothing.
+    """
+
+    name: str
+    resource_claim_name: str | None = None
+    resource_claim_template_name: str | None = None
+
+    __attrs_post_init__ = check.checker({"name": check.TEXT, "resource_claim_name": check.TEXT_OR_NONE,
+                                         "resource_claim_template_name": check.TEXT_OR_NONE})
+
+
 _check_pod = check.checker({
     "name": check.TEXT, "namespace": check.TEXT, "uid": check.TEXT, "labels": check.MAP, "annotations": check.MAP,
     "owner_references": check.tuple_of(OwnerReference), "node_name": check.TEXT, "scheduler_name": check.TEXT,
@@ -280,6 +298,7 @@ _check_pod = check.checker({
     "overhead": check.RESOURCES_OR_NONE, "node_selector": check.MAP_OR_NONE, "affinity": check.one_of(Affinity),
     "tolerations": check.tuple_of(Toleration), "topology_spread_constraints": check.tuple_of(TopologySpreadConstraint),
     "scheduling_gates": check.tuple_of(str), "host_network": check.FLAG, "volumes": check.tuple_of(Volume),
+    "resource_claims": check.tuple_of(PodResourceClaim),
     "phase": check.TEXT, "conditions": check.tuple_of(PodCondition), "nominated_node_name": check.TEXT,
     "creation_timestamp": check.SECONDS_OR_NONE, "start_time": check.SECONDS_OR_NONE,
     "deletion_timestamp": check.SECONDS_OR_NONE,
@@ -316,6 +335,7 @@ class Pod:
     scheduling_gates: tuple[str, ...] = ()
     host_network: bool = False
     volumes: tuple[Volume, ...] = ()
+    resource_claims: tuple[PodResourceClaim, ...] = ()
     phase: str = "Pending"
     conditions: tuple[PodCondition, ...] = ()
     nominated_node_name: str = ""

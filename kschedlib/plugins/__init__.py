@@ -100,7 +100,8 @@ def in_tree_registry() -> Registry:
     registry.register(volume_zone.VolumeZone.name, volume_zone.VolumeZone)
     registry.register(default_preemption.DefaultPreemption.name, default_preemption.DefaultPreemption,
                       args=default_preemption.decode_args)
-    registry.register(dynamic_resources.DynamicResources.name, dynamic_resources.DynamicResources)
+    registry.register(dynamic_resources.DynamicResources.name, dynamic_resources.DynamicResources,
+                      args=dynamic_resources.decode_args)
     registry.register(node_declared_features.NodeDeclaredFeatures.name, node_declared_features.NodeDeclaredFeatures)
     # scheduler-plugins' batch plugins: registered, not in the default profile
     registry.register(coscheduling.Coscheduling.name, coscheduling.Coscheduling, args=coscheduling.decode_args)

@@ -196,4 +196,6 @@ def select_victims_on_node(
                 return status
             victims.append(info.pod)
             violations += violates
+    if violating and non_violating and handle.switches.preemption_victims_resorted:
+        go_sort_slice(victims, more_important)  # the reprieve loop put violating victims first
     return Victims(tuple(victims), violations)

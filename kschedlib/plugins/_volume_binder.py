@@ -55,6 +55,7 @@ from kschedlib.plugins._volumes import (
 __all__ = [
     "ERR_REASON_BIND_CONFLICT",
     "ERR_REASON_NODE_CONFLICT",
+    "ERR_REASON_PV_NODE_AFFINITY",
     "ERR_REASON_NOT_ENOUGH_SPACE",
     "ERR_REASON_PV_NOT_EXIST",
     "BinderError",
@@ -70,6 +71,8 @@ __all__ = [
 ]
 
 ERR_REASON_NODE_CONFLICT: Final = "node(s) had volume node affinity conflict"
+ERR_REASON_PV_NODE_AFFINITY: Final = "node(s) didn't match PersistentVolume's node affinity"
+"""The bound-volume conflict reason from v1.33 on (``pv_node_affinity_reason``)."""
 ERR_REASON_BIND_CONFLICT: Final = "node(s) didn't find available persistent volumes to bind"
 ERR_REASON_NOT_ENOUGH_SPACE: Final = "node(s) did not have enough free storage"
 ERR_REASON_PV_NOT_EXIST: Final = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
@@ -326,10 +329,11 @@ def _check_volume_provisions(claims: Sequence[PersistentVolumeClaim], node: Node
     return True, True, provisions
 
 
-def find_pod_volumes(claims: PodVolumeClaims, node: Node,
-                     storage: StorageLister) -> tuple[PodVolumes, tuple[str, ...]]:
+def find_pod_volumes(claims: PodVolumeClaims, node: Node, storage: StorageLister,
+                     node_conflict: str = ERR_REASON_NODE_CONFLICT) -> tuple[PodVolumes, tuple[str, ...]]:
     """kube's ``FindPodVolumes``: the pod's volumes on ``node`` and the reasons it fails there (in kube's
-    fixed order); :class:`BinderError` for what kube reports as an error."""
+    fixed order, ``node_conflict`` naming a bound volume's node-affinity conflict); :class:`BinderError`
+    for what kube reports as an error."""
     bound_ok = unbound_ok = enough_storage = pvs_found = True
     bindings: list[Binding] = []
     provisions: list[PersistentVolumeClaim] = []
@@ -337,7 +341,7 @@ def find_pod_volumes(claims: PodVolumeClaims, node: Node,
         bound_ok, pvs_found = _check_bound_claims(claims.bound, node, storage)
     if claims.unbound_delayed:
         bindings, provisions, unbound_ok, enough_storage = _delayed(claims, node, storage)
-    reasons = [reason for ok, reason in ((bound_ok, ERR_REASON_NODE_CONFLICT), (unbound_ok, ERR_REASON_BIND_CONFLICT),
+    reasons = [reason for ok, reason in ((bound_ok, node_conflict), (unbound_ok, ERR_REASON_BIND_CONFLICT),
                                          (enough_storage, ERR_REASON_NOT_ENOUGH_SPACE),
                                          (pvs_found, ERR_REASON_PV_NOT_EXIST)) if not ok]
     return PodVolumes(tuple(bindings), tuple(provisions)), tuple(reasons)

@@ -264,12 +264,15 @@ class DefaultPreemption(PostFilterPlugin):
     """Nominates the pod to the node where evicting the least important lower-priority pods lets it fit."""
 
     name: ClassVar[str] = "DefaultPreemption"
-    __slots__ = ("_handle", "args")
+    __slots__ = ("_counts_every_node", "_handle", "_skips_terminating", "args")
 
     def __init__(self, args: DefaultPreemptionArgs | None, handle: Handle) -> None:
         self.args = args if args is not None else DefaultPreemptionArgs()
         _validate(self.args)
         self._handle = handle
+        switches = handle.switches
+        self._counts_every_node = switches.absent_nodes_in_fit_error
+        self._skips_terminating = switches.terminating_victims_not_deleted
 
     def post_filter(self, state: CycleState, pod: Pod, node_statuses: Mapping[str, Status]) -> PostFilterResult:
         """Preempt, with every non-empty message prefixed ``preemption: ``."""
@@ -293,7 +296,12 @@ class DefaultPreemption(PostFilterPlugin):
             return PostFilterResult(found)
         candidates, statuses = found
         if not candidates:
-            message = fit_error_message(len(statuses), Diagnosis(statuses))
+            num_nodes = len(statuses)
+            if self._counts_every_node:  # v1.32: every node counts, those without a status as not helpful
+                num_nodes = snapshot.num_nodes
+                for info in snapshot.node_infos:
+                    statuses.setdefault(info.name, _NOT_HELPFUL)
+            message = fit_error_message(num_nodes, Diagnosis(statuses))
             return PostFilterResult(Status.unschedulable(message), "")
         consulted = self._call_extenders(latest, candidates, snapshot)
         if isinstance(consulted, Status):
@@ -315,14 +323,17 @@ class DefaultPreemption(PostFilterPlugin):
         return [Candidate(name, v.pods, v.num_pdb_violations) for name, v in result.items()]
 
     def _prepare(self, best: Candidate) -> tuple[str, ...]:
-        """Reject victims waiting in Permit, as kube does instead of deleting them; list the rest to evict."""
+        """Reject victims waiting in Permit, as kube does instead of deleting them; list the rest to evict.
+
+        From v1.35 (``terminating_victims_not_deleted``) a victim already terminating is not listed.
+        """
         evict: list[str] = []
         for victim in best.victims:
             waiting = self._handle.get_waiting_pod(victim.uid)
             if waiting is not None:
                 waiting.reject(self.name, PREEMPTED)
-            else:
-                evict.append(victim.key)
+            elif not (self._skips_terminating and victim.deletion_timestamp is not None):
+                evict.append(victim.key)  # v1.35 leaves a victim already being deleted alone
         return tuple(evict)
 
     def _find_candidates(

@@ -26,7 +26,7 @@ from kschedlib.framework.handle import Handle
 from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.results import PreFilterResult
-from kschedlib.framework.status import Status
+from kschedlib.framework.status import Code, Status
 from kschedlib.model.objects import Pod
 from kschedlib.model.resources import (
     CPU,
@@ -235,6 +235,14 @@ class InsufficientResource:
     requested: int
     used: int
     capacity: int
+
+    @property
+    def exceeds_allocatable(self) -> bool:
+        """The request alone exceeds the node's allocatable: freeing room cannot help (kube v1.34+).
+
+        The pod count never is: kube leaves its shortfall resolvable.
+        """
+        return self.resource_name != PODS and self.requested > self.capacity
 
 
 def _checked_scalars(
@@ -479,7 +487,8 @@ class NodeResourcesFit(
     """Filters nodes without room for the pod's requests; scores by the configured strategy."""
 
     name: ClassVar[str] = "NodeResourcesFit"
-    __slots__ = ("_handle", "_ignored_groups", "_ignored_resources", "_resources", "_scorer")
+    __slots__ = ("_handle", "_ignored_groups", "_ignored_resources", "_resources", "_scorer",
+                 "_unresolvable_over_total")
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         """The cluster events that may make a pod this plugin rejected schedulable (kube-scheduler v1.30)."""
@@ -493,6 +502,7 @@ class NodeResourcesFit(
         self._ignored_groups = frozenset(args.ignored_resource_groups)
         self._resources = args.scoring_strategy.resources
         self._scorer = _scorer(args.scoring_strategy)
+        self._unresolvable_over_total = handle.switches.fit_unresolvable_over_allocatable
 
     def pre_filter(self, state: CycleState, pod: Pod) -> Status | PreFilterResult:
         """Compute the effective requests and the scalars to check once per pod."""
@@ -509,7 +519,10 @@ class NodeResourcesFit(
         insufficient = _insufficient(s.requests, s.scalars, node_info)
         if not insufficient:
             return Status.success()
-        return Status.unschedulable(*(r.reason for r in insufficient))
+        reasons = tuple(r.reason for r in insufficient)
+        if self._unresolvable_over_total and any(r.exceeds_allocatable for r in insufficient):
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reasons)
+        return Status(Code.UNSCHEDULABLE, reasons)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status:
         """Compute the pod's scoring requests once; never skips."""

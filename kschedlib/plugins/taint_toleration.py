@@ -31,6 +31,7 @@ from kschedlib.plugins._normalize import default_normalize_score, normalized_val
 
 __all__ = [
     "DO_NOT_SCHEDULE_EFFECTS",
+    "REASON_UNTOLERATED_TAINTS",
     "TaintToleration",
     "count_untolerated_prefer_no_schedule",
     "find_untolerated_taint",
@@ -68,6 +69,11 @@ def find_untolerated_taint(
         if not tolerations_tolerate_taint(tolerations, taint):
             return taint
     return None
+
+
+REASON_UNTOLERATED_TAINTS: Final = "node(s) had untolerated taint(s)"
+"""The reason from v1.35 (and the 1.34 patch kschedlib models) on: no taint named (``generic_taint_reason``)."""
+_UNTOLERATED: Final = Status.unresolvable(REASON_UNTOLERATED_TAINTS)
 
 
 def untolerated_taint_reason(taint: Taint) -> str:
@@ -117,14 +123,15 @@ class TaintToleration(
     """Filter on hard taints (UnschedulableAndUnresolvable); score by untolerated soft taints (reversed)."""
 
     name: ClassVar[str] = "TaintToleration"
-    __slots__ = ()
+    __slots__ = ("_generic_reason",)
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         """The cluster events that may make a pod this plugin rejected schedulable (kube-scheduler v1.30)."""
         return (node_events(ActionType.ADD | ActionType.UPDATE),)
 
     def __init__(self, args: None, handle: Handle) -> None:
-        """Nothing to configure: kube's TaintToleration has no args."""
+        """No args; the version decides whether the reason names the taint."""
+        self._generic_reason = _UNTOLERATED if handle.switches.generic_taint_reason else None
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         node = node_info.node
@@ -135,7 +142,7 @@ class TaintToleration(
         taint = find_untolerated_taint(node.taints, pod.tolerations, DO_NOT_SCHEDULE_EFFECTS)
         if taint is None:
             return Status.SUCCESS
-        return Status.unresolvable(untolerated_taint_reason(taint))
+        return self._generic_reason or Status.unresolvable(untolerated_taint_reason(taint))
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status:
         """Keep the tolerations with an empty or ``PreferNoSchedule`` effect (never skips, as in kube)."""

@@ -43,6 +43,7 @@ from kschedlib.plugins._volume_binder import (
     ERR_REASON_BIND_CONFLICT,
     ERR_REASON_NODE_CONFLICT,
     ERR_REASON_NOT_ENOUGH_SPACE,
+    ERR_REASON_PV_NODE_AFFINITY,
     ERR_REASON_PV_NOT_EXIST,
     BinderError,
     PodVolumeClaims,
@@ -59,6 +60,7 @@ from kschedlib.plugins._volumes import claim_of, is_fully_bound, not_owner_error
 __all__ = [
     "ERR_REASON_BIND_CONFLICT",
     "ERR_REASON_NODE_CONFLICT",
+    "ERR_REASON_PV_NODE_AFFINITY",
     "ERR_REASON_NOT_ENOUGH_SPACE",
     "ERR_REASON_PV_NOT_EXIST",
     "ERR_UNBOUND_IMMEDIATE",
@@ -174,11 +176,15 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
     """Binds (in simulation) the pod's claims to volumes on the chosen node; rejects nodes where it cannot."""
 
     name: ClassVar[str] = "VolumeBinding"
-    __slots__ = ("_args", "_handle")
+    __slots__ = ("_args", "_handle", "_narrows", "_node_conflict")
 
     def __init__(self, args: VolumeBindingArgs | None, handle: Handle) -> None:
         self._args = args if args is not None else VolumeBindingArgs()
         self._handle = handle
+        switches = handle.switches
+        self._narrows = not switches.volume_binding_all_nodes
+        self._node_conflict = (ERR_REASON_PV_NODE_AFFINITY if switches.pv_node_affinity_reason
+                               else ERR_REASON_NODE_CONFLICT)
 
     def pre_filter(self, state: CycleState, pod: Pod) -> Status | PreFilterResult:
         """Classify the claims; unbound immediate claims fail; bound hostname-pinned volumes narrow the nodes."""
@@ -198,7 +204,7 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
             return Status.from_error(str(exc))
         if claims.unbound_immediate:
             return Status.unresolvable(ERR_UNBOUND_IMMEDIATE)
-        eligible = eligible_nodes(claims.bound, storage)
+        eligible = eligible_nodes(claims.bound, storage) if self._narrows else None
         state.write(STATE_KEY, VolumeBindingState(claims))
         return PreFilterResult(eligible) if eligible is not None else Status.SUCCESS
 
@@ -211,7 +217,7 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
         if data.claims is None or node is None:
             return Status.SUCCESS
         try:
-            volumes, reasons = find_pod_volumes(data.claims, node, self._handle.storage)
+            volumes, reasons = find_pod_volumes(data.claims, node, self._handle.storage, self._node_conflict)
         except BinderError as exc:
             return Status.from_error(str(exc))
         if reasons:

@@ -38,6 +38,7 @@ from kschedlib.plugins._volumes import READ_WRITE_ONCE_POD, inline_source, pvc_n
 __all__ = [
     "ERR_REASON_DISK_CONFLICT",
     "ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT",
+    "ERR_REASON_RWOP_IN_USE",
     "PRE_FILTER_KEY",
     "PreFilterState",
     "VolumeRestrictions",
@@ -53,7 +54,12 @@ ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT: Final = (
 
 _DISK_KINDS: Final = frozenset({"gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi"})
 _DISK_CONFLICT: Final = Status.unschedulable(ERR_REASON_DISK_CONFLICT)
+ERR_REASON_RWOP_IN_USE: Final = (
+    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod"
+)
+"""The ReadWriteOncePod reason from v1.34 on (``rwop_in_use_reason``)."""
 _RWOP_CONFLICT: Final = Status.unschedulable(ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT)
+_RWOP_IN_USE: Final = Status.unschedulable(ERR_REASON_RWOP_IN_USE)
 
 
 def needs_restrictions_check(volume: Volume) -> bool:
@@ -136,11 +142,12 @@ class VolumeRestrictions(PreFilterPlugin, PreFilterExtensions, FilterPlugin):
     """Rejects nodes with a conflicting inline disk, and every node while a ReadWriteOncePod claim is in use."""
 
     name: ClassVar[str] = "VolumeRestrictions"
-    __slots__ = ("_handle",)
+    __slots__ = ("_handle", "_rwop_conflict")
 
     def __init__(self, args: None, handle: Handle) -> None:
         """No args; the claims come from ``handle.storage``, the used claims from the snapshot."""
         self._handle = handle
+        self._rwop_conflict = _RWOP_IN_USE if handle.switches.rwop_in_use_reason else _RWOP_CONFLICT
 
     def pre_filter(self, state: CycleState, pod: Pod) -> Status | PreFilterResult:
         """Look up every claim (missing: UnschedulableAndUnresolvable), count ReadWriteOncePod conflicts;
@@ -191,4 +198,4 @@ class VolumeRestrictions(PreFilterPlugin, PreFilterExtensions, FilterPlugin):
             return _DISK_CONFLICT
         if data is None:
             return Status.from_error(f'cannot read "{PRE_FILTER_KEY.name}" from cycleState')
-        return _RWOP_CONFLICT if data.conflicts > 0 else Status.SUCCESS
+        return self._rwop_conflict if data.conflicts > 0 else Status.SUCCESS

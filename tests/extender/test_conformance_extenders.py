@@ -20,6 +20,7 @@ from kschedlib import Scheduler, explain
 from tests.extender_stub import StubPool, substitute, unsubstitute
 from tests.scenarios.conformance import (
     case_files,
+    case_version,
     decision_view,
     expected_view,
     load_case,
@@ -31,6 +32,19 @@ from tests.scenarios.conformance import (
 CASES = case_files("extenders")
 EXPLAIN = [p for p in CASES if load_case(p)["mode"] == "explain"]
 SEQUENCES = [p for p in CASES if load_case(p)["mode"] == "sequence"]
+CASES_V136 = case_files("extenders", version="1.36")
+BALANCED_ALLOCATION_V136 = frozenset({
+    "ext-filter-fail-odd-cache", "ext-filter-unresolvable-some-cache", "ext-managed-interested-requests",
+    "ext-managed-not-interested", "ext-order-two-filters", "ext-prio-weight1", "ext-prio-weight5",
+})
+"""v1.36 cases whose only difference is NodeResourcesBalancedAllocation's v1.36 score (not modelled yet)."""
+
+
+def _v136_param(path: Path) -> object:
+    marks = [pytest.mark.xfail(strict=True, reason="NodeResourcesBalancedAllocation scores the change in balance "
+                                                   "in v1.36 (not modelled yet)")] \
+        if path.stem in BALANCED_ALLOCATION_V136 else []
+    return pytest.param(path, id=f"v1.36-{path.stem}", marks=marks)
 
 
 def _ids(paths: list[Path]) -> list[str]:
@@ -45,13 +59,14 @@ def _stub_log(pool: StubPool, count: int) -> list[list[dict[str, Any]]]:
     return [pool.requests(k) for k in range(count)]
 
 
-@pytest.mark.parametrize("path", EXPLAIN, ids=_ids(EXPLAIN))
+@pytest.mark.parametrize("path", [*(pytest.param(p, id=p.stem) for p in EXPLAIN), *map(_v136_param, CASES_V136)])
 def test_explain_matches_kube_scheduler(path: Path) -> None:
     case = load_case(path)
     scenario, expected = case["scenario"], case["expected"]
     with StubPool(scenario["extenders"]) as pool:
         live = substitute(scenario, pool.ports)
-        explanation = explain(scenario_cluster(live), live["pod"], scenario_config(live))
+        explanation = explain(scenario_cluster(live), live["pod"], scenario_config(live),
+                              kube_version=case_version(case))
         out = unsubstitute(explanation.to_dict(), pool.ports)
         requests = unsubstitute(_stub_log(pool, len(scenario["extenders"])), pool.ports)
     assert decision_view(out, expected) == expected_view(expected)

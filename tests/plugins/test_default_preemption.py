@@ -44,6 +44,7 @@ from kschedlib.plugins.default_preemption import (
     pod_eligible_to_preempt_others,
     terminating_by_preemption,
 )
+from kschedlib.versions import resolve
 from tests.helpers import make_node, make_pod, node_info
 
 # --- a handle whose only filter is "enough CPU" -----------------------------------------------
@@ -83,7 +84,9 @@ class StubHandle:
         seed: int = 0,
         remove_error: str = "",
         waiting: Sequence[Pod] = (),
+        kube_version: str = "1.30",
     ) -> None:
+        self.switches = resolve(kube_version).switches
         self._snapshot = Snapshot(infos)
         self._pods = {p.key: p for p in pending}
         self._pdbs = list(pdbs)
