@@ -73,6 +73,7 @@ from kschedlib.model.objects import (
     Pod,
     PodDisruptionBudget,
 )
+from kschedlib.model.resources import container_requests_sum
 
 __all__ = [
     "KubeObject",
@@ -132,6 +133,10 @@ def pod_from_dict(d: Mapping[str, Any]) -> Pod:
     spec = section(r, d, "spec")
     status = section(r, d, "status")
     host_network = r.getbool(spec, "hostNetwork", "spec")
+    containers = spec_.containers(r, spec, "containers", host_network)
+    init_containers = spec_.containers(r, spec, "initContainers", host_network)
+    level_requests, level_limits = spec_.pod_level_resources(
+        r, spec, lambda: container_requests_sum(Pod(name, containers=containers, init_containers=init_containers)))
     return Pod(
         name=name,
         namespace=namespace,
@@ -143,8 +148,8 @@ def pod_from_dict(d: Mapping[str, Any]) -> Pod:
         scheduler_name=r.getstr(spec, "schedulerName", "spec") or "default-scheduler",
         priority=r.optint(spec, "priority", "spec"),
         preemption_policy=r.optstr(spec, "preemptionPolicy", "spec"),
-        containers=spec_.containers(r, spec, "containers", host_network),
-        init_containers=spec_.containers(r, spec, "initContainers", host_network),
+        containers=containers,
+        init_containers=init_containers,
         overhead=r.resources(spec, "overhead", "spec"),
         node_selector=r.strmap(spec, "nodeSelector", "spec"),
         affinity=spec_.affinity(r, spec),
@@ -159,6 +164,10 @@ def pod_from_dict(d: Mapping[str, Any]) -> Pod:
         creation_timestamp=r.timestamp(meta, "creationTimestamp", "metadata"),
         start_time=r.timestamp(status, "startTime", "status"),
         deletion_timestamp=r.timestamp(meta, "deletionTimestamp", "metadata"),
+        pod_level_requests=level_requests,
+        pod_level_limits=level_limits,
+        container_statuses=spec_.container_statuses(r, status, "containerStatuses"),
+        init_container_statuses=spec_.container_statuses(r, status, "initContainerStatuses"),
     )
 
 

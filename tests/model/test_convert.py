@@ -42,6 +42,7 @@ from kschedlib.model.objects import (
     Container,
     ContainerImage,
     ContainerPort,
+    ContainerStatus,
     Namespace,
     Node,
     NodeAffinity,
@@ -359,8 +360,15 @@ FULL_POD: dict[str, Any] = {
             {"name": "eph", "ephemeral": {"volumeClaimTemplate": {"spec": {"storageClassName": "fast"}}}},
             {"name": "disk", "gcePersistentDisk": {"pdName": "pd-1"}},
         ],
+        "resources": {"requests": {"cpu": "1", "memory": "2Gi"}, "limits": {"memory": "2Gi"}},
     },
     "status": {
+        "containerStatuses": [
+            {"name": "app", "resources": {"requests": {"cpu": "2"}}, "allocatedResources": {"cpu": "1500m"},
+             "ready": True},
+            {"name": "other", "ready": True},
+        ],
+        "initContainerStatuses": [{"name": "init", "resources": {"limits": {"cpu": "1"}}}],
         "phase": "Running",
         "conditions": [
             {
@@ -480,6 +488,10 @@ EXPECTED_POD = Pod(
     creation_timestamp=1704164645.0,
     start_time=1.000001,
     deletion_timestamp=1704164646.5 - 3600,
+    pod_level_requests={"cpu": q("1"), "memory": q("2Gi")},
+    pod_level_limits={"memory": q("2Gi")},
+    container_statuses=(ContainerStatus("app", {"cpu": q("2")}, {"cpu": q("1500m")}),),
+    init_container_statuses=(ContainerStatus("init", {}),),
 )
 
 
