@@ -53,6 +53,7 @@ from kschedlib.model.storage import (
     StorageClass,
     TopologySelectorRequirement,
     TopologySelectorTerm,
+    VolumeAttachment,
 )
 
 __all__ = [
@@ -61,6 +62,7 @@ __all__ = [
     "CSINode",
     "CSINodeDriver",
     "CSIStorageCapacity",
+    "VolumeAttachment",
     "ClaimRef",
     "Container",
     "ContainerImage",

@@ -43,6 +43,7 @@ from kschedlib.model._convert_storage import (
     pv_from_dict,
     pvc_from_dict,
     storage_class_from_dict,
+    volume_attachment_from_dict,
     volume_source_from_dict,
 )
 from kschedlib.model._convert_storage_write import (
@@ -271,6 +272,7 @@ _READERS: Final[dict[str, Callable[[Mapping[str, Any]], KubeObject]]] = {
     "CSINode": csi_node_from_dict,
     "CSIDriver": csi_driver_from_dict,
     "CSIStorageCapacity": csi_storage_capacity_from_dict,
+    "VolumeAttachment": volume_attachment_from_dict,
 }
 
 

@@ -174,11 +174,12 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
     """Binds (in simulation) the pod's claims to volumes on the chosen node; rejects nodes where it cannot."""
 
     name: ClassVar[str] = "VolumeBinding"
-    __slots__ = ("_args", "_handle")
+    __slots__ = ("_args", "_handle", "_match_attributes_class")
 
     def __init__(self, args: VolumeBindingArgs | None, handle: Handle) -> None:
         self._args = args if args is not None else VolumeBindingArgs()
         self._handle = handle
+        self._match_attributes_class = handle.switches.volume_attributes_class
 
     def pre_filter(self, state: CycleState, pod: Pod) -> Status | PreFilterResult:
         """Classify the claims; unbound immediate claims fail; bound hostname-pinned volumes narrow the nodes."""
@@ -211,7 +212,8 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
         if data.claims is None or node is None:
             return Status.SUCCESS
         try:
-            volumes, reasons = find_pod_volumes(data.claims, node, self._handle.storage)
+            volumes, reasons = find_pod_volumes(data.claims, node, self._handle.storage,
+                                                self._match_attributes_class)
         except BinderError as exc:
             return Status.from_error(str(exc))
         if reasons:

@@ -2,7 +2,8 @@
 
 Switches: ``balanced_allocation_skips_best_effort`` (1.33), ``balanced_allocation_change_score`` (1.36),
 ``sidecar_nonzero_requests`` (1.32), ``in_place_resize_requests`` (1.33, InPlacePodVerticalScaling),
-``pod_level_resources`` (1.34, PodLevelResources) and ``image_volume_locality`` (1.36, ImageVolume).
+``pod_level_resources`` (1.34, PodLevelResources), ``image_volume_locality`` (1.36, ImageVolume),
+``volume_attachments_counted`` (1.32) and ``volume_attributes_class`` (1.34, VolumeAttributesClass).
 """
 
 from __future__ import annotations
@@ -19,14 +20,27 @@ from kschedlib.model import Container, ContainerStatus, Pod, parse_quantity
 from kschedlib.model.objects import PodCondition, Volume
 from kschedlib.model.quantity import Quantity
 from kschedlib.model.resources import accounting_for
+from kschedlib.model.storage import CSINode, CSINodeDriver, CSIVolumeSource, VolumeAttachment
+from kschedlib.plugins._volume_binder import find_matching_volume
 from kschedlib.plugins.image_locality import ImageLocality
 from kschedlib.plugins.node_resources_balanced_allocation import (
     NodeResourcesBalancedAllocation,
     balance_change_score,
 )
 from kschedlib.plugins.node_resources_fit import NodeResourcesFit
+from kschedlib.plugins.node_volume_limits import NodeVolumeLimits
+from kschedlib.plugins.volume_binding import VolumeBinding
 from kschedlib.versions import resolve
-from tests.helpers import FakeHandle, make_node, make_pod, node_info
+from tests.helpers import (
+    FakeHandle,
+    claim_volume,
+    make_node,
+    make_pod,
+    make_pv,
+    make_pvc,
+    make_storage_class,
+    node_info,
+)
 
 
 def q(text: str) -> Quantity:
@@ -211,3 +225,80 @@ def test_image_volume_locality() -> None:
     assert score("1.35") == 0
     assert score("1.36") == 48  # (500 MiB - 23 MiB) * 100 // (1000 MiB - 23 MiB)
     assert score("1.36", {"ImageVolume": False}) == 0
+
+
+# --- NodeVolumeLimits and VolumeAttachments --------------------------------------------------------
+
+EBS = "ebs.csi.aws.com"
+
+
+def _limits_status(version: str, *attachments: VolumeAttachment) -> Code:
+    pvc = make_pvc("data", volume_name="pv-new")
+    storage = (pvc, make_pv("pv-new", source=CSIVolumeSource(EBS, "h-new")),
+               make_pv("pv-old", source=CSIVolumeSource(EBS, "h-old")),
+               make_pv("pv-local"), CSINode("n", {}, (CSINodeDriver(EBS, "id", 1),)), *attachments)
+    handle = FakeHandle(kube_version=version).add_storage(*storage)
+    plugin = NodeVolumeLimits(None, handle)
+    pod = make_pod("p", volumes=(claim_volume("data"),))
+    state = CycleState()
+    plugin.pre_filter(state, pod)
+    return plugin.filter(state, pod, node_info(make_node("n"))).code
+
+
+def test_volume_attachments_counted() -> None:
+    detaching = VolumeAttachment("va-old", EBS, "n", "pv-old")
+    assert _limits_status("1.31", detaching) is Code.SUCCESS
+    assert _limits_status("1.32", detaching) is Code.UNSCHEDULABLE
+
+
+@pytest.mark.parametrize("attachment", [
+    pytest.param(VolumeAttachment("va", EBS, "other-node", "pv-old"), id="other-node"),
+    pytest.param(VolumeAttachment("va", "", "n", "pv-old"), id="no-attacher"),
+    pytest.param(VolumeAttachment("va", EBS, "n", None), id="inline-source"),
+    pytest.param(VolumeAttachment("va", EBS, "n", "missing"), id="missing-pv"),
+    pytest.param(VolumeAttachment("va", EBS, "n", "pv-local"), id="not-csi"),
+])
+def test_volume_attachments_that_do_not_count(attachment: VolumeAttachment) -> None:
+    assert _limits_status("1.32", attachment) is Code.SUCCESS
+
+
+def test_a_volume_attachment_of_a_pod_on_the_node_counts_once() -> None:
+    pvc, pv = make_pvc("old", volume_name="pv-old"), make_pv("pv-old", source=CSIVolumeSource(EBS, "h-old"))
+    existing = make_pod("e", uid="e", node_name="n", volumes=(claim_volume("old"),))
+    handle = FakeHandle(kube_version="1.32").add_storage(
+        pvc, pv, make_pvc("data", volume_name="pv-new"), make_pv("pv-new", source=CSIVolumeSource(EBS, "h-new")),
+        CSINode("n", {}, (CSINodeDriver(EBS, "id", 2),)), VolumeAttachment("va-old", EBS, "n", "pv-old"))
+    plugin = NodeVolumeLimits(None, handle)
+    pod = make_pod("p", volumes=(claim_volume("data"),))
+    state = CycleState()
+    plugin.pre_filter(state, pod)
+    assert plugin.filter(state, pod, node_info(make_node("n"), existing)).is_success
+
+
+# --- VolumeBinding and VolumeAttributesClass -------------------------------------------------------
+
+
+def test_volume_attributes_class() -> None:
+    claim = attrs.evolve(make_pvc("c", class_name="wait"), volume_attributes_class_name="gold")
+    silver = make_pv("pv", class_name="wait", volume_attributes_class_name="silver")
+    node = make_node("n")
+    assert find_matching_volume(claim, [silver], node, set()) is silver
+    assert find_matching_volume(claim, [silver], node, set(), match_attributes_class=True) is None
+    gold = attrs.evolve(silver, volume_attributes_class_name="gold")
+    assert find_matching_volume(claim, [silver, gold], node, set(), match_attributes_class=True) is gold
+    switches = [resolve(v, g).switches.volume_attributes_class
+                for v, g in (("1.33", None), ("1.34", None), ("1.34", {"VolumeAttributesClass": False}))]
+    assert switches == [False, True, False]
+
+
+def test_volume_binding_reads_the_volume_attributes_class_switch() -> None:
+    claim = attrs.evolve(make_pvc("c", class_name="wait"), volume_attributes_class_name="gold")
+    storage = (claim, make_pv("pv", class_name="wait"), make_storage_class("wait", mode="WaitForFirstConsumer"))
+    pod = make_pod("p", volumes=(claim_volume("c"),))
+    results = []
+    for version in ("1.33", "1.34"):
+        plugin = VolumeBinding(None, FakeHandle(kube_version=version).add_storage(*storage))
+        state = CycleState()
+        plugin.pre_filter(state, pod)
+        results.append(plugin.filter(state, pod, node_info(make_node("n"))).is_success)
+    assert results == [True, False]
