@@ -445,8 +445,10 @@ class Accounting:
         counter = _Counter(rules)
         spec_only = _Counter(attrs.evolve(rules, status_resources=False))
         self.requests = _PerPod(lambda pod: _from_nanos(counter.nanos(pod, None, counter.pod_level_amounts(pod))))
-        self.fit_requests = _PerPod(
-            lambda pod: _from_nanos(spec_only.nanos(pod, None, spec_only.pod_level_amounts(pod))))
+        spec_requests = _PerPod(lambda pod: _from_nanos(spec_only.nanos(pod, None, spec_only.pod_level_amounts(pod))))
+        requests = self.requests
+        self.fit_requests = (
+            lambda pod: spec_requests(pod) if pod.container_statuses or pod.init_container_statuses else requests(pod))
         self.scoring_requests = _PerPod(
             lambda pod: _from_nanos(counter.nanos(pod, _DEFAULTS, counter.pod_level_amounts(pod))))
         self.non_zero_requests = (_PerPod(lambda pod: _non_zero_by_pod_requests(counter, pod))

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 import attrs
 import pytest
 
+from kschedlib import explain
 from kschedlib.framework import CycleState, NodeInfo, PodInfo
 from kschedlib.framework.node_info import ImageState
 from kschedlib.framework.status import Code
@@ -302,3 +303,31 @@ def test_volume_binding_reads_the_volume_attributes_class_switch() -> None:
         plugin.pre_filter(state, pod)
         results.append(plugin.filter(state, pod, node_info(make_node("n"))).is_success)
     assert results == [True, False]
+
+
+# --- through the public API: the version's counting reaches the cache ------------------------------
+
+
+def _sidecar_cluster() -> list[dict[str, object]]:
+    node = {"kind": "Node", "apiVersion": "v1", "metadata": {"name": "n"},
+            "status": {"allocatable": {"cpu": "2", "memory": "4Gi", "pods": "110"}}}
+    bound = {"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "b"},
+             "spec": {"nodeName": "n", "containers": [{"name": "app", "resources": {"requests": {"cpu": "1"}}}],
+                      "initContainers": [{"name": "proxy", "restartPolicy": "Always"}]}}
+    return [node, bound]
+
+
+def test_sidecar_nonzero_requests_reach_scores_through_explain() -> None:
+    pod = {"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "p"},
+           "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}}]}}
+    fit = {v: explain(_sidecar_cluster(), pod, kube_version=v).to_dict()["scores"]["n"]["plugins"]["NodeResourcesFit"]
+           for v in ("1.31", "1.32")}
+    # LeastAllocated over (cpu, memory): v1.31 counts 1000m and 200Mi for the bound pod, v1.32 adds the
+    # sidecar's defaults (100m, 200Mi): (25 + 70) / 2 against (20 + 65) / 2.
+    assert fit == {"1.31": 47, "1.32": 42}
+
+
+def test_a_resize_condition_after_others_is_found() -> None:
+    pod = attrs.evolve(RESIZED, conditions=(PodCondition("Ready", "True"),
+                                            PodCondition("PodResizePending", "True", "Infeasible")))
+    assert accounting("1.33").requests(pod).milli_cpu == 100 + 2000 + 300  # app: status and allocated only
