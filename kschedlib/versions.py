@@ -165,6 +165,8 @@ CHANGES: Final[tuple[Change, ...]] = (
            "`node(s) didn't satisfy plugin(s) [X]`; preemption counts every node"),
     Change("sidecar_nonzero_requests", 32,
            "bound pods' non-zero requests count restartable init (sidecar) containers like the kubelet"),
+    Change("volume_attachments_counted", 32,
+           "NodeVolumeLimits counts the node's VolumeAttachments of CSI volumes (volumes still detaching)"),
     Change("extender_status_replaces", 32,
            "an extender's failed/unresolvable verdict replaces the node's status"),
     Change("extender_error_verbatim", 33,
@@ -180,6 +182,9 @@ CHANGES: Final[tuple[Change, ...]] = (
            "allocatable; preemption skips such nodes"),
     Change("rwop_in_use_reason", 34,
            "VolumeRestrictions' ReadWriteOncePod reason names the claim as already in use by another pod"),
+    Change("volume_attributes_class", 34,
+           "VolumeBinding binds an unbound claim only to a volume of its VolumeAttributesClass",
+           gate="VolumeAttributesClass"),
     Change("pod_level_resources", 34,
            "pod-level `spec.resources` requests replace the containers' sum", gate="PodLevelResources"),
     Change("dynamic_resources", 34,
@@ -230,6 +235,7 @@ class Switches:
     preemption_victims_resorted: bool = False
     absent_nodes_in_fit_error: bool = False
     sidecar_nonzero_requests: bool = False
+    volume_attachments_counted: bool = False
     extender_status_replaces: bool = False
     extender_error_verbatim: bool = False
     balanced_allocation_skips_best_effort: bool = False
@@ -238,6 +244,7 @@ class Switches:
     fit_unresolvable_over_allocatable: bool = False
     rwop_in_use_reason: bool = False
     pod_level_resources: bool = False
+    volume_attributes_class: bool = False
     dynamic_resources: bool = False
     generic_taint_reason: bool = False
     dynamic_resources_score: bool = False

@@ -21,7 +21,8 @@ from kschedlib.model.storage import (
     StorageClass,
 )
 from kschedlib.scheduler import ScheduleResult
-from kschedlib.versions import resolve
+from kschedlib.versions import Switches
+from kschedlib.versions import resolve as resolve_kube
 
 
 def resources(**amounts: str) -> dict[str, object]:
@@ -99,10 +100,11 @@ class FakeHandle:
         owners: Sequence[OwnerSelector] = (),
         nominated: Mapping[str, Sequence[PodInfo]] | None = None,
         seed: int = 0,
-        kube_version: str = "1.30",
+        kube_version: str | None = "1.30",
+        feature_gates: Mapping[str, bool] | None = None,
     ) -> None:
+        self._switches = resolve_kube(kube_version, feature_gates).switches
         self._snapshot = Snapshot(node_infos, namespaces={ns.name: ns for ns in namespaces})
-        self.switches = resolve(kube_version).switches
         self._pdbs = list(pdbs)
         self._owners = list(owners)
         self._nominated = dict(nominated or {})
@@ -112,6 +114,10 @@ class FakeHandle:
     @property
     def snapshot(self) -> Snapshot:
         return self._snapshot
+
+    @property
+    def switches(self) -> Switches:
+        return self._switches
 
     @property
     def clock(self) -> Clock:

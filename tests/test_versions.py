@@ -58,6 +58,16 @@ def test_v130_has_no_change_and_v136_has_all_with_default_gates() -> None:
     ("1.35", "balanced_allocation_change_score", False),
     ("1.30", "volume_binding_all_nodes", False),
     ("1.31", "volume_binding_all_nodes", True),
+    ("1.31", "sidecar_nonzero_requests", False),
+    ("1.32", "sidecar_nonzero_requests", True),
+    ("1.31", "volume_attachments_counted", False),
+    ("1.32", "volume_attachments_counted", True),
+    ("1.32", "balanced_allocation_skips_best_effort", False),
+    ("1.33", "balanced_allocation_skips_best_effort", True),
+    ("1.33", "volume_attributes_class", False),
+    ("1.34", "volume_attributes_class", True),
+    ("1.35", "image_volume_locality", False),
+    ("1.36", "image_volume_locality", True),
 ], ids=lambda v: str(v))
 def test_intermediate_versions_compose_the_same_switches(version: str, switch: str, expected: bool) -> None:
     assert getattr(resolve(version).switches, switch) is expected

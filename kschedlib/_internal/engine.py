@@ -49,6 +49,7 @@ from kschedlib.framework.queued_pod import QueuedPodInfo
 from kschedlib.framework.registry import Registry
 from kschedlib.framework.status import Code, Status
 from kschedlib.model.objects import Node, Pod
+from kschedlib.model.resources import accounting_for
 from kschedlib.versions import KubeSettings
 from kschedlib.versions import resolve as resolve_kube
 
@@ -123,6 +124,8 @@ class Engine:
     ) -> None:
         self.config = config
         self.kube = kube if kube is not None else resolve_kube()
+        self.accounting = accounting_for(self.kube.switches)
+        """How this version counts pods' requests (PodInfos made here carry them into the cache)."""
         configured, ignored = build_extenders(config.extenders,
                                               verbatim_errors=self.kube.switches.extender_error_verbatim)
         self.extenders = order_extenders((*configured, *extenders))
@@ -237,7 +240,7 @@ class Engine:
             return  # kube-scheduler's informers never hand it finished pods
         self._check_uid(pod)
         self.store.put_pod(pod)
-        info = PodInfo.of(pod)
+        info = PodInfo.of(pod, self.accounting)
         if pod.node_name:
             self.cache.add_pod(info)
             self.queue.move_pods(self._affinity_matching(pod), ev.ASSIGNED_POD_ADD)
@@ -266,7 +269,7 @@ class Engine:
         if not pod.nominated_node_name and old.nominated_node_name and not pod.node_name:
             pod = attrs.evolve(pod, nominated_node_name=old.nominated_node_name)
         self.store.put_pod(pod)
-        info = PodInfo.of(pod)
+        info = PodInfo.of(pod, self.accounting)
         if pod.node_name:
             self._update_bound(old, info)
             return
@@ -455,7 +458,7 @@ class Engine:
         latest = self.store.pods.get(pod.key)
         if latest is not None and latest is not attempt.info.pod and not latest.node_name:
             pod = attrs.evolve(latest, node_name=attempt.node)
-            self.cache.add_pod(PodInfo.of(pod))
+            self.cache.add_pod(PodInfo.of(pod, self.accounting))
         else:
             self.cache.add_pod(attempt.assumed)
         self.store.pods[pod.key] = pod

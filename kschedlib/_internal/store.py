@@ -14,6 +14,7 @@ from kschedlib.model.storage import (
     PersistentVolume,
     PersistentVolumeClaim,
     StorageClass,
+    VolumeAttachment,
 )
 
 __all__ = ["ObjectStore", "StorageStore"]
@@ -36,7 +37,8 @@ class StorageStore:
     of a claim's class for every pod with a delayed-binding claim.
     """
 
-    __slots__ = ("_by_class", "_sorted", "capacities", "classes", "csi_drivers", "csi_nodes", "pvcs", "pvs")
+    __slots__ = ("_by_class", "_sorted", "capacities", "classes", "csi_drivers", "csi_nodes", "pvcs", "pvs",
+                 "volume_attachments_by_node")
 
     def __init__(self) -> None:
         self.pvs: dict[str, PersistentVolume] = {}
@@ -46,6 +48,8 @@ class StorageStore:
         self.csi_drivers: dict[str, CSIDriver] = {}
         self.capacities: dict[str, CSIStorageCapacity] = {}
         self._by_class: dict[str, dict[str, PersistentVolume]] = {}
+        self.volume_attachments_by_node: dict[str, dict[str, VolumeAttachment]] = {}
+        """node name -> VolumeAttachment name -> the attachment (an attachment is on one node)."""
         self._sorted: dict[str, tuple[PersistentVolume, ...]] = {}
 
     def add(self, obj: object) -> bool:
@@ -62,6 +66,10 @@ class StorageStore:
             self.csi_drivers[obj.name] = obj
         elif isinstance(obj, CSIStorageCapacity):
             self.capacities[f"{obj.namespace}/{obj.name}"] = obj
+        elif isinstance(obj, VolumeAttachment):
+            for attachments in self.volume_attachments_by_node.values():
+                attachments.pop(obj.name, None)
+            self.volume_attachments_by_node.setdefault(obj.node_name, {})[obj.name] = obj
         else:
             return False
         return True
@@ -106,6 +114,9 @@ class StorageStore:
     def csi_storage_capacities(self) -> Sequence[CSIStorageCapacity]:
         return list(self.capacities.values())
 
+    def volume_attachments(self, node_name: str) -> Sequence[VolumeAttachment]:
+        return tuple(self.volume_attachments_by_node.get(node_name, {}).values())
+
     def pvs_of_class(self, class_name: str) -> Sequence[PersistentVolume]:
         listed = self._sorted.get(class_name)
         if listed is None:
@@ -133,6 +144,8 @@ class StorageStore:
         other.csi_nodes = dict(self.csi_nodes)
         other.csi_drivers = dict(self.csi_drivers)
         other.capacities = dict(self.capacities)
+        other.volume_attachments_by_node = {node: dict(attachments)
+                                            for node, attachments in self.volume_attachments_by_node.items()}
         return other
 
 

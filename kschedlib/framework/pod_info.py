@@ -14,7 +14,7 @@ import attrs
 
 from kschedlib.model.labels import LabelSelector
 from kschedlib.model.objects import Pod, PodAffinity, PodAffinityTerm
-from kschedlib.model.resources import Resources, pod_non_zero_requests, pod_requests
+from kschedlib.model.resources import Accounting, Resources, pod_non_zero_requests, pod_requests
 
 __all__ = ["AffinityTerm", "HostPort", "PodInfo", "WeightedAffinityTerm"]
 
@@ -99,16 +99,22 @@ class PodInfo:
     preferred_anti_affinity_terms: tuple[WeightedAffinityTerm, ...]
 
     @classmethod
-    def of(cls, pod: Pod) -> PodInfo:
-        """Derive everything scheduling needs from ``pod``."""
+    def of(cls, pod: Pod, accounting: Accounting | None = None) -> PodInfo:
+        """Derive everything scheduling needs from ``pod``; requests are counted by ``accounting``
+        (a kube version's way, :func:`~kschedlib.model.resources.accounting_for`; default v1.30's)."""
         affinity = pod.affinity
         pod_affinity = affinity.pod_affinity if affinity else None
         anti = affinity.pod_anti_affinity if affinity else None
         ns = pod.namespace
-        cpu, memory = pod_non_zero_requests(pod)
+        if accounting is None:
+            cpu, memory = pod_non_zero_requests(pod)
+            requests = pod_requests(pod)
+        else:
+            cpu, memory = accounting.non_zero_requests(pod)
+            requests = accounting.requests(pod)
         return cls(
             pod,
-            pod_requests(pod),
+            requests,
             cpu,
             memory,
             _host_ports(pod),

@@ -18,6 +18,7 @@ from kschedlib.model.storage import (
     PersistentVolume,
     PersistentVolumeClaim,
     StorageClass,
+    VolumeAttachment,
 )
 
 __all__ = ["StorageLister"]
@@ -48,6 +49,10 @@ class StorageLister(Protocol):
 
     def csi_storage_capacities(self) -> Sequence[CSIStorageCapacity]:
         """Every CSIStorageCapacity of the cluster."""
+        ...
+
+    def volume_attachments(self, node_name: str) -> Sequence[VolumeAttachment]:
+        """The VolumeAttachments to the node ``node_name`` (NodeVolumeLimits counts them from v1.32)."""
         ...
 
     def pvs_of_class(self, class_name: str) -> Sequence[PersistentVolume]:

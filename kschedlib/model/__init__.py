@@ -13,6 +13,7 @@ from kschedlib.model.objects import (
     Container,
     ContainerImage,
     ContainerPort,
+    ContainerStatus,
     Namespace,
     Node,
     NodeAffinity,
@@ -54,6 +55,7 @@ from kschedlib.model.storage import (
     StorageClass,
     TopologySelectorRequirement,
     TopologySelectorTerm,
+    VolumeAttachment,
 )
 
 __all__ = [
@@ -62,10 +64,12 @@ __all__ = [
     "CSINode",
     "CSINodeDriver",
     "CSIStorageCapacity",
+    "VolumeAttachment",
     "ClaimRef",
     "Container",
     "ContainerImage",
     "ContainerPort",
+    "ContainerStatus",
     "ElasticQuota",
     "LabelSelector",
     "Namespace",

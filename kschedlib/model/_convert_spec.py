@@ -7,7 +7,7 @@ them after admission to a cluster.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from kschedlib.model._convert_base import (
@@ -23,6 +23,7 @@ from kschedlib.model.objects import (
     Affinity,
     Container,
     ContainerPort,
+    ContainerStatus,
     NodeAffinity,
     OwnerReference,
     PodAffinity,
@@ -35,6 +36,8 @@ from kschedlib.model.objects import (
     Volume,
     WeightedPodAffinityTerm,
 )
+from kschedlib.model.quantity import Quantity
+from kschedlib.model.resources import is_pod_level_resource
 
 __all__ = [
     "affinity",
@@ -325,3 +328,43 @@ def _pod_condition(r: Reader, raw: object, path: str) -> PodCondition:
 def pod_conditions(r: Reader, status: Json) -> tuple[PodCondition, ...]:
     """``status.conditions`` of a pod (preemption reads ``DisruptionTarget``)."""
     return r.each(status, "conditions", "status", _pod_condition)
+
+
+def _container_status(r: Reader, raw: object, path: str) -> ContainerStatus | None:
+    d = r.as_map(raw, path)
+    resources = r.getmap(d, "resources", path)
+    if resources is None:
+        return None  # kube-scheduler only reads statuses that report resources
+    return ContainerStatus(
+        name=r.getstr(d, "name", path),
+        requests=r.resources(resources, "requests", join(path, "resources")) or {},
+        allocated=r.resources(d, "allocatedResources", path) or {},
+    )
+
+
+def container_statuses(r: Reader, status: Json, key: str) -> tuple[ContainerStatus, ...]:
+    """``status.containerStatuses`` / ``initContainerStatuses`` entries that report ``resources``."""
+    return tuple(s for s in r.each(status, key, "status", _container_status) if s is not None)
+
+
+def pod_level_resources(r: Reader, spec: Json, pod_containers: Callable[[], Mapping[str, Quantity]]
+                        ) -> tuple[dict[str, Quantity] | None, dict[str, Quantity] | None]:
+    """``spec.resources`` (requests, limits), defaulted as the API server does when limits are set:
+    a missing cpu/memory request is the containers' total request if they request it, else the limit;
+    any other missing request of a pod-level resource is its limit."""
+    level = r.getmap(spec, "resources", "spec")
+    if level is None:
+        return None, None
+    requests = r.resources(level, "requests", "spec.resources")
+    limits = r.resources(level, "limits", "spec.resources")
+    if limits:
+        defaulted = dict(requests or {})
+        totals = pod_containers()
+        for name in ("cpu", "memory"):
+            if name not in defaulted and name in totals:
+                defaulted[name] = totals[name]
+        for name, quantity in limits.items():
+            if name not in defaulted and is_pod_level_resource(name):
+                defaulted[name] = quantity
+        requests = defaulted or requests
+    return requests, limits

@@ -42,6 +42,7 @@ from kschedlib.model.storage import (
     StorageClass,
     TopologySelectorRequirement,
     TopologySelectorTerm,
+    VolumeAttachment,
 )
 
 __all__ = [
@@ -53,11 +54,13 @@ __all__ = [
     "pv_from_dict",
     "pvc_from_dict",
     "storage_class_from_dict",
+    "volume_attachment_from_dict",
     "volume_source_from_dict",
 ]
 
 StorageObject = (
     PersistentVolume | PersistentVolumeClaim | StorageClass | CSINode | CSIDriver | CSIStorageCapacity
+    | VolumeAttachment
 )
 """What a storage object can be read as."""
 
@@ -251,6 +254,7 @@ def pv_from_dict(d: Mapping[str, Any]) -> PersistentVolume:
         access_modes=_access_modes(r, spec, "spec"),
         storage_class_name=r.getstr(spec, "storageClassName", "spec"),
         volume_mode=_choice(r, spec, "volumeMode", "spec", VOLUME_MODES, VOLUME_FILESYSTEM),
+        volume_attributes_class_name=r.getstr(spec, "volumeAttributesClassName", "spec"),
         node_affinity=_pv_node_affinity(r, spec),
         claim_ref=_claim_ref(r, spec),
         source=_pv_source(r, spec),
@@ -281,6 +285,7 @@ def pvc_from_dict(d: Mapping[str, Any]) -> PersistentVolumeClaim:
         storage_class_name=r.optstr(spec, "storageClassName", "spec"),
         volume_name=r.getstr(spec, "volumeName", "spec"),
         volume_mode=_choice(r, spec, "volumeMode", "spec", VOLUME_MODES, VOLUME_FILESYSTEM),
+        volume_attributes_class_name=r.getstr(spec, "volumeAttributesClassName", "spec"),
         phase=_choice(r, status, "phase", "status", PVC_PHASES, "Pending"),
         deletion_timestamp=r.timestamp(meta, "deletionTimestamp", "metadata"),
     )
@@ -366,3 +371,16 @@ def csi_storage_capacity_from_dict(d: Mapping[str, Any]) -> CSIStorageCapacity:
         node_topology=label_selector(r, d.get("nodeTopology"), "nodeTopology"),
     )
 
+
+
+def volume_attachment_from_dict(d: Mapping[str, Any]) -> VolumeAttachment:
+    """A storage.k8s.io/v1 VolumeAttachment (only a PersistentVolume source is kept; inline ones count as none)."""
+    r, _, name, _ = open_object(d, "VolumeAttachment", namespaced=False)
+    spec = section(r, d, "spec")
+    source = r.getmap(spec, "source", "spec") or {}
+    return VolumeAttachment(
+        name=name,
+        attacher=r.getstr(spec, "attacher", "spec"),
+        node_name=r.getstr(spec, "nodeName", "spec"),
+        persistent_volume_name=r.optstr(source, "persistentVolumeName", "spec.source"),
+    )

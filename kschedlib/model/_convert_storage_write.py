@@ -29,6 +29,7 @@ from kschedlib.model.storage import (
     PersistentVolumeSource,
     RBDVolumeSource,
     StorageClass,
+    VolumeAttachment,
 )
 
 __all__ = [
@@ -146,6 +147,7 @@ def pv_to_dict(pv: PersistentVolume) -> JsonDict:
     _put(spec, "storageClassName", pv.storage_class_name)
     if pv.volume_mode != VOLUME_FILESYSTEM:
         spec["volumeMode"] = pv.volume_mode
+    _put(spec, "volumeAttributesClassName", pv.volume_attributes_class_name)
     if pv.node_affinity is not None:
         spec["nodeAffinity"] = {"required": _node_selector(pv.node_affinity)}
     if pv.claim_ref is not None:
@@ -172,6 +174,7 @@ def pvc_to_dict(pvc: PersistentVolumeClaim) -> JsonDict:
     _put(spec, "volumeName", pvc.volume_name)
     if pvc.volume_mode != VOLUME_FILESYSTEM:
         spec["volumeMode"] = pvc.volume_mode
+    _put(spec, "volumeAttributesClassName", pvc.volume_attributes_class_name)
     owners = [{"apiVersion": o.api_version, "kind": o.kind, "name": o.name, "uid": o.uid,
                **({"controller": True} if o.controller else {})} for o in pvc.owner_references]
     meta = _metadata(pvc.name, pvc.namespace, uid=pvc.uid, labels=dict(pvc.labels),
@@ -229,6 +232,15 @@ def csi_storage_capacity_to_dict(capacity: CSIStorageCapacity) -> JsonDict:
     return out
 
 
+def volume_attachment_to_dict(attachment: VolumeAttachment) -> JsonDict:
+    """A storage.k8s.io/v1 VolumeAttachment."""
+    source: JsonDict = {}
+    if attachment.persistent_volume_name is not None:
+        source["persistentVolumeName"] = attachment.persistent_volume_name
+    return {"apiVersion": _STORAGE_API, "kind": "VolumeAttachment", "metadata": _metadata(attachment.name, None),
+            "spec": {"attacher": attachment.attacher, "nodeName": attachment.node_name, "source": source}}
+
+
 _WRITERS: Final[dict[type, Callable[[Any], JsonDict]]] = {
     PersistentVolume: pv_to_dict,
     PersistentVolumeClaim: pvc_to_dict,
@@ -236,6 +248,7 @@ _WRITERS: Final[dict[type, Callable[[Any], JsonDict]]] = {
     CSINode: csi_node_to_dict,
     CSIDriver: csi_driver_to_dict,
     CSIStorageCapacity: csi_storage_capacity_to_dict,
+    VolumeAttachment: volume_attachment_to_dict,
 }
 
 

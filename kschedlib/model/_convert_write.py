@@ -17,6 +17,7 @@ from kschedlib.model.objects import (
     Affinity,
     Container,
     ContainerPort,
+    ContainerStatus,
     Namespace,
     Node,
     NodeAffinity,
@@ -216,6 +217,13 @@ def _pod_spec(pod: Pod) -> JsonDict:
         spec["preemptionPolicy"] = pod.preemption_policy
     if pod.overhead is not None:
         spec["overhead"] = _quantities(pod.overhead)
+    if pod.pod_level_requests is not None or pod.pod_level_limits is not None:
+        level: JsonDict = {}
+        if pod.pod_level_requests is not None:
+            level["requests"] = _quantities(pod.pod_level_requests)
+        if pod.pod_level_limits is not None:
+            level["limits"] = _quantities(pod.pod_level_limits)
+        spec["resources"] = level
     if pod.node_selector is not None:
         spec["nodeSelector"] = dict(pod.node_selector)
     if pod.affinity is not None:
@@ -249,6 +257,14 @@ def _timestamp(seconds: float | None) -> str | None:
     return None if seconds is None else format_timestamp(seconds)
 
 
+def _container_status(status: ContainerStatus) -> JsonDict:
+    out: JsonDict = {"name": status.name, "resources": {}}
+    if status.requests is not None:
+        out["resources"]["requests"] = _quantities(status.requests)
+    _put(out, "allocatedResources", _quantities(status.allocated))
+    return out
+
+
 def pod_to_dict(pod: Pod) -> JsonDict:
     """A v1 Pod; the ``uid`` is left out when it is the default ``namespace/name``."""
     meta = _metadata(
@@ -265,6 +281,8 @@ def pod_to_dict(pod: Pod) -> JsonDict:
     ])
     _put(status, "nominatedNodeName", pod.nominated_node_name)
     _put(status, "startTime", _timestamp(pod.start_time))
+    _put(status, "containerStatuses", [_container_status(c) for c in pod.container_statuses])
+    _put(status, "initContainerStatuses", [_container_status(c) for c in pod.init_container_statuses])
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": _pod_spec(pod), "status": status}
 
 

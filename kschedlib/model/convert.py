@@ -51,6 +51,7 @@ from kschedlib.model._convert_storage import (
     pv_from_dict,
     pvc_from_dict,
     storage_class_from_dict,
+    volume_attachment_from_dict,
     volume_source_from_dict,
 )
 from kschedlib.model._convert_storage_write import (
@@ -82,6 +83,7 @@ from kschedlib.model.objects import (
     PodDisruptionBudget,
     PodResourceClaim,
 )
+from kschedlib.model.resources import container_requests_sum
 from kschedlib.model.scheduling_crds import ElasticQuota, PodGroup
 
 __all__ = [
@@ -152,6 +154,10 @@ def pod_from_dict(d: Mapping[str, Any]) -> Pod:
     spec = section(r, d, "spec")
     status = section(r, d, "status")
     host_network = r.getbool(spec, "hostNetwork", "spec")
+    containers = spec_.containers(r, spec, "containers", host_network)
+    init_containers = spec_.containers(r, spec, "initContainers", host_network)
+    level_requests, level_limits = spec_.pod_level_resources(
+        r, spec, lambda: container_requests_sum(Pod(name, containers=containers, init_containers=init_containers)))
     return Pod(
         name=name,
         namespace=namespace,
@@ -163,8 +169,8 @@ def pod_from_dict(d: Mapping[str, Any]) -> Pod:
         scheduler_name=r.getstr(spec, "schedulerName", "spec") or "default-scheduler",
         priority=r.optint(spec, "priority", "spec"),
         preemption_policy=r.optstr(spec, "preemptionPolicy", "spec"),
-        containers=spec_.containers(r, spec, "containers", host_network),
-        init_containers=spec_.containers(r, spec, "initContainers", host_network),
+        containers=containers,
+        init_containers=init_containers,
         overhead=r.resources(spec, "overhead", "spec"),
         node_selector=r.strmap(spec, "nodeSelector", "spec"),
         affinity=spec_.affinity(r, spec),
@@ -180,6 +186,10 @@ def pod_from_dict(d: Mapping[str, Any]) -> Pod:
         creation_timestamp=r.timestamp(meta, "creationTimestamp", "metadata"),
         start_time=r.timestamp(status, "startTime", "status"),
         deletion_timestamp=r.timestamp(meta, "deletionTimestamp", "metadata"),
+        pod_level_requests=level_requests,
+        pod_level_limits=level_limits,
+        container_statuses=spec_.container_statuses(r, status, "containerStatuses"),
+        init_container_statuses=spec_.container_statuses(r, status, "initContainerStatuses"),
     )
 
 
@@ -285,6 +295,7 @@ _READERS: Final[dict[str, Callable[[Mapping[str, Any]], KubeObject]]] = {
     "CSIStorageCapacity": csi_storage_capacity_from_dict,
     "PodGroup": pod_group_from_dict,
     "ElasticQuota": elastic_quota_from_dict,
+    "VolumeAttachment": volume_attachment_from_dict,
 }
 
 

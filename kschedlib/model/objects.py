@@ -21,6 +21,7 @@ __all__ = [
     "Container",
     "ContainerImage",
     "ContainerPort",
+    "ContainerStatus",
     "NO_EXECUTE",
     "NO_SCHEDULE",
     "Namespace",
@@ -261,6 +262,23 @@ class Volume:
 
 @final
 @attrs.frozen(slots=True)
+class ContainerStatus:
+    """A ``status.containerStatuses`` (or ``initContainerStatuses``) entry: the resources of an in-place resize.
+
+    ``requests`` is ``resources.requests`` (``None`` when ``resources`` is absent, which tells
+    kube-scheduler to ignore the status); ``allocated`` is ``allocatedResources``.
+    """
+
+    name: str
+    requests: ResourceList | None = None
+    allocated: ResourceList = attrs.field(factory=_empty_resources)
+
+    __attrs_post_init__ = check.checker({"name": check.TEXT, "requests": check.RESOURCES_OR_NONE,
+                                         "allocated": check.RESOURCES})
+
+
+@final
+@attrs.frozen(slots=True)
 class PodCondition:
     """A ``status.conditions`` entry (preemption reads ``DisruptionTarget``)."""
 
@@ -301,7 +319,9 @@ _check_pod = check.checker({
     "resource_claims": check.tuple_of(PodResourceClaim),
     "phase": check.TEXT, "conditions": check.tuple_of(PodCondition), "nominated_node_name": check.TEXT,
     "creation_timestamp": check.SECONDS_OR_NONE, "start_time": check.SECONDS_OR_NONE,
-    "deletion_timestamp": check.SECONDS_OR_NONE,
+    "deletion_timestamp": check.SECONDS_OR_NONE, "pod_level_requests": check.RESOURCES_OR_NONE,
+    "pod_level_limits": check.RESOURCES_OR_NONE, "container_statuses": check.tuple_of(ContainerStatus),
+    "init_container_statuses": check.tuple_of(ContainerStatus),
 })
 
 
@@ -342,6 +362,14 @@ class Pod:
     creation_timestamp: float | None = None
     start_time: float | None = None
     deletion_timestamp: float | None = None
+    pod_level_requests: ResourceList | None = None
+    """``spec.resources.requests`` (pod-level resources, read from v1.34 with PodLevelResources)."""
+    pod_level_limits: ResourceList | None = None
+    """``spec.resources.limits``."""
+    container_statuses: tuple[ContainerStatus, ...] = ()
+    """``status.containerStatuses`` that report resources (in-place resize, read from v1.33)."""
+    init_container_statuses: tuple[ContainerStatus, ...] = ()
+    """``status.initContainerStatuses`` that report resources."""
 
     def __attrs_post_init__(self) -> None:
         _check_pod(self)

@@ -10,22 +10,29 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import Final, final
+from fractions import Fraction
+from typing import Final, Generic, TypeVar, final
 
 import attrs
 
-from kschedlib.model.objects import Container, Pod, ResourceList
+from kschedlib.model.objects import Container, ContainerStatus, Pod, ResourceList
 from kschedlib.model.quantity import Quantity
+from kschedlib.versions import Switches
 
 __all__ = [
+    "Accounting",
     "CPU",
     "DEFAULT_MEMORY_REQUEST",
     "DEFAULT_MILLI_CPU_REQUEST",
     "EPHEMERAL_STORAGE",
     "MEMORY",
     "PODS",
+    "RequestRules",
     "Resources",
+    "accounting_for",
+    "container_requests_sum",
     "is_extended_resource",
+    "is_pod_level_resource",
     "is_scalar_resource",
     "pod_non_zero_requests",
     "pod_requests",
@@ -192,8 +199,23 @@ def _defaulted(container: Container) -> _Nanos:
     return amounts
 
 
-def _effective_nanos(pod: Pod, per_container: Iterable[_Nanos], per_init: Iterable[_Nanos]) -> _Nanos:
-    """Kubernetes' PodRequests: max(sum of containers + sidecars, each init container's peak) + overhead."""
+def _effective_nanos(pod: Pod, per_container: Iterable[_Nanos], per_init: Iterable[_Nanos],
+                     pod_level: Mapping[str, int] | None = None) -> _Nanos:
+    """Kubernetes' PodRequests: max(sum of containers + sidecars, each init container's peak) + overhead.
+
+    ``pod_level`` amounts (pod-level resources, v1.34) replace the containers' total before the
+    overhead is added.
+    """
+    total = _aggregate_nanos(pod, per_container, per_init)
+    if pod_level:
+        total.update(pod_level)
+    if pod.overhead is not None:
+        _add_into(total, _to_nanos(pod.overhead))
+    return total
+
+
+def _aggregate_nanos(pod: Pod, per_container: Iterable[_Nanos], per_init: Iterable[_Nanos]) -> _Nanos:
+    """Kubernetes' AggregateContainerRequests (the containers' part of :func:`_effective_nanos`)."""
     total: _Nanos = {}
     for amounts in per_container:
         _add_into(total, amounts)
@@ -209,13 +231,14 @@ def _effective_nanos(pod: Pod, per_container: Iterable[_Nanos], per_init: Iterab
             _add_into(effective, sidecars)
         _max_into(init_peak, effective)
     _max_into(total, init_peak)
-    if pod.overhead is not None:
-        _add_into(total, _to_nanos(pod.overhead))
     return total
 
 
+_T = TypeVar("_T")
+
+
 @final
-class _PerPod:
+class _PerPod(Generic[_T]):
     """A computation from a pod, remembered by the pod object's identity (pods are immutable).
 
     Plugins receive the same Pod object in PreFilter, PreScore and the preemption dry run, so each
@@ -224,12 +247,12 @@ class _PerPod:
 
     __slots__ = ("_compute", "_entries", "_limit")
 
-    def __init__(self, compute: Callable[[Pod], Resources], limit: int = 4096) -> None:
+    def __init__(self, compute: Callable[[Pod], _T], limit: int = 4096) -> None:
         self._compute = compute
-        self._entries: dict[int, tuple[Pod, Resources]] = {}
+        self._entries: dict[int, tuple[Pod, _T]] = {}
         self._limit = limit
 
-    def __call__(self, pod: Pod) -> Resources:
+    def __call__(self, pod: Pod) -> _T:
         entry = self._entries.get(id(pod))
         if entry is not None and entry[0] is pod:
             return entry[1]
@@ -310,3 +333,147 @@ def pod_non_zero_requests(pod: Pod) -> tuple[int, int]:
         if MEMORY in overhead:
             memory += _ceil_div(overhead[MEMORY], _NANO)
     return cpu, memory
+
+
+# --- the version-dependent ways to count (v1.32 sidecars, v1.33 in-place resize, v1.34 pod level) ----
+
+
+def is_pod_level_resource(name: str) -> bool:
+    """A resource pod-level ``spec.resources`` may set: cpu, memory and hugepages-*."""
+    return name in (CPU, MEMORY) or name.startswith("hugepages-")
+
+
+def container_requests_sum(pod: Pod) -> dict[str, Quantity]:
+    """The containers' aggregated requests (sidecars and init peaks included, no overhead), exactly."""
+    total = _aggregate_nanos(pod, (_to_nanos(c.requests) for c in pod.containers),
+                             [_to_nanos(c.requests) for c in pod.init_containers])
+    return {name: Quantity(Fraction(nanos, _NANO), "DecimalSI") for name, nanos in total.items()}
+
+
+@final
+@attrs.frozen(slots=True)
+class RequestRules:
+    """Which later kube-scheduler ways of counting requests are in force (all off: v1.30)."""
+
+    sidecar_non_zero: bool = False
+    """v1.32: bound pods' non-zero requests default each container, sidecars summed like the kubelet."""
+    status_resources: bool = False
+    """v1.33 (InPlacePodVerticalScaling): a container's request is max(spec, status, allocated)."""
+    pod_level: bool = False
+    """v1.34 (PodLevelResources): ``spec.resources.requests`` replace the containers' total."""
+
+
+_DEFAULTS: Final[_Nanos] = {CPU: DEFAULT_MILLI_CPU_REQUEST * _NANO // 1000, MEMORY: DEFAULT_MEMORY_REQUEST * _NANO}
+
+
+def _resize_infeasible(pod: Pod) -> bool:
+    """The first ``PodResizePending`` condition says ``Infeasible``."""
+    for condition in pod.conditions:
+        if condition.type == "PodResizePending":
+            return condition.reason == "Infeasible"
+    return False
+
+
+def _status_nanos(pod: Pod, container: Container, status: ContainerStatus) -> _Nanos:
+    """kube's determineContainerReqs: max(spec, status, allocated), or max(status, allocated) if Infeasible."""
+    amounts: _Nanos = {} if _resize_infeasible(pod) else _to_nanos(container.requests)
+    _max_into(amounts, _to_nanos(status.requests or {}))
+    _max_into(amounts, _to_nanos(status.allocated))
+    return amounts
+
+
+class _Counter:
+    """PodRequests with one set of options: in-place resize status, pod level, missing-request defaults."""
+
+    __slots__ = ("_pod_level", "_status")
+
+    def __init__(self, rules: RequestRules) -> None:
+        self._status = rules.status_resources
+        self._pod_level = rules.pod_level
+
+    def pod_level_amounts(self, pod: Pod) -> _Nanos | None:
+        if not self._pod_level or not pod.pod_level_requests:
+            return None
+        amounts = {name: nanos for name, nanos in _to_nanos(pod.pod_level_requests).items()
+                   if is_pod_level_resource(name)}
+        return amounts or None
+
+    def nanos(self, pod: Pod, defaults: Mapping[str, int] | None = None,
+              pod_level: Mapping[str, int] | None = None) -> _Nanos:
+        statuses: dict[str, ContainerStatus] = {}
+        if self._status:
+            statuses = {s.name: s for s in (*pod.container_statuses, *pod.init_container_statuses)}
+
+        def amounts(container: Container, uses_status: bool) -> _Nanos:
+            status = statuses.get(container.name) if uses_status and statuses else None
+            out = (_status_nanos(pod, container, status) if status is not None and status.requests is not None
+                   else _to_nanos(container.requests))
+            if defaults:
+                for name, value in defaults.items():
+                    out.setdefault(name, value)
+            return out
+
+        return _effective_nanos(pod, (amounts(c, True) for c in pod.containers),
+                                [amounts(c, c.is_sidecar) for c in pod.init_containers], pod_level)
+
+
+@final
+class Accounting:
+    """One kube-scheduler version's three ways of counting a pod's requests, each memoised per pod.
+
+    Chosen once per scheduler (:func:`accounting_for`); with every rule off it is exactly
+    :func:`pod_requests`, :func:`pod_scoring_requests` and :func:`pod_non_zero_requests`.
+    """
+
+    __slots__ = ("fit_requests", "non_zero_requests", "requests", "rules", "scoring_requests")
+
+    def __init__(self, rules: RequestRules) -> None:
+        self.rules = rules
+        self.requests: Callable[[Pod], Resources]
+        """What a node's ``requested`` counts for a bound pod (and BalancedAllocation scores)."""
+        self.fit_requests: Callable[[Pod], Resources]
+        """What NodeResourcesFit checks for the pod being scheduled (never its status resources)."""
+        self.scoring_requests: Callable[[Pod], Resources]
+        """NodeResourcesFit's scoring requests: missing cpu/memory default per container."""
+        self.non_zero_requests: Callable[[Pod], tuple[int, int]]
+        """(milli-CPU, memory) for ``NodeInfo.non_zero_requested``."""
+        if rules == RequestRules():
+            self.requests = self.fit_requests = _REQUESTS
+            self.scoring_requests = _SCORING_REQUESTS
+            self.non_zero_requests = pod_non_zero_requests
+            return
+        counter = _Counter(rules)
+        spec_only = _Counter(attrs.evolve(rules, status_resources=False))
+        self.requests = _PerPod(lambda pod: _from_nanos(counter.nanos(pod, None, counter.pod_level_amounts(pod))))
+        spec_requests = _PerPod(lambda pod: _from_nanos(spec_only.nanos(pod, None, spec_only.pod_level_amounts(pod))))
+        requests = self.requests
+        self.fit_requests = (
+            lambda pod: spec_requests(pod) if pod.container_statuses or pod.init_container_statuses else requests(pod))
+        self.scoring_requests = _PerPod(
+            lambda pod: _from_nanos(counter.nanos(pod, _DEFAULTS, counter.pod_level_amounts(pod))))
+        self.non_zero_requests = (_PerPod(lambda pod: _non_zero_by_pod_requests(counter, pod))
+                                  if rules.sidecar_non_zero else pod_non_zero_requests)
+
+
+def _non_zero_by_pod_requests(counter: _Counter, pod: Pod) -> tuple[int, int]:
+    """v1.32+: PodRequests with each container's missing cpu/memory defaulted (only where the pod
+    level sets neither, when pod-level requests are in force)."""
+    level = counter.pod_level_amounts(pod)
+    requests = counter.nanos(pod, None, level)
+    defaults = _DEFAULTS if level is None else {k: v for k, v in _DEFAULTS.items() if k not in requests}
+    amounts = counter.nanos(pod, defaults, level) if defaults else requests
+    cpu, memory = amounts.get(CPU), amounts.get(MEMORY)
+    return (0 if cpu is None else _ceil_div(cpu * 1000, _NANO), 0 if memory is None else _ceil_div(memory, _NANO))
+
+
+_ACCOUNTINGS: dict[RequestRules, Accounting] = {}
+
+
+def accounting_for(switches: Switches) -> Accounting:
+    """The :class:`Accounting` of a version's switches, shared by every scheduler of that version."""
+    rules = RequestRules(switches.sidecar_nonzero_requests, switches.in_place_resize_requests,
+                         switches.pod_level_resources)
+    accounting = _ACCOUNTINGS.get(rules)
+    if accounting is None:
+        accounting = _ACCOUNTINGS[rules] = Accounting(rules)
+    return accounting

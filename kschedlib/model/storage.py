@@ -30,6 +30,7 @@ __all__ = [
     "CSINodeDriver",
     "CSIDriver",
     "CSIStorageCapacity",
+    "VolumeAttachment",
     "CSIVolumeSource",
     "CinderVolumeSource",
     "ClaimRef",
@@ -247,6 +248,8 @@ class PersistentVolume:
     source: PersistentVolumeSource | None = None
     phase: str = "Pending"
     deletion_timestamp: float | None = None
+    volume_attributes_class_name: str = ""
+    """``spec.volumeAttributesClassName`` ("" when absent)."""
 
 
 @final
@@ -274,6 +277,9 @@ class PersistentVolumeClaim:
     volume_mode: str = VOLUME_FILESYSTEM
     phase: str = "Pending"
     deletion_timestamp: float | None = None
+    volume_attributes_class_name: str = ""
+    """``spec.volumeAttributesClassName`` ("" when absent): from v1.34 an unbound claim only matches
+    volumes of the same class."""
 
     @property
     def key(self) -> str:
@@ -370,3 +376,16 @@ class CSIStorageCapacity:
     capacity: Quantity | None = None
     maximum_volume_size: Quantity | None = None
     node_topology: LabelSelector | None = None
+
+
+@final
+@attrs.frozen(slots=True)
+class VolumeAttachment:
+    """A storage.k8s.io/v1 VolumeAttachment: ``attacher`` attaches the PersistentVolume
+    ``persistent_volume_name`` to the node ``node_name`` (NodeVolumeLimits counts it from v1.32,
+    also while the volume is still detaching from a pod that is gone)."""
+
+    name: str
+    attacher: str = ""
+    node_name: str = ""
+    persistent_volume_name: str | None = None

@@ -234,9 +234,12 @@ def is_volume_bound_to_claim(pv: PersistentVolume, pvc: PersistentVolumeClaim) -
 
 
 def find_matching_volume(pvc: PersistentVolumeClaim, volumes: Sequence[PersistentVolume], node: Node,
-                         excluded: set[str]) -> PersistentVolume | None:
+                         excluded: set[str], match_attributes_class: bool = False) -> PersistentVolume | None:
     """kube's ``FindMatchingVolume`` on the scheduler path: a volume pre-bound to the claim if its node
-    affinity fits, else the smallest available, matching one (first of equals in list order)."""
+    affinity fits, else the smallest available, matching one (first of equals in list order).
+
+    With ``match_attributes_class`` (v1.34, VolumeAttributesClass) an available volume must also have
+    the claim's ``volumeAttributesClassName``."""
     requested = _requested(pvc)
     wanted_class = claim_class(pvc)
     best: PersistentVolume | None = None
@@ -254,6 +257,8 @@ def find_matching_volume(pvc: PersistentVolumeClaim, volumes: Sequence[Persisten
             continue
         if pv_class(pv) != wanted_class or not fits_node:
             continue
+        if match_attributes_class and pv.volume_attributes_class_name != pvc.volume_attributes_class_name:
+            continue
         if not set(pvc.access_modes) <= set(pv.access_modes):
             continue
         if best is None or best_capacity > capacity:
@@ -262,12 +267,13 @@ def find_matching_volume(pvc: PersistentVolumeClaim, volumes: Sequence[Persisten
 
 
 def _find_matching_volumes(claims: Sequence[PersistentVolumeClaim], by_class: Mapping[str, Sequence[PersistentVolume]],
-                           node: Node) -> tuple[bool, list[Binding], list[PersistentVolumeClaim]]:
+                           node: Node, match_attributes_class: bool,
+                           ) -> tuple[bool, list[Binding], list[PersistentVolumeClaim]]:
     chosen: set[str] = set()
     bindings: list[Binding] = []
     unmatched: list[PersistentVolumeClaim] = []
     for pvc in sorted(claims, key=_requested):
-        pv = find_matching_volume(pvc, by_class.get(claim_class(pvc), ()), node, chosen)
+        pv = find_matching_volume(pvc, by_class.get(claim_class(pvc), ()), node, chosen, match_attributes_class)
         if pv is None:
             unmatched.append(pvc)
             continue
@@ -330,25 +336,26 @@ def _check_volume_provisions(claims: Sequence[PersistentVolumeClaim], node: Node
 
 
 def find_pod_volumes(claims: PodVolumeClaims, node: Node, storage: StorageLister,
-                     node_conflict: str = ERR_REASON_NODE_CONFLICT) -> tuple[PodVolumes, tuple[str, ...]]:
+                     node_conflict: str = ERR_REASON_NODE_CONFLICT,
+                     match_attributes_class: bool = False) -> tuple[PodVolumes, tuple[str, ...]]:
     """kube's ``FindPodVolumes``: the pod's volumes on ``node`` and the reasons it fails there (in kube's
     fixed order, ``node_conflict`` naming a bound volume's node-affinity conflict); :class:`BinderError`
-    for what kube reports as an error."""
+    for what kube reports as an error.  ``match_attributes_class``: see :func:`find_matching_volume`."""
     bound_ok = unbound_ok = enough_storage = pvs_found = True
     bindings: list[Binding] = []
     provisions: list[PersistentVolumeClaim] = []
     if claims.bound:
         bound_ok, pvs_found = _check_bound_claims(claims.bound, node, storage)
     if claims.unbound_delayed:
-        bindings, provisions, unbound_ok, enough_storage = _delayed(claims, node, storage)
+        bindings, provisions, unbound_ok, enough_storage = _delayed(claims, node, storage, match_attributes_class)
     reasons = [reason for ok, reason in ((bound_ok, node_conflict), (unbound_ok, ERR_REASON_BIND_CONFLICT),
                                          (enough_storage, ERR_REASON_NOT_ENOUGH_SPACE),
                                          (pvs_found, ERR_REASON_PV_NOT_EXIST)) if not ok]
     return PodVolumes(tuple(bindings), tuple(provisions)), tuple(reasons)
 
 
-def _delayed(claims: PodVolumeClaims, node: Node,
-             storage: StorageLister) -> tuple[list[Binding], list[PersistentVolumeClaim], bool, bool]:
+def _delayed(claims: PodVolumeClaims, node: Node, storage: StorageLister,
+             match_attributes_class: bool) -> tuple[list[Binding], list[PersistentVolumeClaim], bool, bool]:
     """Delayed claims on ``node``: ``(bindings, provisions, satisfied, enough storage)``."""
     to_match: list[PersistentVolumeClaim] = []
     to_provision: list[PersistentVolumeClaim] = []
@@ -364,7 +371,8 @@ def _delayed(claims: PodVolumeClaims, node: Node,
     bindings: list[Binding] = []
     unmatched: list[PersistentVolumeClaim] = []
     if to_match:
-        satisfied, bindings, unmatched = _find_matching_volumes(to_match, claims.volumes_by_class, node)
+        satisfied, bindings, unmatched = _find_matching_volumes(to_match, claims.volumes_by_class, node,
+                                                                match_attributes_class)
         to_provision.extend(unmatched)
     enough = True
     provisions: list[PersistentVolumeClaim] = []

@@ -5,6 +5,9 @@ nodes holding it (so widely spread images count less, avoiding piling pods
 onto the few nodes with a rare image); the sum is clamped to
 [23 MiB, 1000 MiB * containers] and mapped onto 0..100 (reference §9.10).
 
+From v1.36 (``image_volume_locality``) the images of image volumes (``spec.volumes[].image.reference``)
+count too; the clamp still counts containers only.
+
 Kube has no PreScore for this plugin, so none is added (it would change which
 plugins a cycle reports).  The pod's normalized image names are instead cached
 for the last pod scored: Score runs for every node of one pod in a row.
@@ -47,9 +50,14 @@ def normalized_image_name(name: str) -> str:
     return name
 
 
-def pod_image_names(pod: Pod) -> tuple[str, ...]:
-    """Normalized images of every init and regular container, in spec order (duplicates kept)."""
-    return tuple(normalized_image_name(c.image) for c in (*pod.init_containers, *pod.containers))
+def pod_image_names(pod: Pod, image_volumes: bool = False) -> tuple[str, ...]:
+    """Normalized images of every init and regular container, in spec order (duplicates kept), then
+    with ``image_volumes`` those of the image volumes."""
+    names = tuple(normalized_image_name(c.image) for c in (*pod.init_containers, *pod.containers))
+    if not image_volumes:
+        return names
+    return names + tuple(normalized_image_name(str(v.source.get("reference") or ""))
+                         for v in pod.volumes if v.source_kind == "image")
 
 
 def scaled_image_score(state: ImageState, total_num_nodes: int) -> int:
@@ -96,11 +104,12 @@ class ImageLocality(ScorePlugin, NodeLocalScore):
     """Scores nodes by how much of the pod's image data they already hold."""
 
     name: ClassVar[str] = "ImageLocality"
-    __slots__ = ("_handle", "_last")
+    __slots__ = ("_handle", "_image_volumes", "_last")
 
     def __init__(self, args: object, handle: Handle) -> None:
         """``args`` is ignored: ImageLocality has none."""
         self._handle = handle
+        self._image_volumes = handle.switches.image_volume_locality
         self._last: tuple[Pod, tuple[str, ...], int] | None = None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
@@ -110,12 +119,12 @@ class ImageLocality(ScorePlugin, NodeLocalScore):
         last = self._last
         if last is None or last[0] is not pod:
             # One tuple assigned at once: safe if nodes are scored from several threads.
-            last = (pod, pod_image_names(pod), len(pod.init_containers) + len(pod.containers))
+            last = (pod, pod_image_names(pod, self._image_volumes), len(pod.init_containers) + len(pod.containers))
             self._last = last
         total = sum_image_scores(node_info.image_states, last[1], self._handle.snapshot.num_nodes)
         return calculate_priority(total, last[2])
 
     def score_key(self, state: CycleState, pod: Pod) -> Hashable:
         """The score depends on the pod's images and the cluster size (image spread is in the NodeInfo)."""
-        return (pod_image_names(pod), len(pod.init_containers) + len(pod.containers),
+        return (pod_image_names(pod, self._image_volumes), len(pod.init_containers) + len(pod.containers),
                 self._handle.snapshot.num_nodes)

@@ -6,6 +6,11 @@ placing the pod (reference §9.9).  Unlike NodeResourcesFit's strategies it
 counts ``requested`` (not the 100m/200Mi non-zero defaults) and the pod's plain
 effective requests.  The float arithmetic follows kube's operation order so the
 truncated result is identical.
+
+Two later kube-scheduler changes, each behind its switch: from v1.33 a pod that requests none of
+the resources is skipped (``balanced_allocation_skips_best_effort``), and from v1.36 the score is
+the *change* in balance the pod makes, ``50 + (50 + with_pod - without_pod) / 2`` in Go's
+truncating integer division (``balanced_allocation_change_score``).
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from kschedlib.framework.memo import NodeLocalScore
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import Pod
-from kschedlib.model.resources import pod_requests
+from kschedlib.model.resources import accounting_for
 from kschedlib.plugins.node_resources_fit import (
     DEFAULT_RESOURCES,
     ResourceEntry,
@@ -32,6 +37,7 @@ from kschedlib.plugins.node_resources_fit import (
     decode_resources,
     node_amounts,
     pod_resource_entries,
+    truncating_div,
 )
 
 __all__ = [
@@ -39,12 +45,14 @@ __all__ = [
     "NodeResourcesBalancedAllocation",
     "NodeResourcesBalancedAllocationArgs",
     "PreScoreState",
+    "balance_change_score",
     "balanced_score",
     "decode_args",
     "validate_args",
 ]
 
 MAX_NODE_SCORE: Final = 100
+_HALF_SCORE: Final = MAX_NODE_SCORE // 2
 
 
 @final
@@ -94,12 +102,33 @@ def balanced_score(fractions: Sequence[float]) -> int:
     return int((1 - std) * float(MAX_NODE_SCORE))
 
 
+def _node_balance(entries: tuple[ResourceEntry, ...], node_info: NodeInfo) -> int:
+    """:func:`balanced_score` of the node's fractions (capped at 1) with the entries' requests added."""
+    fractions = []
+    for capacity, requested, _ in node_amounts(entries, node_info, True):
+        fraction = float(requested) / float(capacity)
+        fractions.append(1.0 if fraction > 1 else fraction)
+    return balanced_score(fractions)
+
+
+def balance_change_score(with_pod: int, without_pod: int) -> int:
+    """v1.36's score: 75 when the pod leaves the balance as it was, 100 when it evens it out fully."""
+    return _HALF_SCORE + truncating_div(_HALF_SCORE + with_pod - without_pod, 2)
+
+
+def _best_effort(entries: tuple[ResourceEntry, ...]) -> bool:
+    """kube's isBestEffortPod: no request for any configured resource (dropped entries request 0)."""
+    return not any(amount for _, _, _, amount in entries)
+
+
 @final
 @attrs.frozen(slots=True)
 class PreScoreState:
     """The pod's effective requests for the configured resources it can be scored on."""
 
     entries: tuple[ResourceEntry, ...]
+    base: tuple[ResourceEntry, ...] = ()
+    """The same entries with a zero request: the node as it is, for the v1.36 change score."""
 
     def clone(self) -> Self:
         return self
@@ -113,35 +142,49 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin, NodeLocalScor
     """Scores 100 for perfectly even usage across resources, less as usage diverges."""
 
     name: ClassVar[str] = "NodeResourcesBalancedAllocation"
-    __slots__ = ("_handle", "_resources")
+    __slots__ = ("_change_score", "_handle", "_requests", "_resources", "_skip_best_effort")
 
     def __init__(self, args: NodeResourcesBalancedAllocationArgs | None, handle: Handle) -> None:
         args = args if args is not None else NodeResourcesBalancedAllocationArgs()
         validate_args(args)
         self._handle = handle
         self._resources = args.resources
+        switches = handle.switches
+        self._skip_best_effort = switches.balanced_allocation_skips_best_effort
+        self._change_score = switches.balanced_allocation_change_score
+        self._requests = accounting_for(switches).requests
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status:
-        """Compute the pod's requests once (v1.30 never skips, even for pods requesting nothing)."""
-        state.write(PRE_SCORE_KEY, PreScoreState(self._entries(pod)))
+        """Compute the pod's requests once; Skip for a pod requesting none of the resources (v1.33)."""
+        entries = self._entries(pod)
+        if self._skip_best_effort and _best_effort(entries):
+            return Status.skip()
+        base = tuple((kind, name, weight, 0) for kind, name, weight, _ in entries) if self._change_score else ()
+        state.write(PRE_SCORE_KEY, PreScoreState(entries, base))
         return Status.success()
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
-        """The balance score in [0, 100]; computes the requests itself if PreScore did not run."""
+        """The balance score; computes the requests itself if PreScore did not run."""
         if not self._resources:
             raise RuntimeError("resources not found")
         s = state.get(PRE_SCORE_KEY)
-        entries = s.entries if s is not None else self._entries(pod)
-        fractions = []
-        for capacity, requested, _ in node_amounts(entries, node_info, True):
-            fraction = float(requested) / float(capacity)
-            fractions.append(1.0 if fraction > 1 else fraction)
-        return balanced_score(fractions)
+        if s is None:
+            entries = self._entries(pod)
+            if self._skip_best_effort and _best_effort(entries):
+                return 0
+            s = PreScoreState(entries, tuple((kind, name, weight, 0) for kind, name, weight, _ in entries))
+        with_pod = _node_balance(s.entries, node_info)
+        if not self._change_score:
+            return with_pod
+        return balance_change_score(with_pod, _node_balance(s.base, node_info))
 
     def _entries(self, pod: Pod) -> tuple[ResourceEntry, ...]:
-        return pod_resource_entries(self._resources, pod_requests(pod))
+        return pod_resource_entries(self._resources, self._requests(pod))
 
     def score_key(self, state: CycleState, pod: Pod) -> Hashable | None:
-        """The score depends only on the pod's requests for the configured resources."""
+        """The score depends only on the pod's requests for the configured resources.
+
+        v1.36's change score also reads the node's requests without the pod, which the NodeInfo holds.
+        """
         s = state.get(PRE_SCORE_KEY)
         return s.entries if s is not None else None

@@ -34,10 +34,10 @@ from kschedlib.model.resources import (
     MEMORY,
     PODS,
     Resources,
+    accounting_for,
     is_extended_resource,
     is_scalar_resource,
     pod_requests,
-    pod_scoring_requests,
 )
 from kschedlib.plugins._validation import qualified_name_errors
 
@@ -386,7 +386,7 @@ def node_amounts(
     return out
 
 
-def _tdiv(a: int, b: int) -> int:
+def truncating_div(a: int, b: int) -> int:
     """Go's integer division: truncates toward zero (Python's ``//`` floors)."""
     return a // b if (a >= 0) == (b > 0) else -(-a // b)
 
@@ -395,14 +395,14 @@ def least_requested_score(requested: int, capacity: int) -> int:
     """Unused share of ``capacity`` on 0..100; 0 when over-committed."""
     if capacity == 0 or requested > capacity:
         return 0
-    return _tdiv((capacity - requested) * MAX_NODE_SCORE, capacity)
+    return truncating_div((capacity - requested) * MAX_NODE_SCORE, capacity)
 
 
 def most_requested_score(requested: int, capacity: int) -> int:
     """Used share of ``capacity`` on 0..100 (requests beyond capacity count as full)."""
     if capacity == 0:
         return 0
-    return _tdiv(min(requested, capacity) * MAX_NODE_SCORE, capacity)
+    return truncating_div(min(requested, capacity) * MAX_NODE_SCORE, capacity)
 
 
 def broken_linear(shape: Sequence[ShapePoint], p: int) -> int:
@@ -412,7 +412,7 @@ def broken_linear(shape: Sequence[ShapePoint], p: int) -> int:
             if i == 0:
                 return score
             prev_u, prev_s = shape[i - 1]
-            return prev_s + _tdiv((score - prev_s) * (p - prev_u), utilization - prev_u)
+            return prev_s + truncating_div((score - prev_s) * (p - prev_u), utilization - prev_u)
     return shape[-1].score
 
 
@@ -426,7 +426,7 @@ def _weighted_scorer(per_resource: Callable[[int, int], int]) -> _Scorer:
         for capacity, requested, weight in node_amounts(entries, node_info, False):
             total += per_resource(requested, capacity) * weight
             weights += weight
-        return _tdiv(total, weights) if weights else 0
+        return truncating_div(total, weights) if weights else 0
     return score
 
 
@@ -440,7 +440,7 @@ def _ratio_scorer(shape: Sequence[ShapePoint]) -> _Scorer:
             if requested > capacity:
                 utilization = _MAX_UTILIZATION
             else:
-                utilization = _tdiv(requested * _MAX_UTILIZATION, capacity)
+                utilization = truncating_div(requested * _MAX_UTILIZATION, capacity)
             resource_score = broken_linear(scaled, utilization)
             if resource_score > 0:
                 total += resource_score * weight
@@ -487,8 +487,8 @@ class NodeResourcesFit(
     """Filters nodes without room for the pod's requests; scores by the configured strategy."""
 
     name: ClassVar[str] = "NodeResourcesFit"
-    __slots__ = ("_handle", "_ignored_groups", "_ignored_resources", "_resources", "_scorer",
-                 "_unresolvable_over_total")
+    __slots__ = ("_fit_requests", "_handle", "_ignored_groups", "_ignored_resources", "_resources", "_scorer",
+                 "_scoring_requests", "_unresolvable_over_total")
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         """The cluster events that may make a pod this plugin rejected schedulable (kube-scheduler v1.30)."""
@@ -503,10 +503,13 @@ class NodeResourcesFit(
         self._resources = args.scoring_strategy.resources
         self._scorer = _scorer(args.scoring_strategy)
         self._unresolvable_over_total = handle.switches.fit_unresolvable_over_allocatable
+        accounting = accounting_for(handle.switches)
+        self._fit_requests = accounting.fit_requests
+        self._scoring_requests = accounting.scoring_requests
 
     def pre_filter(self, state: CycleState, pod: Pod) -> Status | PreFilterResult:
         """Compute the effective requests and the scalars to check once per pod."""
-        requests = pod_requests(pod)
+        requests = self._fit_requests(pod)
         scalars = _checked_scalars(requests, self._ignored_resources, self._ignored_groups)
         state.write(PRE_FILTER_KEY, PreFilterState(requests, scalars))
         return Status.success()
@@ -538,7 +541,7 @@ class NodeResourcesFit(
         return self._scorer(entries, node_info)
 
     def _entries(self, pod: Pod) -> tuple[ResourceEntry, ...]:
-        return pod_resource_entries(self._resources, pod_scoring_requests(pod))
+        return pod_resource_entries(self._resources, self._scoring_requests(pod))
 
     def filter_key(self, state: CycleState, pod: Pod) -> Hashable | None:
         """The verdict depends only on the pod's requests (and the plugin's ignored resources)."""

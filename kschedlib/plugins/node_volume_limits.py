@@ -8,6 +8,10 @@ CSINode object.  The limit per driver comes from the node's allocatable
 ``attachable-volumes-csi-<driver>``, overridden by the CSINode's
 ``allocatable.count``.  Volumes already attached to the node (used by one of
 its pods) cost nothing; the pod fails when the new ones would overflow a limit.
+
+From v1.32 (``volume_attachments_counted``) the node's VolumeAttachments of CSI volumes count as
+attached too, once each, unless a pod on the node already uses the volume: a volume still detaching
+from a deleted pod keeps its slot.  They never make a new volume free.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ __all__ = [
     "NodeVolumeLimits",
     "VolumeLookupError",
     "attachable_volumes",
+    "attached_by_volume_attachments",
     "exceeds_limits",
     "volume_limits",
 ]
@@ -160,11 +165,19 @@ def volume_limits(allocatable_scalars: Mapping[str, int], csi_node: CSINode | No
     return limits
 
 
-def exceeds_limits(new: Mapping[str, str], attached: Mapping[str, str], limits: Mapping[str, int]) -> bool:
-    """Whether the volumes not yet attached push a limited key over its limit."""
+def exceeds_limits(new: Mapping[str, str], attached: Mapping[str, str], limits: Mapping[str, int],
+                   also_attached: Mapping[str, str] | None = None) -> bool:
+    """Whether the volumes not yet attached push a limited key over its limit.
+
+    ``also_attached`` (VolumeAttachments no pod on the node uses) count against the limits but, unlike
+    ``attached``, do not make the pod's own volumes free.
+    """
     attached_count: dict[str, int] = {}
     for key in attached.values():
         attached_count[key] = attached_count.get(key, 0) + 1
+    for unique, key in (also_attached or {}).items():
+        if unique not in attached:
+            attached_count[key] = attached_count.get(key, 0) + 1
     new_count: dict[str, int] = {}
     for unique, key in new.items():
         if unique not in attached:
@@ -176,6 +189,20 @@ def exceeds_limits(new: Mapping[str, str], attached: Mapping[str, str], limits: 
     return False
 
 
+def attached_by_volume_attachments(storage: StorageLister, node_name: str) -> dict[str, str]:
+    """``<attacher>/<handle>`` -> limit key of the node's VolumeAttachments of CSI PersistentVolumes
+    (attachments without an attacher or a PersistentVolume, or of a missing or non-CSI volume, are skipped)."""
+    out: dict[str, str] = {}
+    for attachment in storage.volume_attachments(node_name):
+        if not attachment.attacher or attachment.persistent_volume_name is None:
+            continue
+        pv = storage.get_pv(attachment.persistent_volume_name)
+        if pv is None or not isinstance(pv.source, CSIVolumeSource):
+            continue
+        out[f"{attachment.attacher}/{pv.source.volume_handle}"] = attach_limit_key(attachment.attacher)
+    return out
+
+
 def _has_counted_volume(volume: Volume) -> bool:
     return volume.claim_name is not None or volume.ephemeral or volume.source_kind in IN_TREE_PLUGINS
 
@@ -185,11 +212,12 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin):
     """Rejects nodes where the pod's new CSI volumes exceed a driver's attach limit (Unschedulable)."""
 
     name: ClassVar[str] = "NodeVolumeLimits"
-    __slots__ = ("_handle",)
+    __slots__ = ("_count_attachments", "_handle")
 
     def __init__(self, args: None, handle: Handle) -> None:
         """No args; claims, volumes, classes and CSINodes come from ``handle.storage``."""
         self._handle = handle
+        self._count_attachments = handle.switches.volume_attachments_counted
 
     def pre_filter(self, state: CycleState, pod: Pod) -> Status | PreFilterResult:
         """Skip pods without a claim, an ephemeral volume or an inline volume of a migratable kind."""
@@ -221,4 +249,5 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin):
                     attachable_volumes(existing.pod, storage, csi_node, new_pod=False, result=attached)
         except VolumeLookupError as exc:
             return Status.from_error(str(exc))
-        return _EXCEEDED if exceeds_limits(new, attached, limits) else Status.SUCCESS
+        also = attached_by_volume_attachments(storage, node_info.name) if self._count_attachments else None
+        return _EXCEEDED if exceeds_limits(new, attached, limits, also) else Status.SUCCESS

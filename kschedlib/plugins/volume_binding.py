@@ -176,7 +176,7 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
     """Binds (in simulation) the pod's claims to volumes on the chosen node; rejects nodes where it cannot."""
 
     name: ClassVar[str] = "VolumeBinding"
-    __slots__ = ("_args", "_handle", "_narrows", "_node_conflict")
+    __slots__ = ("_args", "_handle", "_match_attributes_class", "_narrows", "_node_conflict")
 
     def __init__(self, args: VolumeBindingArgs | None, handle: Handle) -> None:
         self._args = args if args is not None else VolumeBindingArgs()
@@ -185,6 +185,7 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
         self._narrows = not switches.volume_binding_all_nodes
         self._node_conflict = (ERR_REASON_PV_NODE_AFFINITY if switches.pv_node_affinity_reason
                                else ERR_REASON_NODE_CONFLICT)
+        self._match_attributes_class = handle.switches.volume_attributes_class
 
     def pre_filter(self, state: CycleState, pod: Pod) -> Status | PreFilterResult:
         """Classify the claims; unbound immediate claims fail; bound hostname-pinned volumes narrow the nodes."""
@@ -217,7 +218,8 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
         if data.claims is None or node is None:
             return Status.SUCCESS
         try:
-            volumes, reasons = find_pod_volumes(data.claims, node, self._handle.storage, self._node_conflict)
+            volumes, reasons = find_pod_volumes(data.claims, node, self._handle.storage, self._node_conflict,
+                                                self._match_attributes_class)
         except BinderError as exc:
             return Status.from_error(str(exc))
         if reasons:

@@ -29,6 +29,7 @@ from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Code, Status
 from kschedlib.framework.waiting import WaitingPodView
 from kschedlib.model.objects import Namespace, OwnerSelector, Pod, PodDisruptionBudget
+from kschedlib.model.resources import Accounting, accounting_for
 from kschedlib.model.storage import PersistentVolume, PersistentVolumeClaim
 from kschedlib.simulation.cluster import Cluster
 from kschedlib.versions import Switches
@@ -37,7 +38,7 @@ from kschedlib.versions import resolve as resolve_kube
 __all__ = ["FakeClock", "FakeHandle", "snapshot_of"]
 
 
-_last: list[tuple[Cluster, Snapshot]] = []
+_last: list[tuple[Cluster, Accounting | None, Snapshot]] = []
 
 
 def snapshot_of(cluster: Cluster) -> Snapshot:
@@ -47,19 +48,24 @@ def snapshot_of(cluster: Cluster) -> Snapshot:
     Snapshots are immutable, so the last one is reused when asked again for the same cluster object (the
     contract checks build one FakeHandle per check and scenario).
     """
-    if _last and _last[0][0] is cluster:
-        return _last[0][1]
-    snapshot = _snapshot_of(cluster)
-    _last[:] = [(cluster, snapshot)]
+    return _cached_snapshot(cluster, None)
+
+
+def _cached_snapshot(cluster: Cluster, accounting: Accounting | None) -> Snapshot:
+    """:func:`snapshot_of` with the bound pods' requests counted by ``accounting`` (a kube version's way)."""
+    if _last and _last[0][0] is cluster and _last[0][1] is accounting:
+        return _last[0][2]
+    snapshot = _snapshot_of(cluster, accounting)
+    _last[:] = [(cluster, accounting, snapshot)]
     return snapshot
 
 
-def _snapshot_of(cluster: Cluster) -> Snapshot:
+def _snapshot_of(cluster: Cluster, accounting: Accounting | None) -> Snapshot:
     cache = Cache()
     for node in cluster.nodes:
         cache.add_node(node)
     for pod in cluster.bound_pods:
-        cache.add_pod(PodInfo.of(pod))
+        cache.add_pod(PodInfo.of(pod, accounting))
     return cache.snapshot({ns.name: ns for ns in cluster.namespaces})
 
 
@@ -105,7 +111,8 @@ class FakeHandle:
         self._switches = resolve_kube(kube_version, feature_gates).switches
         extra: tuple[object, ...] = ()
         if isinstance(cluster, Cluster):
-            snapshot = snapshot_of(Cluster((*namespaces, *cluster.objects)) if namespaces else cluster)
+            snapshot = _cached_snapshot(Cluster((*namespaces, *cluster.objects)) if namespaces else cluster,
+                                        accounting_for(self._switches))
             extra = cluster.objects
         elif isinstance(cluster, Snapshot):
             snapshot = cluster if not namespaces else Snapshot(cluster.node_infos, namespaces={

@@ -42,6 +42,7 @@ from kschedlib.model.objects import (
     Container,
     ContainerImage,
     ContainerPort,
+    ContainerStatus,
     Namespace,
     Node,
     NodeAffinity,
@@ -362,8 +363,15 @@ FULL_POD: dict[str, Any] = {
         ],
         "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "gpu-template"},
                            {"name": "shared", "resourceClaimName": "shared-claim"}],
+        "resources": {"requests": {"cpu": "1", "memory": "2Gi"}, "limits": {"memory": "2Gi"}},
     },
     "status": {
+        "containerStatuses": [
+            {"name": "app", "resources": {"requests": {"cpu": "2"}}, "allocatedResources": {"cpu": "1500m"},
+             "ready": True},
+            {"name": "other", "ready": True},
+        ],
+        "initContainerStatuses": [{"name": "init", "resources": {"limits": {"cpu": "1"}}}],
         "phase": "Running",
         "conditions": [
             {
@@ -485,6 +493,10 @@ EXPECTED_POD = Pod(
     creation_timestamp=1704164645.0,
     start_time=1.000001,
     deletion_timestamp=1704164646.5 - 3600,
+    pod_level_requests={"cpu": q("1"), "memory": q("2Gi")},
+    pod_level_limits={"memory": q("2Gi")},
+    container_statuses=(ContainerStatus("app", {"cpu": q("2")}, {"cpu": q("1500m")}),),
+    init_container_statuses=(ContainerStatus("init", {}),),
 )
 
 
