@@ -20,6 +20,7 @@ from kschedlib import Scheduler, explain
 from tests.extender_stub import StubPool, substitute, unsubstitute
 from tests.scenarios.conformance import (
     case_files,
+    case_version,
     decision_view,
     expected_view,
     load_case,
@@ -45,19 +46,48 @@ def _stub_log(pool: StubPool, count: int) -> list[list[dict[str, Any]]]:
     return [pool.requests(k) for k in range(count)]
 
 
+def replay_explain(case: dict[str, Any]) -> tuple[dict[str, Any], list[list[dict[str, Any]]], Any]:
+    """The case's pod explained against the stub extenders (with the case's kube version).
+
+    Returns the explanation as a dict, what each stub received, and the cycle's outcome.
+    """
+    scenario = case["scenario"]
+    with StubPool(scenario["extenders"]) as pool:
+        live = substitute(scenario, pool.ports)
+        explanation = explain(scenario_cluster(live), live["pod"], scenario_config(live),
+                              kube_version=case_version(case))
+        out = unsubstitute(explanation.to_dict(), pool.ports)
+        requests = unsubstitute(_stub_log(pool, len(scenario["extenders"])), pool.ports)
+    return out, requests, explanation.outcome
+
+
+def explain_differences(case: dict[str, Any]) -> list[str]:
+    """Which parts of an explain-mode case differ from the recording (empty: it matches)."""
+    expected = case["expected"]
+    out, requests, outcome = replay_explain(case)
+    differ = []
+    if decision_view(out, expected) != expected_view(expected):
+        differ.append("decision")
+    if postfilter_view(out["postfilter"], exact_victims=True) != postfilter_view(
+            expected.get("postfilter"), exact_victims=True):
+        differ.append("postfilter")
+    if "unschedulable_plugins" in expected and (
+            outcome is None or outcome.diagnosis is None
+            or sorted(outcome.diagnosis.unschedulable_plugins) != sorted(expected["unschedulable_plugins"])):
+        differ.append("unschedulable_plugins")
+    if requests != case["stub_requests"]:
+        differ.append("stub_requests")
+    return differ
+
+
 @pytest.mark.parametrize("path", EXPLAIN, ids=_ids(EXPLAIN))
 def test_explain_matches_kube_scheduler(path: Path) -> None:
     case = load_case(path)
-    scenario, expected = case["scenario"], case["expected"]
-    with StubPool(scenario["extenders"]) as pool:
-        live = substitute(scenario, pool.ports)
-        explanation = explain(scenario_cluster(live), live["pod"], scenario_config(live))
-        out = unsubstitute(explanation.to_dict(), pool.ports)
-        requests = unsubstitute(_stub_log(pool, len(scenario["extenders"])), pool.ports)
+    expected = case["expected"]
+    out, requests, outcome = replay_explain(case)
     assert decision_view(out, expected) == expected_view(expected)
     assert postfilter_view(out["postfilter"], exact_victims=True) == postfilter_view(
         expected.get("postfilter"), exact_victims=True)
-    outcome = explanation.outcome
     assert outcome is not None
     if "unschedulable_plugins" in expected:
         assert outcome.diagnosis is not None
