@@ -20,6 +20,8 @@ from kschedlib.model.storage import (
     StorageClass,
 )
 from kschedlib.scheduler import ScheduleResult
+from kschedlib.versions import Switches
+from kschedlib.versions import resolve as resolve_kube
 
 
 def resources(**amounts: str) -> dict[str, object]:
@@ -97,8 +99,10 @@ class FakeHandle:
         owners: Sequence[OwnerSelector] = (),
         nominated: Mapping[str, Sequence[PodInfo]] | None = None,
         seed: int = 0,
+        kube_version: str | None = None,
     ) -> None:
         self._snapshot = Snapshot(node_infos, namespaces={ns.name: ns for ns in namespaces})
+        self._switches = resolve_kube(kube_version).switches
         self._pdbs = list(pdbs)
         self._owners = list(owners)
         self._nominated = dict(nominated or {})
@@ -112,6 +116,10 @@ class FakeHandle:
     @property
     def clock(self) -> Clock:
         return self._clock
+
+    @property
+    def switches(self) -> Switches:
+        return self._switches
 
     @property
     def rng(self) -> random.Random:
