@@ -11,7 +11,7 @@ from kschedlib._internal.queue import EventRegistration, SchedulingQueue
 from kschedlib.clock import FakeClock
 from kschedlib.framework import PodInfo, QueuedPodInfo, Status
 from kschedlib.framework.events import NODE, NODE_ADD, POD, ActionType, ClusterEvent, QueueingHint
-from kschedlib.model import Pod, Taint
+from kschedlib.model import Affinity, LabelSelector, Pod, PodAffinity, PodAffinityTerm, Taint
 from kschedlib.plugins.priority_sort import less
 from tests.helpers import make_node, make_pod
 
@@ -232,3 +232,54 @@ def test_a_deleted_preemptor_is_no_longer_held() -> None:
     scheduler = _preempted("1.36")
     scheduler.remove_pod("default/p")
     assert scheduler.engine._preempting == {}
+
+
+def test_a_registration_without_hint_function_queues() -> None:
+    queue, _ = _hinted_queue()
+    _fail(queue, _popped(queue, "p"), "PodFilter")
+    assert queue.move_all(ClusterEvent(POD, ActionType.DELETE), old=make_pod("gone")) == 1
+
+
+def test_a_deleted_pod_is_not_popped_from_backoff() -> None:
+    queue, _ = _hinted_queue(pop_from_backoff=True)
+    _fail(queue, _popped(queue, "p"), "NodeFilter")
+    queue.move_all(NODE_ADD, new=make_node("n9"))
+    assert queue.delete(make_pod("p"))
+    assert queue.pop() is None
+
+
+def test_a_pooled_pod_update_goes_through_the_hints() -> None:
+    queue, _ = _hinted_queue()
+    info = _popped(queue, "p")
+    _fail(queue, info, "NodeFilter")
+    queue.update(PodInfo.of(attrs.evolve(info.pod, labels={"a": "b"})))  # nothing watches pod labels
+    assert queue.where("default/p") == "unschedulable"
+    queue.update(PodInfo.of(attrs.evolve(info.pod, labels={"a": "c"}, priority=5)))
+    assert queue.where("default/p") == "unschedulable"
+
+
+def test_a_pooled_pod_without_rejectors_is_moved_by_any_event() -> None:
+    queue, _ = _hinted_queue()
+    info = _popped(queue, "p")
+    info.unschedulable_plugins = frozenset({"NodeFilter"})
+    queue.add_unschedulable_if_not_present(info, queue.scheduling_cycle)
+    info.unschedulable_plugins = frozenset()
+    assert queue.move_all(ClusterEvent(POD, ActionType.DELETE), old=make_pod("gone")) == 1
+
+
+def test_bound_pod_updates_reach_the_hints_as_narrow_events() -> None:
+    scheduler = _scheduler("1.36")
+    scheduler.add_objects([
+        make_node("n1", labels={"kubernetes.io/hostname": "n1", "topology.kubernetes.io/zone": "a"}),
+        make_pod("w", node_name="n1", labels={"app": "db"}),
+        make_pod("p", affinity=Affinity(pod_affinity=PodAffinity(
+            (PodAffinityTerm("topology.kubernetes.io/zone", LabelSelector({"app": "web"})),), ()))),
+    ])
+    result = scheduler.schedule_one()
+    assert result is not None
+    assert not result.scheduled
+    w = scheduler.engine.store.pods["default/w"]
+    scheduler.update_pod(attrs.evolve(w, annotations={"x": "y"}))  # UpdatePodOther: nobody cares
+    assert scheduler.pending()["default/p"][0] == "unschedulable"
+    scheduler.update_pod(attrs.evolve(w, labels={"app": "web"}))  # now matches the affinity term
+    assert scheduler.pending()["default/p"][0] in ("active", "backoff")

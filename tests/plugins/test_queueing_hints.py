@@ -221,3 +221,9 @@ def test_pod_changes_names_the_narrow_update_kinds(change: dict[str, object], ac
 def test_pod_changes_sees_the_last_scheduling_gate_go() -> None:
     gated = attrs.evolve(plain, scheduling_gates=("g",))
     assert [e.action for e in pod_changes(gated, plain)] == [ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED]
+
+
+def test_fit_pod_hint_queues_when_handed_something_else() -> None:
+    hint = _hint(FACTORIES["NodeResourcesFit"], POD, ActionType.DELETE)
+    assert hint(plain, "not a pod", None) is Q
+    assert hint(plain, bound, "not a pod") is Q
