@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.extender.test_conformance_extenders import explain_differences
-from tests.scenarios.conformance import DATA_BY_VERSION, case_files, load_case
+from tests.scenarios.conformance import DATA_BY_VERSION, case_files, known_failing, load_case, ratchet_param
 from tests.scenarios.test_conformance_loop import outcome_view, run_timeline, trace_matches
 
 KNOWN_FAILING = DATA_BY_VERSION["1.36"] / "known-failing-loop.json"
@@ -28,14 +28,11 @@ PARTS = ("loop_outcome", "loop_trace", "extenders")
 
 
 def _known() -> dict[str, dict[str, str]]:
-    known: dict[str, dict[str, str]] = json.loads(KNOWN_FAILING.read_text()) if KNOWN_FAILING.exists() else {}
-    return known
+    return known_failing(KNOWN_FAILING)
 
 
 def _param(path: Path, part: str) -> object:
-    reason = _known().get(part, {}).get(path.stem)
-    marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
-    return pytest.param(path, id=path.stem, marks=marks)
+    return ratchet_param(path, part, KNOWN_FAILING)
 
 
 def test_every_v136_file_is_replayed() -> None:
