@@ -31,9 +31,11 @@ def trace_view(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def outcome_view(out: dict[str, Any]) -> dict[str, Any]:
-    """What a timeline ended with: placements, pending pods, evictions, checkpoints, deletions."""
+    """What a timeline ended with: placements, pending pods, evictions, checkpoints, deletions, and the
+    events whose trigger never came."""
     return {"placements": out["placements"], "pending": out["pending"], "evicted": out["evicted"],
-            "checkpoints": out.get("checkpoints", []), "deleted_by_events": out.get("deleted_by_events", [])}
+            "checkpoints": out.get("checkpoints", []), "deleted_by_events": out.get("deleted_by_events", []),
+            "events_not_applied": out.get("events_not_applied", [])}
 
 
 def trace_matches(out: dict[str, Any], expected: dict[str, Any]) -> bool:
