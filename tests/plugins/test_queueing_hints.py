@@ -26,6 +26,7 @@ from kschedlib.model import Affinity, LabelSelector, PodAffinity, PodAffinityTer
 from kschedlib.model.objects import TopologySpreadConstraint
 from kschedlib.plugins.inter_pod_affinity import InterPodAffinity
 from kschedlib.plugins.node_affinity import NodeAffinity
+from kschedlib.plugins.node_name import NodeName
 from kschedlib.plugins.node_ports import NodePorts
 from kschedlib.plugins.node_resources_fit import NodeResourcesFit
 from kschedlib.plugins.node_unschedulable import NodeUnschedulable
@@ -73,6 +74,13 @@ def test_v130_registrations_carry_no_hint_and_v136_narrower_ones_do(name: str) -
     assert all(registration.hint is None for registration in old)
     assert any(registration.hint is not None for registration in new)
     assert old != new
+
+
+def test_node_name_narrows_to_node_add_without_hint_function() -> None:
+    old = _plugin(lambda h: NodeName(None, h), "1.30").events_to_register()
+    new = _plugin(lambda h: NodeName(None, h), "1.36").events_to_register()
+    assert [r.event.action for r in old] == [ActionType.ADD | ActionType.UPDATE]
+    assert [(r.event.action, r.hint) for r in new] == [(ActionType.ADD, None)]
 
 
 plain = make_pod("p", uid="p", requests={"cpu": "2"})
