@@ -16,6 +16,7 @@ import pytest
 
 import kschedlib
 from kschedlib.simulation.report import simulation_text
+from kschedlib.simulation.timeline import parse_events, waiting_for
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60  # seconds: a regression fails instead of hanging
@@ -175,3 +176,12 @@ def test_an_event_whose_trigger_never_comes_is_reported(kube_version: str, not_a
     report = kschedlib.simulate({"apiVersion": "v1", "kind": "List", "items": [tainted, filler, pod("p")]},
                                 events=events, kube_version=kube_version)
     assert report.to_dict()["events_not_applied"] == not_applied
+
+
+@pytest.mark.parametrize(("at", "waiting"), [
+    (None, "idle"), ({"nominated": "default/p"}, "nominated default/p"),
+    ({"attempts": {"pod": "default/p", "n": 3}}, "attempts default/p 3"),
+], ids=["idle", "nominated", "attempts"])
+def test_waiting_for_names_the_trigger(at: object, waiting: str) -> None:
+    raw = {"op": "delete_node", "name": "n1", **({"at": at} if at is not None else {})}
+    assert waiting_for(parse_events([raw])[0]) == waiting
