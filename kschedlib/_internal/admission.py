@@ -6,7 +6,14 @@ from collections.abc import Mapping
 
 from kschedlib._internal.queue import EventRegistration, PreCheck
 from kschedlib._internal.runtime import ProfileRuntime
-from kschedlib.framework.events import ALL_EVENTS, NODE, ActionType, ClusterEvent, EnqueueExtensions
+from kschedlib.framework.events import (
+    ALL_EVENTS,
+    NODE,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EnqueueExtensions,
+)
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.model.objects import NO_SCHEDULE, Pod
 from kschedlib.plugins import node_affinity, node_name, node_ports, node_resources_fit, taint_toleration
@@ -35,18 +42,23 @@ def node_pre_check(node_info: NodeInfo) -> PreCheck:
     return check
 
 
-def _plugin_events(plugin: object) -> list[ClusterEvent]:
+def _plugin_events(plugin: object, hints: bool) -> list[ClusterEventWithHint]:
+    """The plugin's registrations; without hints (v1.30) a Node/Add watcher also watches taint updates."""
     if not isinstance(plugin, EnqueueExtensions):
-        return [ALL_EVENTS]
-    events = [registration.event for registration in plugin.events_to_register()]
+        return [ClusterEventWithHint(ALL_EVENTS)]
+    registrations = list(plugin.events_to_register())
+    if hints:
+        return registrations
+    events = [registration.event for registration in registrations]
     node_add = any(e.resource == NODE and e.action & ActionType.ADD for e in events)
     node_taint = any(e.resource == NODE and e.action & ActionType.UPDATE_NODE_TAINT for e in events)
     if node_add and not node_taint:
-        events.append(ClusterEvent(NODE, ActionType.UPDATE_NODE_TAINT))
-    return events
+        registrations.append(ClusterEventWithHint(ClusterEvent(NODE, ActionType.UPDATE_NODE_TAINT)))
+    return registrations
 
 
-def event_registrations(profiles: Mapping[str, ProfileRuntime]) -> dict[str, list[EventRegistration]]:
+def event_registrations(profiles: Mapping[str, ProfileRuntime], *,
+                        hints: bool = False) -> dict[str, list[EventRegistration]]:
     """Per profile, the events each plugin at PreEnqueue/PreFilter/Filter/Reserve/Permit watches."""
     out: dict[str, list[EventRegistration]] = {}
     for scheduler_name, runtime in profiles.items():
@@ -58,7 +70,8 @@ def event_registrations(profiles: Mapping[str, ProfileRuntime]) -> dict[str, lis
                     continue
                 seen.add(name)
                 plugin = runtime.profile.plugins[name]
-                registrations.extend(EventRegistration(name, event) for event in _plugin_events(plugin))
+                registrations.extend(EventRegistration(name, registration.event, registration.hint)
+                                     for registration in _plugin_events(plugin, hints))
         out[scheduler_name] = registrations
     return out
 

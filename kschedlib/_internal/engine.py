@@ -57,6 +57,8 @@ __all__ = ["Engine", "node_changes"]
 
 _REJECTED: Final = frozenset({Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING})
 _TERMINATED: Final = frozenset({"Succeeded", "Failed"})
+DEFAULT_PREEMPTION: Final = "DefaultPreemption"
+WAITING_FOR_PREEMPTION: Final = "waiting for the preemption for this pod to be finished"
 
 
 def node_changes(old: Node, new: Node) -> list[ev.ClusterEvent]:
@@ -155,10 +157,19 @@ class Engine:
         first = next(iter(self.profiles.values()))
         self.queue = SchedulingQueue(
             first.less, self._pre_enqueue, clock.now,
-            registrations=event_registrations(self.profiles),
+            registrations=event_registrations(self.profiles, hints=self.kube.switches.queueing_hints),
             initial_backoff=config.pod_initial_backoff_seconds,
             max_backoff=config.pod_max_backoff_seconds,
+            hints=self.kube.switches.queueing_hints,
+            pop_from_backoff=self.kube.switches.pop_from_backoff_queue,
         )
+        switches = self.kube.switches
+        self._hints = switches.queueing_hints
+        self._clear_nomination: str | None = None if switches.nominated_node_name_kept else ""
+        """What a failure does to the pod's nominated node: ``""`` clears it (v1.30), ``None`` keeps it."""
+        self._async_preemption = switches.async_preemption
+        self._preempting: dict[str, set[str]] = {}
+        """Preemptor uid -> victims (``namespace/name``) still to go (asynchronous preemption)."""
         self.queue.retry_failed = retry_unschedulable
         self.flush_unschedulable = True
         self.next_start_index = 0
@@ -179,6 +190,8 @@ class Engine:
                               value=sorted(name for name, _ in names))
 
     def _pre_enqueue(self, pod: Pod) -> Status:
+        if self._preempting and pod.uid in self._preempting:  # DefaultPreemption's PreEnqueue
+            return Status.unresolvable(WAITING_FOR_PREEMPTION, plugin=DEFAULT_PREEMPTION)
         return self.profiles[pod.scheduler_name].run_pre_enqueue(pod)
 
     # --- events in ----------------------------------------------------------------------------
@@ -191,7 +204,7 @@ class Engine:
         self.cache.add_node(node)
         info = self.cache.node(node.name)
         assert info is not None
-        self.queue.move_all(ev.NODE_ADD, node_pre_check(info))
+        self.queue.move_all(ev.NODE_ADD, node_pre_check(info), new=node)
 
     def update_node(self, node: Node) -> None:
         known = self.cache.node(node.name)
@@ -203,10 +216,13 @@ class Engine:
         info = self.cache.node(node.name)
         assert info is not None
         for event in node_changes(old, node):
-            self.queue.move_all(event, node_pre_check(info))
+            self.queue.move_all(event, node_pre_check(info), old=old, new=node)
 
     def remove_node(self, name: str) -> None:
+        known = self.cache.node(name)
         self.cache.remove_node(name)
+        if self._hints and known is not None and known.node is not None:
+            self.queue.move_all(ev.NODE_DELETE, old=known.node)
         for waiting in self.waiting:
             if waiting.node_name == name:
                 waiting.reject("", f'node "{name}" was removed')
@@ -243,7 +259,7 @@ class Engine:
         info = PodInfo.of(pod, self.accounting)
         if pod.node_name:
             self.cache.add_pod(info)
-            self.queue.move_pods(self._affinity_matching(pod), ev.ASSIGNED_POD_ADD)
+            self._assigned_pod_added(pod)
             return
         if pod.scheduler_name not in self.profiles:
             return
@@ -286,7 +302,11 @@ class Engine:
         pod = info.pod
         if old.node_name:
             self.cache.update_pod(info)
-            self.queue.move_pods(self._affinity_matching(pod), ev.ASSIGNED_POD_UPDATE)
+            if self._hints:
+                for event in ev.pod_changes(old, pod):
+                    self.queue.move_all(event, old=old, new=pod)
+            else:
+                self.queue.move_pods(self._affinity_matching(pod), ev.ASSIGNED_POD_UPDATE)
             return
         self.queue.delete(old)
         self.nominator.remove(old.uid)
@@ -297,23 +317,40 @@ class Engine:
             self.waiting.pop(pod.uid)
             self._attempts.pop(pod.uid, None)
             self.cache.add_pod(info)
-        self.queue.move_pods(self._affinity_matching(pod), ev.ASSIGNED_POD_ADD)
+        self._assigned_pod_added(pod)
+
+    def _assigned_pod_added(self, pod: Pod) -> None:
+        """kube v1.30 moves only pods whose affinity terms match; with hints every pod is asked."""
+        if self._hints:
+            self.queue.move_all(ev.ASSIGNED_POD_ADD, new=pod)
+        else:
+            self.queue.move_pods(self._affinity_matching(pod), ev.ASSIGNED_POD_ADD)
+
+    def _victim_gone(self, key: str) -> None:
+        """A preemption victim left: a preemptor whose last victim this was is no longer held."""
+        for preemptor, victims in list(self._preempting.items()):
+            victims.discard(key)
+            if not victims:
+                del self._preempting[preemptor]
 
     def remove_pod(self, key: str) -> bool:
         known = self.store.pop_pod(key)
         if known is None:
             return False
+        if self._preempting:
+            self._preempting.pop(known.uid, None)
+            self._victim_gone(key)
         self.nominator.remove(known.uid)
         waiting = self.waiting.get(known.uid)
         if waiting is not None:
             waiting.reject("", "removed")
             self._advance()
-            self.queue.move_all(ev.ASSIGNED_POD_DELETE)
+            self.queue.move_all(ev.ASSIGNED_POD_DELETE, old=known)
             return True
         state = self.cache.pod_state(known.uid)
         if state is not None and not state.assumed:
             self.cache.remove_pod(state.pod_info.pod)
-            self.queue.move_all(ev.ASSIGNED_POD_DELETE)
+            self.queue.move_all(ev.ASSIGNED_POD_DELETE, old=state.pod_info.pod)
         elif state is None:
             self.queue.delete(known)
         return True
@@ -329,6 +366,7 @@ class Engine:
                 return None
             if self.cache.pod_state(info.pod.uid) is None and info.pod.deletion_timestamp is None:
                 break  # kube-scheduler skips assumed pods and pods being deleted
+            self.queue.done(info.pod.key)
         runtime = self.profiles[info.pod.scheduler_name]
         state = CycleState()  # kept here: results hold an empty one (embedders keep every result)
         try:
@@ -367,7 +405,8 @@ class Engine:
         try:
             self.cache.assume_pod(attempt.assumed)
         except CacheError as exc:
-            return self._failed(attempt.info, runtime, outcome, Status.from_error(str(exc)), started, nominate="")
+            return self._failed(attempt.info, runtime, outcome, Status.from_error(str(exc)), started,
+                                nominate=self._clear_nomination)
         self.nominator.remove(info.pod.uid)
         status = runtime.run_reserve(attempt.state, assumed_pod, node)
         if status.is_success:
@@ -380,7 +419,7 @@ class Engine:
         if not status.is_success:
             runtime.run_unreserve(attempt.state, assumed_pod, node)
             self.cache.forget_pod(assumed_pod)
-            return self._failed(info, runtime, outcome, status, started, nominate="", node=node)
+            return self._failed(info, runtime, outcome, status, started, nominate=self._clear_nomination, node=node)
         return self._bind(attempt)
 
     def _put_back(self, info: QueuedPodInfo, runtime: ProfileRuntime, state: CycleState) -> None:
@@ -462,7 +501,8 @@ class Engine:
         else:
             self.cache.add_pod(attempt.assumed)
         self.store.pods[pod.key] = pod
-        self.queue.move_pods(self._affinity_matching(pod), ev.ASSIGNED_POD_ADD)
+        self.queue.done(pod.key)
+        self._assigned_pod_added(pod)
         attempt.runtime.run_post_bind(attempt.state, pod, attempt.node)
         result = ScheduleResult(pod, attempt.node, Status.success(), attempts=attempt.info.attempts,
                                 outcome=attempt.outcome)
@@ -483,12 +523,12 @@ class Engine:
         attempt.runtime.run_unreserve(attempt.state, pod, attempt.node)
         self.cache.forget_pod(pod)
         if status.code not in _REJECTED:
-            self.queue.move_all(ev.ASSIGNED_POD_DELETE)
-        result = self._failed(attempt.info, attempt.runtime, attempt.outcome, status, attempt.started, nominate="",
-                              node=attempt.node, fit_error=in_permit)
+            self.queue.move_all(ev.ASSIGNED_POD_DELETE, old=pod)
+        result = self._failed(attempt.info, attempt.runtime, attempt.outcome, status, attempt.started,
+                              nominate=self._clear_nomination, node=attempt.node, fit_error=in_permit)
         if status.code in _REJECTED:
             self.queue.move_pods([i for i in self.queue.unschedulable_pods() if i.pod.key != pod.key],
-                                 ev.ASSIGNED_POD_DELETE)
+                                 ev.ASSIGNED_POD_DELETE, old=pod)
         return result
 
     # --- failures -----------------------------------------------------------------------------
@@ -497,7 +537,7 @@ class Engine:
                       started: float) -> ScheduleResult:
         if outcome.diagnosis is None:
             status = outcome.error or Status.from_error("scheduling failed")
-            return self._failed(info, runtime, outcome, status, started, nominate="")
+            return self._failed(info, runtime, outcome, status, started, nominate=self._clear_nomination)
         post = outcome.post_filter
         nominate = post.nominated_node_name if post is not None else None
         status = Status(Code.UNSCHEDULABLE, (outcome.message or "",))
@@ -545,8 +585,11 @@ class Engine:
             info.pod_info = info.pod_info.with_pod(pod) if pod is not info.pod else info.pod_info
             self.queue.add_unschedulable_if_not_present(info, self.queue.scheduling_cycle)
             self.nominator.add(info.pod_info, nominate if nominate is not None else pod.nominated_node_name)
+        self.queue.done(info.pod.key)
         post = outcome.post_filter
         victims = post.victims if post is not None and post.status.is_success else ()
+        if victims and self._async_preemption:
+            self._preempting[info.pod.uid] = set(victims)
         if post is not None:
             self.metrics.inc("scheduler_preemption_attempts_total")
             if victims:
@@ -589,8 +632,7 @@ class Engine:
             else:
                 self._deferred.append(self._binding_failed(attempt, outcome, in_permit=True))
         for pod in self.cache.expire_assumed(now):
-            self.queue.move_all(ev.ASSIGNED_POD_DELETE)
-            del pod
+            self.queue.move_all(ev.ASSIGNED_POD_DELETE, old=pod)
         self.queue.flush_backoff_completed()
         if self.flush_unschedulable:
             self.queue.flush_unschedulable_leftover(ev.UNSCHEDULABLE_TIMEOUT)
@@ -612,7 +654,7 @@ class Engine:
         Now, when pods are ready in activeQ (a ``tick()`` may have moved them there): a host
         that sleeps until this time never leaves them waiting.
         """
-        if self.queue.has_active():
+        if self.queue.has_active() or self.queue.has_poppable_backoff():
             return self.clock.now()
         candidates = [self.queue.next_backoff_expiry(), self.waiting.next_deadline()]
         if self.flush_unschedulable:

@@ -1,4 +1,4 @@
-"""The scheduling queue (kube-scheduler v1.30, queueing hints off).
+"""The scheduling queue (kube-scheduler v1.30; v1.36's queueing hints and backoffQ pops behind switches).
 
 Three places a pending pod can be, plus "in flight" while it is being scheduled::
 
@@ -10,18 +10,25 @@ Three places a pending pod can be, plus "in flight" while it is being scheduled:
 A failed pod goes straight to backoffQ when it has no rejector plugin (an
 error) or when a cluster event arrived while it was in flight.  All time is
 read from the injected clock.
+
+With queueing hints on (``hints``), the rejector plugins' hint functions decide per event
+whether a pooled pod moves (and the v1.30 node pre-check is gone); events that arrive while
+a pod is in flight are kept and replayed through the hints when it fails.  With
+``pop_from_backoff`` an idle scheduler pops backoffQ's head (pods that failed with an error
+wait out their backoff), and backoff ends on whole seconds, ordered by priority within one.
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Final, final
 
 import attrs
 
-from kschedlib.framework.events import ClusterEvent
+from kschedlib.framework.events import ClusterEvent, QueueingHint, QueueingHintFn, pod_changes
 from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.queued_pod import QueuedPodInfo
 from kschedlib.framework.status import Status
@@ -34,15 +41,29 @@ PreEnqueue = Callable[[Pod], Status]
 PreCheck = Callable[[Pod], bool]
 SCHEDULING_GATES: Final = "SchedulingGates"
 DEFAULT_MAX_IN_UNSCHEDULABLE: Final = 300.0
+SKIP: Final = "skip"
+"""Requeue strategies (kube's queueSkip / queueAfterBackoff / queueImmediately)."""
+AFTER_BACKOFF: Final = "after_backoff"
+IMMEDIATELY: Final = "immediately"
 
 
 @final
 @attrs.frozen(slots=True)
 class EventRegistration:
-    """A plugin of a profile watches ``event``."""
+    """A plugin of a profile watches ``event``; ``hint`` (if any) judges each such event."""
 
     plugin: str
     event: ClusterEvent
+    hint: QueueingHintFn | None = None
+
+    def judge(self, pod: Pod, old: object, new: object) -> QueueingHint:
+        """The hint for this event; no hint function, or one that fails, means QUEUE (as in kube)."""
+        if self.hint is None:
+            return QueueingHint.QUEUE
+        try:
+            return self.hint(pod, old, new)
+        except Exception:  # kube treats a hint function's error as Queue
+            return QueueingHint.QUEUE
 
 
 @final
@@ -62,16 +83,19 @@ class _ActiveEntry:
 
 @final
 class _BackoffEntry:
-    """A backoffQ heap entry ordered by backoff expiry."""
+    """A backoffQ heap entry ordered by backoff expiry (then by ``less`` when given, else by arrival)."""
 
-    __slots__ = ("expiry", "info", "removed")
+    __slots__ = ("expiry", "info", "less", "removed")
 
-    def __init__(self, info: QueuedPodInfo, expiry: float) -> None:
+    def __init__(self, info: QueuedPodInfo, expiry: float, less: Less | None = None) -> None:
         self.info = info
         self.expiry = expiry
+        self.less = less
         self.removed = False
 
     def __lt__(self, other: _BackoffEntry) -> bool:
+        if self.less is not None and self.expiry == other.expiry:
+            return self.less(self.info, other.info)
         return (self.expiry, self.info.sequence) < (other.expiry, other.info.sequence)
 
 
@@ -89,6 +113,8 @@ class SchedulingQueue:
         initial_backoff: float = 1.0,
         max_backoff: float = 10.0,
         max_in_unschedulable: float = DEFAULT_MAX_IN_UNSCHEDULABLE,
+        hints: bool = False,
+        pop_from_backoff: bool = False,
     ) -> None:
         self._less = less
         self._pre_enqueue = pre_enqueue
@@ -108,6 +134,15 @@ class SchedulingQueue:
         self.move_request_cycle = -1
         self.retry_failed = True
         self.incoming: dict[tuple[str, str], int] = {}
+        self.hints = hints
+        self.pop_from_backoff = pop_from_backoff
+        self._backoff_less = less if pop_from_backoff else None
+        self._errored: list[_BackoffEntry] = []
+        """Pods backing off after an error: never popped before their backoff ends."""
+        self._in_flight: dict[str, int] = {}
+        """Popped pods (with hints on) -> how many in-flight events had been seen when they left."""
+        self._flight_events: list[tuple[ClusterEvent, object, object]] = []
+        self._flight_base = 0
 
     # --- bookkeeping --------------------------------------------------------------------------
 
@@ -137,7 +172,8 @@ class SchedulingQueue:
         return duration
 
     def backoff_expiry(self, info: QueuedPodInfo) -> float:
-        return info.timestamp + self.backoff_duration(info.attempts)
+        expiry = info.timestamp + self.backoff_duration(info.attempts)
+        return float(math.floor(expiry)) if self.pop_from_backoff else expiry
 
     def is_backing_off(self, info: QueuedPodInfo) -> bool:
         return not info.gated and self.backoff_expiry(info) > self.now()
@@ -162,9 +198,10 @@ class SchedulingQueue:
         return True
 
     def _to_backoff(self, info: QueuedPodInfo) -> None:
-        entry = _BackoffEntry(info, self.backoff_expiry(info))
+        entry = _BackoffEntry(info, self.backoff_expiry(info), self._backoff_less)
         self._backoff_by_key[info.pod.key] = entry
-        heapq.heappush(self._backoff, entry)
+        errored = self.pop_from_backoff and not (info.unschedulable_plugins or info.pending_plugins)
+        heapq.heappush(self._errored if errored else self._backoff, entry)
 
     def add(self, pod_info: PodInfo) -> QueuedPodInfo:
         """A new pending pod."""
@@ -189,19 +226,56 @@ class SchedulingQueue:
     # --- leaving ------------------------------------------------------------------------------
 
     def pop(self) -> QueuedPodInfo | None:
-        """The head of activeQ with its attempt counted, or ``None`` when activeQ is empty."""
+        """The head of activeQ with its attempt counted, or ``None`` when activeQ is empty.
+
+        With ``pop_from_backoff``, an empty activeQ yields backoffQ's head instead (not a pod
+        backing off after an error).
+        """
+        info = self._pop_active()
+        if info is None and self.pop_from_backoff:
+            info = self._pop_backoff()
+        if info is None:
+            return None
+        info.attempts += 1
+        self.scheduling_cycle += 1
+        info.unschedulable_plugins = frozenset()
+        info.pending_plugins = frozenset()
+        if self.hints:
+            self._in_flight[info.pod.key] = self._flight_base + len(self._flight_events)
+        return info
+
+    def _pop_active(self) -> QueuedPodInfo | None:
         while self._active:
             entry = heapq.heappop(self._active)
             if entry.removed:
                 continue
             del self._active_by_key[entry.info.pod.key]
-            info = entry.info
-            info.attempts += 1
-            self.scheduling_cycle += 1
-            info.unschedulable_plugins = frozenset()
-            info.pending_plugins = frozenset()
-            return info
+            return entry.info
         return None
+
+    def _pop_backoff(self) -> QueuedPodInfo | None:
+        while self._backoff:
+            entry = heapq.heappop(self._backoff)
+            if entry.removed:
+                continue
+            del self._backoff_by_key[entry.info.pod.key]
+            self._count("active", "PopFromBackoffQ")
+            return entry.info
+        return None
+
+    def has_poppable_backoff(self) -> bool:
+        """Whether ``pop`` would take a pod from backoffQ now (``pop_from_backoff`` on)."""
+        return self.pop_from_backoff and any(not entry.removed for entry in self._backoff)
+
+    def done(self, key: str) -> None:
+        """The pod's attempt is over (bound, requeued or gone): stop keeping events for it."""
+        if self._in_flight.pop(key, None) is not None and not self._in_flight:
+            self._flight_base += len(self._flight_events)
+            self._flight_events.clear()
+
+    def _events_in_flight(self, key: str) -> list[tuple[ClusterEvent, object, object]]:
+        start = self._in_flight.get(key)
+        return [] if start is None else self._flight_events[start - self._flight_base:]
 
     def add_unschedulable_if_not_present(self, info: QueuedPodInfo, cycle: int) -> str:
         """Requeue a pod after a failed attempt; returns ``backoff`` or ``unschedulable``."""
@@ -210,12 +284,46 @@ class SchedulingQueue:
             return "present"
         self._stamp(info)
         rejectors = info.unschedulable_plugins | info.pending_plugins
-        if (self.move_request_cycle >= cycle or not rejectors) and self.retry_failed:
+        if self.hints:
+            events = self._events_in_flight(key)
+            self.done(key)
+            if self.retry_failed:
+                strategy = self._in_flight_strategy(info, events) if rejectors else AFTER_BACKOFF
+                return self._requeue(info, strategy, "ScheduleAttemptFailure")
+        elif (self.move_request_cycle >= cycle or not rejectors) and self.retry_failed:
             self._to_backoff(info)
             self._count("backoff", "ScheduleAttemptFailure")
             return "backoff"
         self._unschedulable[key] = info
         self._count("unschedulable", "ScheduleAttemptFailure")
+        return "unschedulable"
+
+    def _in_flight_strategy(self, info: QueuedPodInfo, events: Sequence[tuple[ClusterEvent, object, object]]) -> str:
+        """The strongest strategy any event seen while the pod was in flight gives it."""
+        strategy = SKIP
+        for event, old, new in events:
+            verdict = self._strategy(info, event, old, new)
+            if verdict == IMMEDIATELY:
+                return IMMEDIATELY
+            if verdict == AFTER_BACKOFF:
+                strategy = AFTER_BACKOFF
+                if not info.pending_plugins:
+                    break
+        return strategy
+
+    def _requeue(self, info: QueuedPodInfo, strategy: str, label: str) -> str:
+        """Put a pod where ``strategy`` sends it; returns ``active``, ``backoff`` or ``unschedulable``."""
+        if strategy == SKIP:
+            self._unschedulable[info.pod.key] = info
+            self._count("unschedulable", label)
+            return "unschedulable"
+        if strategy == AFTER_BACKOFF and self.is_backing_off(info):
+            self._to_backoff(info)
+            self._count("backoff", label)
+            return "backoff"
+        if self._to_active(info):
+            self._count("active", label)
+            return "active"
         return "unschedulable"
 
     def delete(self, pod: Pod) -> bool:
@@ -244,8 +352,11 @@ class SchedulingQueue:
             if self._to_active(info):
                 self._count("active", "PodUpdate")
             return info
+        old_pod = parked.pod
         parked.pod_info = pod_info
-        if changed:
+        if self.hints:
+            self._requeue_updated(parked, old_pod)
+        elif changed:
             del self._unschedulable[key]
             if self.is_backing_off(parked):
                 self._to_backoff(parked)
@@ -254,31 +365,46 @@ class SchedulingQueue:
                 self._count("active", "PodUpdate")
         return parked
 
+    def _requeue_updated(self, info: QueuedPodInfo, old: Pod) -> None:
+        """A pooled pod changed: each kind of change goes through the rejectors' hints (v1.36)."""
+        for event in pod_changes(old, info.pod):
+            strategy = self._strategy(info, event, old, info.pod)
+            if strategy == SKIP:
+                continue
+            del self._unschedulable[info.pod.key]
+            if self._requeue(info, strategy, event.label) != "unschedulable":
+                return
+
     # --- time ---------------------------------------------------------------------------------
 
     def flush_backoff_completed(self) -> int:
         """Move every pod whose backoff has expired to activeQ; returns how many."""
         moved = 0
         now = self.now()
-        while self._backoff:
-            entry = self._backoff[0]
-            if entry.removed:
-                heapq.heappop(self._backoff)
-                continue
-            if entry.expiry > now:
-                break
-            heapq.heappop(self._backoff)
-            del self._backoff_by_key[entry.info.pod.key]
-            if self._to_active(entry.info):
-                self._count("active", "BackoffComplete")
-                moved += 1
+        for heap in (self._backoff, self._errored):
+            while heap:
+                entry = heap[0]
+                if entry.removed:
+                    heapq.heappop(heap)
+                    continue
+                if entry.expiry > now:
+                    break
+                heapq.heappop(heap)
+                del self._backoff_by_key[entry.info.pod.key]
+                if self._to_active(entry.info):
+                    self._count("active", "BackoffComplete")
+                    moved += 1
         return moved
 
     def next_backoff_expiry(self) -> float | None:
         """When the earliest backoff ends, or ``None`` when backoffQ is empty."""
-        while self._backoff and self._backoff[0].removed:
-            heapq.heappop(self._backoff)
-        return self._backoff[0].expiry if self._backoff else None
+        heads = []
+        for heap in (self._backoff, self._errored):
+            while heap and heap[0].removed:
+                heapq.heappop(heap)
+            if heap:
+                heads.append(heap[0].expiry)
+        return min(heads) if heads else None
 
     def flush_unschedulable_leftover(self, event: ClusterEvent) -> int:
         """Move pods that sat in the pool for the maximum (5 minutes) or longer.
@@ -320,14 +446,38 @@ class SchedulingQueue:
                 return True
         return False
 
-    def move_all(self, event: ClusterEvent, pre_check: PreCheck | None = None) -> int:
-        """Move every pooled pod that passes ``pre_check`` and that ``event`` may help."""
+    def _strategy(self, info: QueuedPodInfo, event: ClusterEvent, old: object, new: object) -> str:
+        """kube's ``isPodWorthRequeuing`` with hints: what ``event`` means for a pod its rejectors hold."""
+        rejectors = info.unschedulable_plugins | info.pending_plugins
+        if not rejectors or event.is_wildcard:
+            return AFTER_BACKOFF
+        strategy = SKIP
+        for reg in self._registrations.get(info.pod.scheduler_name, ()):
+            if reg.plugin not in rejectors or not reg.event.matches(event):
+                continue
+            if reg.judge(info.pod, old, new) is QueueingHint.QUEUE_SKIP:
+                continue
+            if reg.plugin in info.pending_plugins:
+                return IMMEDIATELY
+            strategy = AFTER_BACKOFF
+        return strategy
+
+    def move_all(self, event: ClusterEvent, pre_check: PreCheck | None = None, *,
+                 old: object = None, new: object = None) -> int:
+        """Move every pooled pod that passes ``pre_check`` and that ``event`` may help.
+
+        ``old`` and ``new`` are the changed object before and after (``None`` for an add or a
+        delete); hint functions read them.  With hints on there is no pre-check.
+        """
         if not self.is_event_of_interest(event):
             return 0
+        if self.hints:
+            pre_check = None
         candidates = [info for info in self._unschedulable.values() if pre_check is None or pre_check(info.pod)]
-        return self.move_pods(candidates, event)
+        return self.move_pods(candidates, event, old=old, new=new)
 
-    def move_pods(self, infos: Iterable[QueuedPodInfo], event: ClusterEvent) -> int:
+    def move_pods(self, infos: Iterable[QueuedPodInfo], event: ClusterEvent, *,
+                  old: object = None, new: object = None) -> int:
         """Move the given pooled pods that ``event`` may help; returns how many left the pool."""
         if not self.is_event_of_interest(event):
             return 0
@@ -336,6 +486,13 @@ class SchedulingQueue:
             if info.gated and SCHEDULING_GATES in info.unschedulable_plugins:
                 continue
             if not self.retry_failed and info.attempts > 0:
+                continue
+            if self.hints:
+                strategy = self._strategy(info, event, old, new)
+                if strategy == SKIP:
+                    continue
+                del self._unschedulable[info.pod.key]
+                moved += self._requeue(info, strategy, event.label) != "unschedulable"
                 continue
             if not self._worth_requeuing(info, event):
                 continue
@@ -347,6 +504,8 @@ class SchedulingQueue:
             elif self._to_active(info):
                 self._count("active", event.label)
         self.move_request_cycle = self.scheduling_cycle
+        if self._in_flight:
+            self._flight_events.append((event, old, new))
         return moved
 
     def unschedulable_pods(self) -> list[QueuedPodInfo]:

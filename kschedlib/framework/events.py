@@ -4,8 +4,15 @@ After a failed attempt a pod waits in the unschedulable pool.  A cluster event
 (a node added, a pod deleted, ...) moves it back only if one of the plugins
 that rejected it registered a matching event through
 :class:`EnqueueExtensions`.  A plugin that does not implement it is assumed
-to care about every event.  As in kube-scheduler v1.30 (queueing hints off),
-a registration's hint function is recorded but not consulted.
+to care about every event.
+
+With queueing hints on (the ``queueing_hints`` switch: v1.32 and later, or the
+``SchedulerQueueingHints`` gate), a registration's hint function then decides
+whether this particular event may help this particular pod; a registration
+without one always says :attr:`QueueingHint.QUEUE`.  With hints off (v1.30) hint
+functions are recorded but not consulted.  A plugin whose events or hints differ
+between kube versions reads the switches in ``events_to_register`` (through its
+handle) and returns the set of the version in force.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import attrs
 
 from kschedlib.framework.extension_points import Plugin
 from kschedlib.model.objects import Pod
+from kschedlib.model.resources import pod_requests
 
 __all__ = [
     "ALL_EVENTS",
@@ -31,6 +39,9 @@ __all__ = [
     "QueueingHint",
     "QueueingHintFn",
     "WILDCARD",
+    "hint_of",
+    "pod_changes",
+    "same_pod_updated",
 ]
 
 NODE: Final = "Node"
@@ -53,8 +64,13 @@ class ActionType(enum.IntFlag):
     UPDATE_NODE_TAINT = 16
     UPDATE_NODE_CONDITION = 32
     UPDATE_NODE_ANNOTATION = 64
-    UPDATE = 124
-    ALL = 127
+    UPDATE_POD_LABEL = 128
+    UPDATE_POD_SCALE_DOWN = 256
+    UPDATE_POD_TOLERATION = 512
+    UPDATE_POD_SCHEDULING_GATES_ELIMINATED = 1024
+    UPDATE_POD_OTHER = 2048
+    UPDATE = 4092
+    ALL = 4095
 
 
 @final
@@ -112,6 +128,33 @@ NODE_ANNOTATION_CHANGE: Final = ClusterEvent(NODE, ActionType.UPDATE_NODE_ANNOTA
 ASSIGNED_POD_ADD: Final = ClusterEvent(POD, ActionType.ADD, "AssignedPodAdd")
 ASSIGNED_POD_UPDATE: Final = ClusterEvent(POD, ActionType.UPDATE, "AssignedPodUpdate")
 ASSIGNED_POD_DELETE: Final = ClusterEvent(POD, ActionType.DELETE, "AssignedPodDelete")
+NODE_DELETE: Final = ClusterEvent(NODE, ActionType.DELETE, "NodeDelete")
+
+
+def pod_changes(old: Pod, new: Pod) -> list[ClusterEvent]:
+    """The scheduling-relevant changes between two versions of a pod (kube's narrow pod update events).
+
+    Changes that none of the narrow kinds describe are one ``UPDATE_POD_OTHER`` event.
+    """
+    label = "AssignedPod" if new.node_name else "UnschedulablePod"
+    actions = []
+    if old.labels != new.labels:
+        actions.append((ActionType.UPDATE_POD_LABEL, "UpdatePodLabel"))
+    if _scaled_down(old, new):
+        actions.append((ActionType.UPDATE_POD_SCALE_DOWN, "UpdatePodScaleDown"))
+    if old.scheduling_gates and not new.scheduling_gates:
+        actions.append((ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED, "UpdatePodSchedulingGatesEliminated"))
+    if any(toleration not in old.tolerations for toleration in new.tolerations):
+        actions.append((ActionType.UPDATE_POD_TOLERATION, "UpdatePodToleration"))
+    if not actions:
+        actions.append((ActionType.UPDATE_POD_OTHER, "UpdatePodOther"))
+    return [ClusterEvent(POD, action, f"{label}{name.removeprefix('UpdatePod')}Update") for action, name in actions]
+
+
+def _scaled_down(old: Pod, new: Pod) -> bool:
+    """Whether a request of any resource went down (kube's ``UpdatePodScaleDown``)."""
+    before, after = pod_requests(old).to_dict(), pod_requests(new).to_dict()
+    return any(after.get(name, 0) < amount for name, amount in before.items())
 
 
 class EnqueueExtensions(Plugin):
@@ -122,11 +165,21 @@ class EnqueueExtensions(Plugin):
         """The events to watch; an empty list means no event can help (only a pod update)."""
 
 
-def node_events(action: ActionType) -> ClusterEventWithHint:
-    """A registration for node events with ``action`` (a convenience for plugins)."""
-    return ClusterEventWithHint(ClusterEvent(NODE, action))
+def node_events(action: ActionType, hint: QueueingHintFn | None = None) -> ClusterEventWithHint:
+    """A registration for node events with ``action`` (and a hint function; a convenience for plugins)."""
+    return ClusterEventWithHint(ClusterEvent(NODE, action), hint)
 
 
-def pod_events(action: ActionType) -> ClusterEventWithHint:
-    """A registration for pod events with ``action``."""
-    return ClusterEventWithHint(ClusterEvent(POD, action))
+def pod_events(action: ActionType, hint: QueueingHintFn | None = None) -> ClusterEventWithHint:
+    """A registration for pod events with ``action`` (and a hint function)."""
+    return ClusterEventWithHint(ClusterEvent(POD, action), hint)
+
+
+def hint_of(verdict: bool) -> QueueingHint:
+    """``QUEUE`` for true, ``QUEUE_SKIP`` for false (hint functions read better with it)."""
+    return QueueingHint.QUEUE if verdict else QueueingHint.QUEUE_SKIP
+
+
+def same_pod_updated(pod: Pod, old: object, new: object) -> QueueingHint:
+    """A hint: only an update of the waiting pod itself may help (tolerations, scheduling gates)."""
+    return hint_of(isinstance(new, Pod) and new.uid == pod.uid)

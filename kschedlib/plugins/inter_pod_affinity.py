@@ -37,6 +37,7 @@ from kschedlib.framework.pod_info import AffinityTerm, PodInfo
 from kschedlib.framework.results import NodeScore, PreFilterResult
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import Pod
+from kschedlib.plugins import _affinity_hints
 from kschedlib.plugins import _inter_pod_affinity_scoring as scoring
 from kschedlib.plugins._inter_pod_affinity_scoring import NO_LABELS, PRE_SCORE_KEY
 from kschedlib.plugins._inter_pod_affinity_tally import (
@@ -298,10 +299,16 @@ class InterPodAffinity(
     __slots__ = ("_args", "_existing_anti", "_handle", "_parsed", "_pod_tallies", "_scored_terms")
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        """The cluster events that may make a pod this plugin rejected schedulable (kube-scheduler v1.30)."""
+        """The cluster events that may make a pod this plugin rejected schedulable (narrower with hints)."""
+        if not self._handle.switches.queueing_hints:
+            return (
+                pod_events(ActionType.ALL),
+                node_events(ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT),
+            )
+        pod_actions = ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE
         return (
-            pod_events(ActionType.ALL),
-            node_events(ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT),
+            pod_events(pod_actions, _affinity_hints.after_pod_change),
+            node_events(ActionType.ADD | ActionType.UPDATE_NODE_LABEL, _affinity_hints.after_node_change),
         )
 
     def __init__(self, args: InterPodAffinityArgs | None, handle: Handle) -> None:

@@ -29,7 +29,14 @@ import attrs
 
 from kschedlib.errors import ConfigError, SelectorError
 from kschedlib.framework.cycle_state import CycleState, StateKey
-from kschedlib.framework.events import ActionType, ClusterEventWithHint, EnqueueExtensions, node_events
+from kschedlib.framework.events import (
+    ActionType,
+    ClusterEventWithHint,
+    EnqueueExtensions,
+    QueueingHint,
+    hint_of,
+    node_events,
+)
 from kschedlib.framework.extension_points import (
     FilterPlugin,
     PreFilterPlugin,
@@ -407,11 +414,25 @@ class NodeAffinity(
     """Required node affinity filters (UnschedulableAndUnresolvable); preferred node affinity scores."""
 
     name: ClassVar[str] = "NodeAffinity"
-    __slots__ = ("_added_preferred", "_added_required", "_has_added_preferred")
+    __slots__ = ("_added_preferred", "_added_required", "_has_added_preferred", "_hints")
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        """The cluster events that may make a pod this plugin rejected schedulable (kube-scheduler v1.30)."""
-        return (node_events(ActionType.ADD | ActionType.UPDATE),)
+        """The cluster events that may make a pod this plugin rejected schedulable (narrower with hints)."""
+        if not self._hints:
+            return (node_events(ActionType.ADD | ActionType.UPDATE),)
+        return (node_events(ActionType.ADD | ActionType.UPDATE_NODE_LABEL, self._after_node_change),)
+
+    def _after_node_change(self, pod: objects.Pod, old: object, new: object) -> QueueingHint:
+        """Queue when the node (added, or updated) now matches the pod's required affinity and did not."""
+        if not isinstance(new, objects.Node):
+            return QueueingHint.QUEUE
+        added = self._added_required
+        if added is not None and not added.matches(new.name, new.labels):
+            return QueueingHint.QUEUE_SKIP
+        required = RequiredNodeAffinity.of(pod)
+        if not required.matches(new):
+            return QueueingHint.QUEUE_SKIP
+        return hint_of(not isinstance(old, objects.Node) or not required.matches(old))
 
     def __init__(self, args: NodeAffinityArgs | None, handle: Handle) -> None:
         """Validate ``args`` (kube's ``New`` does too) and pre-parse addedAffinity."""
@@ -419,6 +440,7 @@ class NodeAffinity(
         validate_args(args)
         added = args.added_affinity or objects.NodeAffinity()
         self._added_required: NodeSelector | None = added.required
+        self._hints = handle.switches.queueing_hints
         self._has_added_preferred = bool(added.preferred)
         self._added_preferred = _scoring_terms(added.preferred)
 

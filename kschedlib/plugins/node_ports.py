@@ -16,7 +16,15 @@ from typing import ClassVar, Final, final
 import attrs
 
 from kschedlib.framework.cycle_state import CycleState, StateKey
-from kschedlib.framework.events import ActionType, ClusterEventWithHint, EnqueueExtensions, node_events, pod_events
+from kschedlib.framework.events import (
+    ActionType,
+    ClusterEventWithHint,
+    EnqueueExtensions,
+    QueueingHint,
+    hint_of,
+    node_events,
+    pod_events,
+)
 from kschedlib.framework.extension_points import FilterPlugin, PreFilterPlugin
 from kschedlib.framework.handle import Handle
 from kschedlib.framework.memo import NodeLocalFilter
@@ -56,6 +64,20 @@ def fits_ports(wanted: Iterable[HostPort], node_info: NodeInfo) -> bool:
     return True
 
 
+def after_pod_deleted(pod: Pod, old: object, new: object) -> QueueingHint:
+    """Queue when the deleted pod was placed (or nominated) and held a host port the pod wants."""
+    if not isinstance(old, Pod):
+        return QueueingHint.QUEUE
+    if not old.node_name and not old.nominated_node_name:
+        return QueueingHint.QUEUE_SKIP
+    held = wanted_host_ports(old)
+    if not held:
+        return QueueingHint.QUEUE_SKIP
+    used = {ip: frozenset((protocol, port) for other_ip, protocol, port in held if other_ip == ip)
+            for ip, _, _ in held}
+    return hint_of(any(ports_conflict(used, ip, protocol, port) for ip, protocol, port in wanted_host_ports(pod)))
+
+
 def fits(pod: Pod, node_info: NodeInfo) -> bool:
     """kube's ``nodeports.Fits``: the pod's host ports are all free on the node."""
     return fits_ports(wanted_host_ports(pod), node_info)
@@ -80,13 +102,16 @@ class NodePorts(PreFilterPlugin, FilterPlugin, NodeLocalFilter, EnqueueExtension
     """Rejects nodes where a wanted host port is taken (Unschedulable: evicting its user frees it)."""
 
     name: ClassVar[str] = "NodePorts"
-    __slots__ = ()
+    __slots__ = ("_hints",)
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        """The cluster events that may make a pod this plugin rejected schedulable (kube-scheduler v1.30)."""
-        return (pod_events(ActionType.DELETE), node_events(ActionType.ADD | ActionType.UPDATE))
+        """The cluster events that may make a pod this plugin rejected schedulable (narrower with hints)."""
+        if not self._hints:
+            return (pod_events(ActionType.DELETE), node_events(ActionType.ADD | ActionType.UPDATE))
+        return (pod_events(ActionType.DELETE, after_pod_deleted), node_events(ActionType.ADD))
 
     def __init__(self, args: None, handle: Handle) -> None:
+        self._hints = handle.switches.queueing_hints
         """Nothing to configure: kube's NodePorts has no args."""
 
     def pre_filter(self, state: CycleState, pod: Pod) -> Status | PreFilterResult:

@@ -39,6 +39,7 @@ from kschedlib.model.resources import (
     is_scalar_resource,
     pod_requests,
 )
+from kschedlib.plugins import _fit_hints
 from kschedlib.plugins._validation import qualified_name_errors
 
 __all__ = [
@@ -491,8 +492,15 @@ class NodeResourcesFit(
                  "_scoring_requests", "_unresolvable_over_total")
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        """The cluster events that may make a pod this plugin rejected schedulable (kube-scheduler v1.30)."""
-        return (pod_events(ActionType.DELETE), node_events(ActionType.ADD | ActionType.UPDATE))
+        """The cluster events that may make a pod this plugin rejected schedulable (narrower with hints)."""
+        switches = self._handle.switches
+        if not switches.queueing_hints:
+            return (pod_events(ActionType.DELETE), node_events(ActionType.ADD | ActionType.UPDATE))
+        pod_actions = ActionType.DELETE
+        if switches.in_place_resize_requests:
+            pod_actions |= ActionType.UPDATE_POD_SCALE_DOWN
+        return (pod_events(pod_actions, _fit_hints.after_pod_event),
+                node_events(ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE, _fit_hints.after_node_change))
 
     def __init__(self, args: NodeResourcesFitArgs | None, handle: Handle) -> None:
         args = args if args is not None else NodeResourcesFitArgs()

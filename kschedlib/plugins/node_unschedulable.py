@@ -11,13 +11,21 @@ from collections.abc import Hashable, Sequence
 from typing import ClassVar, Final, final
 
 from kschedlib.framework.cycle_state import CycleState
-from kschedlib.framework.events import ActionType, ClusterEventWithHint, EnqueueExtensions, node_events
+from kschedlib.framework.events import (
+    ActionType,
+    ClusterEventWithHint,
+    EnqueueExtensions,
+    QueueingHint,
+    hint_of,
+    node_events,
+    pod_events,
+)
 from kschedlib.framework.extension_points import FilterPlugin
 from kschedlib.framework.handle import Handle
 from kschedlib.framework.memo import NodeLocalFilter
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.status import Status
-from kschedlib.model.objects import NO_SCHEDULE, Pod, Taint
+from kschedlib.model.objects import NO_SCHEDULE, Node, Pod, Taint
 
 __all__ = [
     "ERR_REASON_UNSCHEDULABLE",
@@ -40,6 +48,20 @@ def tolerates_unschedulable(pod: Pod) -> bool:
     return any(toleration.tolerates(UNSCHEDULABLE_TAINT) for toleration in pod.tolerations)
 
 
+def after_node_change(pod: Pod, old: object, new: object) -> QueueingHint:
+    """Queue when a schedulable node was added or a node became schedulable."""
+    if not isinstance(new, Node):
+        return QueueingHint.QUEUE
+    if isinstance(old, Node):
+        return hint_of(old.unschedulable and not new.unschedulable)
+    return hint_of(not new.unschedulable)
+
+
+def after_toleration_added(pod: Pod, old: object, new: object) -> QueueingHint:
+    """Queue when the waiting pod itself now tolerates the unschedulable taint."""
+    return hint_of(isinstance(new, Pod) and new.uid == pod.uid and tolerates_unschedulable(new))
+
+
 def fits(pod: Pod, node_info: NodeInfo) -> bool:
     """The node is not cordoned, or the pod tolerates the cordon. A ghost node (no Node) never fits."""
     node = node_info.node
@@ -51,13 +73,17 @@ class NodeUnschedulable(FilterPlugin, NodeLocalFilter, EnqueueExtensions):
     """Rejects cordoned nodes (UnschedulableAndUnresolvable) unless the pod tolerates the cordon."""
 
     name: ClassVar[str] = "NodeUnschedulable"
-    __slots__ = ()
+    __slots__ = ("_hints",)
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        """The cluster events that may make a pod this plugin rejected schedulable (kube-scheduler v1.30)."""
-        return (node_events(ActionType.ADD | ActionType.UPDATE),)
+        """The cluster events that may make a pod this plugin rejected schedulable (narrower with hints)."""
+        if not self._hints:
+            return (node_events(ActionType.ADD | ActionType.UPDATE),)
+        return (node_events(ActionType.ADD | ActionType.UPDATE_NODE_TAINT, after_node_change),
+                pod_events(ActionType.UPDATE_POD_TOLERATION, after_toleration_added))
 
     def __init__(self, args: None, handle: Handle) -> None:
+        self._hints = handle.switches.queueing_hints
         """Nothing to configure: kube's NodeUnschedulable has no args."""
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:

@@ -39,6 +39,7 @@ from kschedlib.framework.results import NodeScore, PreFilterResult
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import Node, Pod
+from kschedlib.plugins._spread_hints import SpreadHints
 from kschedlib.plugins._topology_spread_args import (
     DO_NOT_SCHEDULE,
     SCHEDULE_ANYWAY,
@@ -259,13 +260,14 @@ class PodTopologySpread(
     __slots__ = ("_cache", "_default_hard", "_default_soft", "_handle", "_system_defaulted", "_tallies")
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        """The cluster events that may make a pod this plugin rejected schedulable (kube-scheduler v1.30)."""
-        return (
-            pod_events(ActionType.ALL),
-            node_events(
-                ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT
-            ),
-        )
+        """The cluster events that may make a pod this plugin rejected schedulable (with hints from v1.32)."""
+        node_actions = ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT
+        if not self._handle.switches.queueing_hints:
+            return (pod_events(ActionType.ALL), node_events(node_actions))
+        hints = SpreadHints(lambda pod: self._constraints(pod, DO_NOT_SCHEDULE, self._default_hard))
+        pod_actions = ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.UPDATE_POD_TOLERATION
+        pod_actions |= ActionType.DELETE
+        return (pod_events(pod_actions, hints.after_pod_change), node_events(node_actions, hints.after_node_change))
 
     def __init__(self, args: PodTopologySpreadArgs | None, handle: Handle) -> None:
         args = args if args is not None else PodTopologySpreadArgs()

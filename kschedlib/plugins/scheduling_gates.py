@@ -1,7 +1,8 @@
 """SchedulingGates: keeps a pod out of the active queue while ``spec.schedulingGates`` is non-empty.
 
-The plugin registers no cluster events: only an update of the pod itself
-(removing gates) can release it, which the queue's update path handles.
+Only an update of the pod itself (removing gates) can release it: without queueing hints
+(v1.30) the queue's update path handles that and the plugin registers nothing; with hints it
+registers the removal of the last gate, for the pod itself.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar, final
 
-from kschedlib.framework.events import ClusterEventWithHint, EnqueueExtensions
+from kschedlib.framework.events import ActionType, ClusterEventWithHint, EnqueueExtensions, pod_events, same_pod_updated
 from kschedlib.framework.extension_points import PreEnqueuePlugin
 from kschedlib.framework.handle import Handle
 from kschedlib.framework.status import Status
@@ -31,13 +32,16 @@ class SchedulingGates(PreEnqueuePlugin, EnqueueExtensions):
     """Gated pods are UnschedulableAndUnresolvable until their gates are removed."""
 
     name: ClassVar[str] = "SchedulingGates"
-    __slots__ = ()
+    __slots__ = ("_hints",)
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        """The cluster events that may make a pod this plugin rejected schedulable (kube-scheduler v1.30)."""
-        return ()
+        """The cluster events that may make a pod this plugin rejected schedulable."""
+        if not self._hints:
+            return ()
+        return (pod_events(ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED, same_pod_updated),)
 
     def __init__(self, args: None, handle: Handle) -> None:
+        self._hints = handle.switches.queueing_hints
         """Nothing to configure: kube's SchedulingGates has no args."""
 
     def pre_enqueue(self, pod: Pod) -> Status:

@@ -19,14 +19,23 @@ from typing import ClassVar, Final, final
 import attrs
 
 from kschedlib.framework.cycle_state import CycleState, StateKey
-from kschedlib.framework.events import ActionType, ClusterEventWithHint, EnqueueExtensions, node_events
+from kschedlib.framework.events import (
+    ActionType,
+    ClusterEventWithHint,
+    EnqueueExtensions,
+    QueueingHint,
+    hint_of,
+    node_events,
+    pod_events,
+    same_pod_updated,
+)
 from kschedlib.framework.extension_points import FilterPlugin, PreScorePlugin, ScoreExtensions, ScorePlugin
 from kschedlib.framework.handle import Handle
 from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore, ValueNormalizer
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.results import NodeScore
 from kschedlib.framework.status import Status
-from kschedlib.model.objects import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, Pod, Taint, Toleration
+from kschedlib.model.objects import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, Node, Pod, Taint, Toleration
 from kschedlib.plugins._normalize import default_normalize_score, normalized_values
 
 __all__ = [
@@ -76,6 +85,17 @@ REASON_UNTOLERATED_TAINTS: Final = "node(s) had untolerated taint(s)"
 _UNTOLERATED: Final = Status.unresolvable(REASON_UNTOLERATED_TAINTS)
 
 
+def after_node_change(pod: Pod, old: object, new: object) -> QueueingHint:
+    """Queue when the node went from having an untolerated hard taint (or not existing) to none."""
+    if not isinstance(new, Node):
+        return QueueingHint.QUEUE
+    was_untolerated = True
+    if isinstance(old, Node):
+        was_untolerated = find_untolerated_taint(old.taints, pod.tolerations, DO_NOT_SCHEDULE_EFFECTS) is not None
+    is_untolerated = find_untolerated_taint(new.taints, pod.tolerations, DO_NOT_SCHEDULE_EFFECTS) is not None
+    return hint_of(was_untolerated and not is_untolerated)
+
+
 def untolerated_taint_reason(taint: Taint) -> str:
     """``node(s) had untolerated taint {<key>: <value>}`` (an empty value leaves ``{key: }``)."""
     return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
@@ -123,15 +143,19 @@ class TaintToleration(
     """Filter on hard taints (UnschedulableAndUnresolvable); score by untolerated soft taints (reversed)."""
 
     name: ClassVar[str] = "TaintToleration"
-    __slots__ = ("_generic_reason",)
+    __slots__ = ("_generic_reason", "_hints")
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        """The cluster events that may make a pod this plugin rejected schedulable (kube-scheduler v1.30)."""
-        return (node_events(ActionType.ADD | ActionType.UPDATE),)
+        """The cluster events that may make a pod this plugin rejected schedulable (narrower with hints)."""
+        if not self._hints:
+            return (node_events(ActionType.ADD | ActionType.UPDATE),)
+        return (node_events(ActionType.ADD | ActionType.UPDATE_NODE_TAINT, after_node_change),
+                pod_events(ActionType.UPDATE_POD_TOLERATION, same_pod_updated))
 
     def __init__(self, args: None, handle: Handle) -> None:
-        """No args; the version decides whether the reason names the taint."""
+        """No args; the version decides whether the reason names the taint and which events requeue."""
         self._generic_reason = _UNTOLERATED if handle.switches.generic_taint_reason else None
+        self._hints = handle.switches.queueing_hints
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         node = node_info.node

@@ -17,7 +17,7 @@ from kschedlib.scheduler import Scheduler, ScheduleResult
 from kschedlib.simulation._groups import pod_group_report
 from kschedlib.simulation.cluster import Cluster, load_cluster
 from kschedlib.simulation.skipped import skipped_section
-from kschedlib.simulation.timeline import Batch, TimelineEvent, apply_event, batches, parse_events
+from kschedlib.simulation.timeline import Batch, TimelineEvent, apply_event, batches, parse_events, waiting_for
 from kschedlib.versions import KubeSettings
 from kschedlib.versions import resolve as resolve_kube
 
@@ -38,6 +38,8 @@ class SimulationReport:
     nominations: dict[str, str] = attrs.field(factory=dict)
     evicted: list[str] = attrs.field(factory=list)
     deleted_by_events: list[str] = attrs.field(factory=list)
+    events_not_applied: list[dict[str, Any]] = attrs.field(factory=list)
+    """Timeline events whose trigger never came (``{index, op, waiting_for}``)."""
     pending: dict[str, dict[str, Any]] = attrs.field(factory=dict)
     attempts: dict[str, int] = attrs.field(factory=dict)
     bind_order: list[dict[str, Any]] = attrs.field(factory=list)
@@ -94,6 +96,7 @@ class SimulationReport:
         if self.checkpoints is not None:
             out["checkpoints"] = list(self.checkpoints)
             out["deleted_by_events"] = list(self.deleted_by_events)
+            out["events_not_applied"] = list(self.events_not_applied)
         return out
 
 
@@ -289,4 +292,6 @@ def simulate(
     report.gated = [key for key, entry in report.pending.items() if entry["queue"] == "gated"]
     report.errors = run.error_view()
     report.pod_groups = pod_group_report(scheduler)
+    report.events_not_applied = [{"index": event.index, "op": event.op, "waiting_for": waiting_for(event)}
+                                 for batch in run.batches for event in batch.events]
     return report

@@ -18,7 +18,7 @@ from kschedlib.model.objects import Node, Pod, Taint
 from kschedlib.model.quantity import parse_quantity
 from kschedlib.scheduler import Scheduler
 
-__all__ = ["Batch", "Change", "TimelineEvent", "apply_event", "batches", "parse_events"]
+__all__ = ["Batch", "Change", "TimelineEvent", "apply_event", "batches", "parse_events", "waiting_for"]
 
 OPS: Final = frozenset({
     "add_node", "delete_node", "label_node", "taint_node", "untaint_node", "set_unschedulable",
@@ -81,6 +81,15 @@ def parse_events(raw: Any) -> list[TimelineEvent]:
         args = {k: v for k, v in item.items() if k not in ("op", "at")}
         out.append(TimelineEvent(index, item["op"], args, at, pod, attempts))
     return out
+
+
+def waiting_for(event: TimelineEvent) -> str:
+    """What an event still waits for: ``idle``, ``attempts ns/name N``, ``nominated ns/name``, ``with_previous``."""
+    if event.at == "attempts":
+        return f"attempts {event.pod} {event.attempts}"
+    if event.at == "nominated":
+        return f"nominated {event.pod}"
+    return event.at
 
 
 def batches(events: Sequence[TimelineEvent]) -> list[Batch]:

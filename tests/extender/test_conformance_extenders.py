@@ -32,19 +32,6 @@ from tests.scenarios.conformance import (
 CASES = case_files("extenders")
 EXPLAIN = [p for p in CASES if load_case(p)["mode"] == "explain"]
 SEQUENCES = [p for p in CASES if load_case(p)["mode"] == "sequence"]
-CASES_V136 = case_files("extenders", version="1.36")
-BALANCED_ALLOCATION_V136 = frozenset({
-    "ext-filter-fail-odd-cache", "ext-filter-unresolvable-some-cache", "ext-managed-interested-requests",
-    "ext-managed-not-interested", "ext-order-two-filters", "ext-prio-weight1", "ext-prio-weight5",
-})
-"""v1.36 cases whose only difference is NodeResourcesBalancedAllocation's v1.36 score (not modelled yet)."""
-
-
-def _v136_param(path: Path) -> object:
-    marks = [pytest.mark.xfail(strict=True, reason="NodeResourcesBalancedAllocation scores the change in balance "
-                                                   "in v1.36 (not modelled yet)")] \
-        if path.stem in BALANCED_ALLOCATION_V136 else []
-    return pytest.param(path, id=f"v1.36-{path.stem}", marks=marks)
 
 
 def _ids(paths: list[Path]) -> list[str]:
@@ -59,20 +46,48 @@ def _stub_log(pool: StubPool, count: int) -> list[list[dict[str, Any]]]:
     return [pool.requests(k) for k in range(count)]
 
 
-@pytest.mark.parametrize("path", [*(pytest.param(p, id=p.stem) for p in EXPLAIN), *map(_v136_param, CASES_V136)])
-def test_explain_matches_kube_scheduler(path: Path) -> None:
-    case = load_case(path)
-    scenario, expected = case["scenario"], case["expected"]
+def replay_explain(case: dict[str, Any]) -> tuple[dict[str, Any], list[list[dict[str, Any]]], Any]:
+    """The case's pod explained against the stub extenders (with the case's kube version).
+
+    Returns the explanation as a dict, what each stub received, and the cycle's outcome.
+    """
+    scenario = case["scenario"]
     with StubPool(scenario["extenders"]) as pool:
         live = substitute(scenario, pool.ports)
         explanation = explain(scenario_cluster(live), live["pod"], scenario_config(live),
                               kube_version=case_version(case))
         out = unsubstitute(explanation.to_dict(), pool.ports)
         requests = unsubstitute(_stub_log(pool, len(scenario["extenders"])), pool.ports)
+    return out, requests, explanation.outcome
+
+
+def explain_differences(case: dict[str, Any]) -> list[str]:
+    """Which parts of an explain-mode case differ from the recording (empty: it matches)."""
+    expected = case["expected"]
+    out, requests, outcome = replay_explain(case)
+    differ = []
+    if decision_view(out, expected) != expected_view(expected):
+        differ.append("decision")
+    if postfilter_view(out["postfilter"], exact_victims=True) != postfilter_view(
+            expected.get("postfilter"), exact_victims=True):
+        differ.append("postfilter")
+    if "unschedulable_plugins" in expected and (
+            outcome is None or outcome.diagnosis is None
+            or sorted(outcome.diagnosis.unschedulable_plugins) != sorted(expected["unschedulable_plugins"])):
+        differ.append("unschedulable_plugins")
+    if requests != case["stub_requests"]:
+        differ.append("stub_requests")
+    return differ
+
+
+@pytest.mark.parametrize("path", EXPLAIN, ids=_ids(EXPLAIN))
+def test_explain_matches_kube_scheduler(path: Path) -> None:
+    case = load_case(path)
+    expected = case["expected"]
+    out, requests, outcome = replay_explain(case)
     assert decision_view(out, expected) == expected_view(expected)
     assert postfilter_view(out["postfilter"], exact_victims=True) == postfilter_view(
         expected.get("postfilter"), exact_victims=True)
-    outcome = explanation.outcome
     assert outcome is not None
     if "unschedulable_plugins" in expected:
         assert outcome.diagnosis is not None

@@ -20,8 +20,10 @@ from tests.scenarios.conformance import (
     case_files,
     decision_view,
     expected_view,
+    known_failing,
     load_case,
     postfilter_view,
+    ratchet_param,
     run_explain,
 )
 
@@ -30,14 +32,11 @@ CASES = case_files("explain", version="1.36")
 
 
 def _known() -> dict[str, dict[str, str]]:
-    known: dict[str, dict[str, str]] = json.loads(KNOWN_FAILING.read_text()) if KNOWN_FAILING.exists() else {}
-    return known
+    return known_failing(KNOWN_FAILING)
 
 
 def _param(path: Path, part: str) -> object:
-    reason = _known().get(part, {}).get(path.stem)
-    marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
-    return pytest.param(path, id=path.stem, marks=marks)
+    return ratchet_param(path, part, KNOWN_FAILING)
 
 
 def decision_matches(case: dict[str, Any], out: dict[str, Any]) -> bool:

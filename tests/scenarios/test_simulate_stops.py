@@ -16,6 +16,7 @@ import pytest
 
 import kschedlib
 from kschedlib.simulation.report import simulation_text
+from kschedlib.simulation.timeline import parse_events, waiting_for
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60  # seconds: a regression fails instead of hanging
@@ -156,3 +157,31 @@ def test_a_pod_added_while_others_repeat_their_error_gets_its_own_retry() -> Non
     # the event may have changed what a and b find: each retries once more after it
     assert {key: entry["attempts"] for key, entry in report.errors.items()} == {
         "default/a": 3, "default/b": 3, "default/c": 2}
+
+
+@pytest.mark.parametrize(("kube_version", "not_applied"), [
+    ("1.30", [{"index": 1, "op": "add_pod", "waiting_for": "attempts default/p 2"}]),
+    ("1.36", []),
+], ids=["v1.30-precheck-keeps-it-pooled", "v1.36-hint-retries"])
+def test_an_event_whose_trigger_never_comes_is_reported(kube_version: str, not_applied: list[object]) -> None:
+    """p is kept off n1 by a taint; the untaint comes while a bound pod fills n1.  v1.30's pre-check
+    finds p does not fit and leaves it pooled, so p's second attempt (the trigger) never comes;
+    v1.36's TaintToleration hint requeues it."""
+    tainted = node("n1")
+    tainted["spec"] = {"taints": [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]}
+    filler = pod("f", cpu="4")
+    filler["spec"]["nodeName"] = "n1"
+    events = [{"op": "untaint_node", "name": "n1", "key": "dedicated"},
+              {"op": "add_pod", "pod": pod("q"), "at": {"attempts": {"pod": "default/p", "n": 2}}}]
+    report = kschedlib.simulate({"apiVersion": "v1", "kind": "List", "items": [tainted, filler, pod("p")]},
+                                events=events, kube_version=kube_version)
+    assert report.to_dict()["events_not_applied"] == not_applied
+
+
+@pytest.mark.parametrize(("at", "waiting"), [
+    (None, "idle"), ({"nominated": "default/p"}, "nominated default/p"),
+    ({"attempts": {"pod": "default/p", "n": 3}}, "attempts default/p 3"),
+], ids=["idle", "nominated", "attempts"])
+def test_waiting_for_names_the_trigger(at: object, waiting: str) -> None:
+    raw = {"op": "delete_node", "name": "n1", **({"at": at} if at is not None else {})}
+    assert waiting_for(parse_events([raw])[0]) == waiting
