@@ -30,7 +30,8 @@ def new_scheduler(clock: FakeClock, *, wait_seconds: int = 10, backoff_seconds: 
     """A scheduler with Coscheduling (Permit waits ``wait_seconds``; a failed group backs off)."""
     config = batch_scheduling_config(capacity_scheduling=False, coscheduling_args={
         "permitWaitingTimeSeconds": wait_seconds, "podGroupBackoffSeconds": backoff_seconds})
-    return Scheduler(config, clock=clock, listeners=listeners)  # type: ignore[arg-type]
+    # Coscheduling follows scheduler-plugins v0.30.6, built against kube-scheduler 1.30.
+    return Scheduler(config, clock=clock, listeners=listeners, kube_version="1.30")  # type: ignore[arg-type]
 
 
 def make_node(name: str, cpu: str, labels: Mapping[str, str] | None = None) -> Node:

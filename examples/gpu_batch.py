@@ -58,7 +58,8 @@ def main() -> None:
     rng = random.Random(7)
     clock = FakeClock()
     sched = Scheduler(batch_scheduling_config(coscheduling_args={"permitWaitingTimeSeconds": 30,
-                                                                 "podGroupBackoffSeconds": 10}), clock=clock)
+                                                                 "podGroupBackoffSeconds": 10}), clock=clock,
+                      kube_version="1.30")  # the batch plugins follow scheduler-plugins v0.30.6 (kube 1.30)
     sched.add_objects([node(i) for i in range(200)])
     sched.add_objects([quota(team) for team in TEAMS])
     workload = jobs(rng, 260)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, Final, Literal, final
 
@@ -41,7 +41,9 @@ __all__ = [
     "Switches",
     "add_version_arguments",
     "changes_between",
+    "chosen_explicitly",
     "gate_defaults",
+    "kubelet_note",
     "markdown_table",
     "parse_feature_gates",
     "parse_kube_version",
@@ -53,10 +55,10 @@ Stage = Literal["alpha", "beta", "GA", "deprecated"]
 SUPPORTED_VERSIONS: Final = ("1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36")
 """Kubernetes minors kschedlib accepts; each means that minor's newest patch as kschedlib models it."""
 
-VERIFIED_VERSIONS: Final = ("1.30",)
+VERIFIED_VERSIONS: Final = ("1.30", "1.36")
 """Minors whose behaviour is checked against a real kube-scheduler's recorded decisions."""
 
-DEFAULT_KUBE_VERSION: Final = "1.30"
+DEFAULT_KUBE_VERSION: Final = "1.36"
 """The version used when none is chosen in code, on the command line or in :data:`ENV_VAR`."""
 
 ENV_VAR: Final = "KSCHEDLIB_KUBE_VERSION"
@@ -276,6 +278,11 @@ class KubeSettings:
     def minor(self) -> int:
         return int(self.version.split(".")[1])
 
+    def describe(self) -> str:
+        """One line for text output: ``kube-scheduler 1.36`` and the gates set explicitly."""
+        gates = ",".join(f"{name}={str(value).lower()}" for name, value in sorted(self.overrides.items()))
+        return f"kube-scheduler {self.version}" + (f", feature gates {gates}" if gates else "")
+
     def to_dict(self) -> dict[str, object]:
         """The version and the gates set explicitly, as results report them."""
         return {"kube_version": self.version, "feature_gates": dict(sorted(self.overrides.items()))}
@@ -355,6 +362,26 @@ def resolve(kube_version: str | None = None, feature_gates: Mapping[str, bool] |
     flags = {change.switch: minor >= change.since and (change.gate is None or gates.get(change.gate, False))
              for change in CHANGES}
     return KubeSettings(version, MappingProxyType(gates), MappingProxyType(dict(overrides)), Switches(**flags))
+
+
+def chosen_explicitly(kube_version: str | None) -> bool:
+    """Whether a version was chosen (in code, on the command line or in :data:`ENV_VAR`)."""
+    return kube_version is not None or bool(os.environ.get(ENV_VAR))
+
+
+def kubelet_note(settings: KubeSettings, kubelet_versions: Iterable[str]) -> str | None:
+    """A note when nodes report kubelet minors other than the version in force, else ``None``.
+
+    ``kubelet_versions`` are ``status.nodeInfo.kubeletVersion`` values (``v1.29.3``); unparsable ones
+    are ignored.
+    """
+    minors = sorted({m.group(1) for v in kubelet_versions if (m := re.match(r"v?(1\.\d+)", v.strip()))},
+                    key=lambda v: int(v.split(".")[1]))
+    other = [minor for minor in minors if minor != settings.version]
+    if not other:
+        return None
+    return (f"the cluster's nodes report kubelet {', '.join(minors)}; kschedlib behaves as kube-scheduler "
+            f"{settings.version} (choose with kube_version / --kube-version / ${ENV_VAR})")
 
 
 def changes_between(old: str, new: str) -> list[Change]:

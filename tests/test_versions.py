@@ -127,3 +127,34 @@ def test_changes_between_lists_what_differs() -> None:
 def test_the_versions_page_is_generated_from_the_table() -> None:
     text = DOCS.read_text(encoding="utf-8")
     assert versions.markdown_table() in text
+
+
+NODE_33 = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+           "status": {"allocatable": {"cpu": "2", "memory": "2Gi", "pods": "10"},
+                      "nodeInfo": {"kubeletVersion": "v1.33.4"}}}
+POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+       "spec": {"containers": [{"name": "c", "image": "x"}]}}
+
+
+def test_results_name_the_version_and_note_other_kubelet_minors(monkeypatch: pytest.MonkeyPatch) -> None:
+    import kschedlib
+    from kschedlib.simulation.report import explanation_text, simulation_text
+
+    monkeypatch.delenv(versions.ENV_VAR, raising=False)
+    explained = kschedlib.explain([NODE_33, POD], "default/p")
+    assert explained.to_dict()["kube_version"] == versions.DEFAULT_KUBE_VERSION
+    assert len(explained.notes) == 1
+    assert "kubelet 1.33" in explained.notes[0]
+    assert explanation_text(explained).splitlines()[:2] == [
+        f"pod default/p (kube-scheduler {versions.DEFAULT_KUBE_VERSION})", f"note: {explained.notes[0]}"]
+    simulated = kschedlib.simulate([NODE_33, POD], feature_gates={"SchedulerPopFromBackoffQ": False})
+    assert simulated.to_dict()["notes"] == [explained.notes[0]]
+    assert simulation_text(simulated).splitlines()[0] == (
+        f"kube-scheduler {versions.DEFAULT_KUBE_VERSION}, feature gates SchedulerPopFromBackoffQ=false")
+    # a version chosen in code, or in the environment, is not second-guessed
+    assert kschedlib.explain([NODE_33, POD], "default/p", kube_version="1.30").notes == ()
+    monkeypatch.setenv(versions.ENV_VAR, "1.31")
+    assert kschedlib.simulate([NODE_33, POD]).notes == []
+    # the same minor is no news
+    assert kschedlib.explain([NODE_33, POD], "default/p", kube_version="1.33").notes == ()
+    assert versions.kubelet_note(resolve("1.33"), ["v1.33.0", "garbage"]) is None

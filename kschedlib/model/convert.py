@@ -359,14 +359,23 @@ class ObjectCollector:
     once every PriorityClass of the input has been seen.
     """
 
-    __slots__ = ("_classes", "_unresolved", "custom_kinds", "objects", "skipped")
+    __slots__ = ("_classes", "_unresolved", "custom_kinds", "kubelet_versions", "objects", "skipped")
 
     def __init__(self, priority_classes: Iterable[PriorityClass] = ()) -> None:
         self.objects: list[KubeObject] = []
         self.skipped: Counter[str] = Counter()
         self.custom_kinds: set[str] = set()
+        self.kubelet_versions: set[str] = set()
+        """``status.nodeInfo.kubeletVersion`` of the nodes read (to compare with the version in force)."""
         self._classes: list[PriorityClass] = list(priority_classes)
         self._unresolved: list[tuple[int, str]] = []
+
+    def _note_kubelet(self, doc: Mapping[str, Any]) -> None:
+        status = doc.get("status")
+        info = status.get("nodeInfo") if isinstance(status, Mapping) else None
+        version = info.get("kubeletVersion") if isinstance(info, Mapping) else None
+        if isinstance(version, str) and version:
+            self.kubelet_versions.add(version)
 
     def add(self, doc: object) -> None:
         """Every object of a document: one object, a ``List`` / ``PodList`` / ... (``items``, whose
@@ -395,6 +404,8 @@ class ObjectCollector:
             for item in items:
                 self._collect(item, kind[:-4] or None)
             return
+        if kind == "Node":
+            self._note_kubelet(doc)
         reader = _READERS.get(kind)
         if reader is not None:
             obj = reader(doc)

@@ -40,6 +40,8 @@ class Cluster:
     skipped: Mapping[str, int] = attrs.field(factory=_no_counts, eq=False)
     custom_kinds: frozenset[str] = frozenset()
     priority_classes: tuple[PriorityClass, ...] = ()
+    kubelet_versions: frozenset[str] = frozenset()
+    """The nodes' ``status.nodeInfo.kubeletVersion`` values (``v1.33.2``), as read."""
 
     def __iter__(self) -> Iterator[object]:
         """The objects, in file order (so a Cluster can be passed to ``Scheduler.add_objects``)."""
@@ -114,7 +116,7 @@ def load_cluster(source: str | PathLike[str] | Mapping[str, Any] | Sequence[Any]
     objects = collector.finish()
     _check_unique(objects)
     return Cluster(tuple(objects), dict(collector.skipped), frozenset(collector.custom_kinds),
-                   collector.classes_read)
+                   collector.classes_read, frozenset(collector.kubelet_versions))
 
 
 def _collect(collector: ObjectCollector, source: object) -> None:
@@ -128,6 +130,7 @@ def _collect(collector: ObjectCollector, source: object) -> None:
         collector.objects.extend(source.objects)  # type: ignore[arg-type]
         collector.skipped.update(source.skipped)
         collector.custom_kinds.update(source.custom_kinds)
+        collector.kubelet_versions.update(source.kubelet_versions)
     else:
         for item in source:  # type: ignore[attr-defined]
             if isinstance(item, list | tuple):

@@ -18,7 +18,7 @@ from kschedlib.model.objects import Pod
 from kschedlib.scheduler import Scheduler
 from kschedlib.simulation.cluster import Cluster, load_cluster, resolve_pod
 from kschedlib.simulation.skipped import deleting_message, skipped_section
-from kschedlib.versions import KubeSettings
+from kschedlib.versions import KubeSettings, chosen_explicitly, kubelet_note
 from kschedlib.versions import resolve as resolve_kube
 
 __all__ = ["Explanation", "explain"]
@@ -43,6 +43,8 @@ class Explanation:
     """Why kube-scheduler would not even try this pod (it is being deleted), else ``None``."""
     kube: KubeSettings = attrs.field(factory=resolve_kube)
     """The kube-scheduler version and feature gates the answer is for."""
+    notes: tuple[str, ...] = ()
+    """Remarks on the answer (e.g. nodes that report another kubelet version than the one in force)."""
 
     @property
     def refused(self) -> bool:
@@ -63,7 +65,7 @@ class Explanation:
                     "feasible": [], "filtered": {}, "scores": {}, "best": [], "selected": None,
                     "message": None, "postfilter": None, "num_all_nodes": 0, "evaluated_nodes": 0,
                     "error": self.error, "skipped_pod": self.skip_reason, "skipped": dict(self.skipped),
-                    **self.kube.to_dict()}
+                    **self.kube.to_dict(), "notes": list(self.notes)}
         return {
             "pod": self.pod.key,
             "preenqueue": None,
@@ -84,6 +86,7 @@ class Explanation:
             "skipped_pod": None,
             "skipped": dict(self.skipped),
             **self.kube.to_dict(),
+            "notes": list(self.notes),
         }
 
     @staticmethod
@@ -152,18 +155,20 @@ def explain(
     scheduler = Scheduler(settings, seed=seed, extenders=extenders, registry=registry,
                           kube_version=kube_version, feature_gates=feature_gates)
     kube = scheduler.kube
+    note = kubelet_note(kube, loaded.kubelet_versions) if not chosen_explicitly(kube_version) else None
+    notes = (note,) if note else ()
     scheduler.add_objects(loaded.without_pod(target).objects)
     skipped = skipped_section(loaded, scheduler.profiles)
     if target.scheduler_name not in scheduler.profiles:
         return Explanation(target, None, f'profile not found for scheduler name "{target.scheduler_name}"',
-                           skipped=skipped, kube=kube)
+                           skipped=skipped, kube=kube, notes=notes)
     if target.deletion_timestamp is not None and not target.node_name:
-        return Explanation(target, None, skipped=skipped, skip_reason=deleting_message(target), kube=kube)
+        return Explanation(target, None, skipped=skipped, skip_reason=deleting_message(target), kube=kube, notes=notes)
     engine = scheduler.engine
     runtime = engine.profiles[target.scheduler_name]
     gate = runtime.run_pre_enqueue(target)
     if not gate.is_success:
-        return Explanation(target, None, pre_enqueue=gate, skipped=skipped, kube=kube)
+        return Explanation(target, None, pre_enqueue=gate, skipped=skipped, kube=kube, notes=notes)
     snapshot = scheduler.snapshot()
     handle = engine.handles[target.scheduler_name]
     handle.set_snapshot(snapshot)
@@ -178,4 +183,4 @@ def explain(
         nominator=engine.nominator,
         score_single_node=True,
     )
-    return Explanation(target, outcome, skipped=skipped, kube=kube)
+    return Explanation(target, outcome, skipped=skipped, kube=kube, notes=notes)

@@ -24,7 +24,7 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 def explanation_text(explanation: Explanation) -> str:
     """A table of every node: verdict or first failing plugin and reason, per-plugin scores, total."""
     data = explanation.to_dict()
-    lines = [f"pod {data['pod']}"]
+    lines = [f"pod {data['pod']} ({explanation.kube.describe()})", *(f"note: {n}" for n in explanation.notes)]
     skipped = skipped_text(data["skipped"]) if data["skipped"] else None
     if data.get("error") or data["skipped_pod"]:
         lines.append(f"error: {data['error']}" if data.get("error") else data["skipped_pod"])
@@ -61,7 +61,8 @@ def simulation_text(report: SimulationReport) -> str:
     """Where each pending pod went, why the others fit nowhere, and a summary."""
     gated = set(report.gated)
     rows = [[pod, node or ("(gated)" if pod in gated else "-")] for pod, node in report.placements.items()]
-    lines = [table(["pod", "node"], rows)] if rows else ["no pending pods"]
+    lines = [report.kube.describe(), *(f"note: {n}" for n in report.notes), ""]
+    lines.append(table(["pod", "node"], rows) if rows else "no pending pods")
     unschedulable = {pod: message for pod, message in report.unschedulable.items() if pod not in report.errors}
     if unschedulable:
         lines.append("")

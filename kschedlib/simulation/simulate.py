@@ -18,7 +18,7 @@ from kschedlib.simulation._groups import pod_group_report
 from kschedlib.simulation.cluster import Cluster, load_cluster
 from kschedlib.simulation.skipped import skipped_section
 from kschedlib.simulation.timeline import Batch, TimelineEvent, apply_event, batches, parse_events, waiting_for
-from kschedlib.versions import KubeSettings
+from kschedlib.versions import KubeSettings, chosen_explicitly, kubelet_note
 from kschedlib.versions import resolve as resolve_kube
 
 __all__ = ["SimulationReport", "simulate"]
@@ -53,6 +53,8 @@ class SimulationReport:
     pod_groups: dict[str, dict[str, Any]] = attrs.field(factory=dict)
     kube: KubeSettings = attrs.field(factory=resolve_kube)
     """The kube-scheduler version and feature gates the simulation behaved as."""
+    notes: list[str] = attrs.field(factory=list)
+    """Remarks on the run (e.g. nodes that report another kubelet version than the one in force)."""
 
     @property
     def scheduled(self) -> int:
@@ -79,6 +81,7 @@ class SimulationReport:
         """The ``simulate`` JSON of DESIGN.md."""
         out: dict[str, Any] = {
             **self.kube.to_dict(),
+            "notes": list(self.notes),
             "placements": dict(self.placements),
             "unschedulable": dict(self.unschedulable),
             "gated": list(self.gated),
@@ -280,6 +283,8 @@ def simulate(
     run = _Run(scheduler, clock, timeline, progress)
     run.report.skipped = skipped_section(loaded, scheduler.profiles)
     run.report.kube = scheduler.kube
+    note = kubelet_note(scheduler.kube, loaded.kubelet_versions) if not chosen_explicitly(kube_version) else None
+    run.report.notes.extend([note] if note else [])
     for pod in loaded.pending_pods:
         if pod.scheduler_name in scheduler.profiles and pod.deletion_timestamp is None:
             run.report.placements[pod.key] = None

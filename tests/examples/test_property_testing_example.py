@@ -23,6 +23,8 @@ from kschedlib.model import Pod
 from kschedlib.testing import ContractViolation, FakeHandle, Scenario, check_contracts, check_plugin
 from kschedlib.testing import strategies as ks
 
+pytestmark = pytest.mark.usefixtures("kube_v130")  # checks kube-scheduler v1.30.6's behaviour
+
 SAVED_REPORT = Path(app_density.__file__).with_name("shared_counts.out")
 
 

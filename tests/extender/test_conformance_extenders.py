@@ -29,6 +29,8 @@ from tests.scenarios.conformance import (
     scenario_config,
 )
 
+pytestmark = pytest.mark.usefixtures("kube_v130")  # checks kube-scheduler v1.30.6's behaviour
+
 CASES = case_files("extenders")
 EXPLAIN = [p for p in CASES if load_case(p)["mode"] == "explain"]
 SEQUENCES = [p for p in CASES if load_case(p)["mode"] == "sequence"]

@@ -18,6 +18,8 @@ from kschedlib.framework import NodeInfo
 from tests.extender.support import config, explained, nodes, pod, run_once, stubs, url
 from tests.helpers import make_node, make_pod
 
+pytestmark = pytest.mark.usefixtures("kube_v130")  # checks kube-scheduler v1.30.6's behaviour
+
 SLOW = {"faults": {"*": {"kind": "slow", "delay": 3}}}
 HTTP500 = {"faults": {"*": {"kind": "http500"}}}
 MALFORMED = {"faults": {"*": {"kind": "malformed"}}}

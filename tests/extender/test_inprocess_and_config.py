@@ -13,6 +13,8 @@ from kschedlib.model import Pod
 from tests.extender.support import config, explained, nodes, pod, run_once
 from tests.helpers import make_pod
 
+pytestmark = pytest.mark.usefixtures("kube_v130")  # checks kube-scheduler v1.30.6's behaviour
+
 
 def _no_odd(pod: Pod, node_info: NodeInfo) -> str | None:
     return "odd" if node_info.name.endswith(("1", "3")) else None

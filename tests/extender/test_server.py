@@ -28,6 +28,8 @@ from kschedlib.model.convert import node_to_dict, pod_to_dict
 from tests.extender.support import HEADER, nodes, pod, post
 from tests.scenarios.conformance import case_files, load_case, scenario_cluster
 
+pytestmark = pytest.mark.usefixtures("kube_v130")  # checks kube-scheduler v1.30.6's behaviour
+
 EXTENDER_ONLY_PLUGINS = {
     "multiPoint": {"disabled": [{"name": "*"}]},
     "queueSort": {"enabled": [{"name": "PrioritySort"}]},

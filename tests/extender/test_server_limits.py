@@ -30,6 +30,8 @@ from kschedlib.model.convert import node_from_dict, node_to_dict, pod_from_dict,
 from kschedlib.plugins import in_tree_registry
 from tests.extender.support import HEADER, nodes, pod, post
 
+pytestmark = pytest.mark.usefixtures("kube_v130")  # checks kube-scheduler v1.30.6's behaviour
+
 GATE_CONFIG = {**HEADER, "profiles": [{"plugins": {"filter": {"enabled": [{"name": "Gate"}]}}}]}
 
 

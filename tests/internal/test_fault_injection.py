@@ -39,6 +39,8 @@ from kschedlib.model import Pod
 from kschedlib.plugins import in_tree_registry
 from tests.helpers import Recorder, make_node, make_pod
 
+pytestmark = pytest.mark.usefixtures("kube_v130")  # checks kube-scheduler v1.30.6's behaviour
+
 PROFILE = "default-scheduler"
 BOOM = "injected fault"
 

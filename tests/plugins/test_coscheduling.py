@@ -25,6 +25,8 @@ from kschedlib.simulation.cluster import Cluster
 from kschedlib.testing import FakeHandle
 from tests.helpers import make_node, make_pod
 
+pytestmark = pytest.mark.usefixtures("kube_v130")  # checks kube-scheduler v1.30.6's behaviour
+
 TABLES: dict[str, list[dict[str, Any]]] = json.loads(
     (Path(__file__).parents[1] / "data" / "batch" / "coscheduling.json").read_text(encoding="utf-8"))
 CODES = {"Success": Code.SUCCESS, "Unschedulable": Code.UNSCHEDULABLE,

@@ -14,6 +14,8 @@ import pytest
 
 from kschedlib.cli import main
 
+pytestmark = pytest.mark.usefixtures("kube_v130")  # checks kube-scheduler v1.30.6's behaviour
+
 ROOT = Path(__file__).resolve().parents[2]
 SIMULATE_KEYS = {"placements", "unschedulable", "gated", "nominations", "evicted", "summary", "pending", "attempts",
                  "bind_order"}
@@ -71,7 +73,8 @@ def test_simulate_the_bundled_example_as_text() -> None:
     assert code == 0
     assert err == ""
     lines = out.splitlines()
-    assert lines[0].split() == ["pod", "node"]
+    assert lines[0] == "kube-scheduler 1.30"  # the version in force heads the text
+    assert lines[2].split() == ["pod", "node"]
     assert "unschedulable:" in lines
     assert any(line.startswith("gated: ") for line in lines)
     assert any(line.startswith("scheduled ") and " of " in line and " pods, " in line for line in lines)
@@ -216,7 +219,7 @@ def test_explain_text(small: Path) -> None:
     code, out, _ = cli("explain", str(small), "--pod", "default/web", "--format", "text")
     assert code == 0
     lines = out.splitlines()
-    assert lines[0] == "pod default/web"
+    assert lines[0] == "pod default/web (kube-scheduler 1.30)"
     header = lines[1].split()
     assert header[:2] == ["node", "verdict"]
     assert header[-1] == "total"
@@ -264,7 +267,7 @@ def test_explain_multi_document_yaml(tmp_path: Path) -> None:
         if form == "json":
             check_small_explanation(json.loads(out))
         else:
-            assert out.startswith("pod default/web\n")
+            assert out.startswith("pod default/web (kube-scheduler 1.30)\n")
 
 
 def test_explain_start_index_and_config(tmp_path: Path) -> None:

@@ -20,6 +20,8 @@ import pytest
 from kschedlib import explain
 from tests.scenarios.conformance import case_files, load_case, scenario_cluster
 
+pytestmark = pytest.mark.usefixtures("kube_v130")  # checks kube-scheduler v1.30.6's behaviour
+
 CASES = case_files("sequences")
 XFAIL: dict[str, str] = {}
 """Sequence files that cannot pass yet for reasons outside preemption (strict)."""

@@ -12,6 +12,8 @@ import pytest
 import kschedlib
 from kschedlib.cli import main
 
+pytestmark = pytest.mark.usefixtures("kube_v130")  # checks kube-scheduler v1.30.6's behaviour
+
 INPUTS = Path(__file__).resolve().parents[1] / "data" / "inputs"
 LABEL_VALUE_ERROR = (
     'values[0][app]: Invalid value: "web server": a valid label must be an empty string or consist of alphanumeric '

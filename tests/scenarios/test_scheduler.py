@@ -17,6 +17,8 @@ from kschedlib.model import Node, Pod, Requirement, Taint, Toleration, parse_qua
 from kschedlib.plugins.pod_topology_spread import PRE_FILTER_KEY
 from tests.helpers import make_node, make_pod
 
+pytestmark = pytest.mark.usefixtures("kube_v130")  # checks kube-scheduler v1.30.6's behaviour
+
 DEFAULT_WEIGHTS = {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "VolumeBinding": 1,
                    "PodTopologySpread": 2, "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1,
                    "ImageLocality": 1}
