@@ -18,7 +18,7 @@ off (v1.30-v1.33 defaults) the claims are ignored, as those versions ignore them
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, ClassVar, Final, final
 
 import attrs
@@ -29,6 +29,7 @@ from kschedlib.framework.cycle_state import CycleState, StateKey
 from kschedlib.framework.events import ClusterEventWithHint, EnqueueExtensions
 from kschedlib.framework.extension_points import PostFilterPlugin, PreFilterPlugin, ScorePlugin
 from kschedlib.framework.handle import Handle
+from kschedlib.framework.memo import NodeLocalScore
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.results import PostFilterResult, PreFilterResult
 from kschedlib.framework.status import Status
@@ -96,7 +97,7 @@ _STATE: Final[StateKey[_NoClaims]] = StateKey("PreFilterDynamicResources")
 
 
 @final
-class DynamicResources(PreFilterPlugin, ScorePlugin, PostFilterPlugin, EnqueueExtensions):
+class DynamicResources(PreFilterPlugin, ScorePlugin, NodeLocalScore, PostFilterPlugin, EnqueueExtensions):
     """Dynamic Resource Allocation as kube-scheduler v1.34+ runs it for pods without resource claims."""
 
     name: ClassVar[str] = "DynamicResources"
@@ -121,6 +122,10 @@ class DynamicResources(PreFilterPlugin, ScorePlugin, PostFilterPlugin, EnqueueEx
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         return 0
+
+    def score_key(self, state: CycleState, pod: Pod) -> Hashable:
+        """Every pod that reaches Score claims nothing and scores 0 everywhere: one key for all."""
+        return ()
 
     def post_filter(self, state: CycleState, pod: Pod, node_statuses: Mapping[str, Status]) -> PostFilterResult:
         if state.get(_STATE) is None:
