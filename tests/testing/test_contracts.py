@@ -61,7 +61,7 @@ NODE_LOCAL = [entry for entry in ENTRIES
 
 def test_the_node_local_plugins_are_the_ones_expected() -> None:
     assert sorted(entry.name for entry in NODE_LOCAL) == [
-        "ImageLocality", "NodeAffinity", "NodeName", "NodePorts", "NodeResourcesBalancedAllocation",
+        "DynamicResources", "ImageLocality", "NodeAffinity", "NodeName", "NodePorts", "NodeResourcesBalancedAllocation",
         "NodeResourcesFit", "NodeUnschedulable", "TaintToleration"]
 
 
