@@ -177,6 +177,9 @@ CHANGES: Final[tuple[Change, ...]] = (
            "NodeResourcesBalancedAllocation skips pods without cpu/memory requests (score 0)"),
     Change("pv_node_affinity_reason", 33,
            "VolumeBinding says `node(s) didn't match PersistentVolume's node affinity`"),
+    Change("topology_spread_per_constraint", 33,
+           "PodTopologySpread scores two soft constraints on one topology key with counts of their own "
+           "(up to v1.32 they shared the key's counts)"),
     Change("in_place_resize_requests", 33,
            "bound pods' requests include in-place resize status resources", gate="InPlacePodVerticalScaling"),
     Change("fit_unresolvable_over_allocatable", 34,
@@ -243,6 +246,7 @@ class Switches:
     balanced_allocation_skips_best_effort: bool = False
     pv_node_affinity_reason: bool = False
     in_place_resize_requests: bool = False
+    topology_spread_per_constraint: bool = False
     fit_unresolvable_over_allocatable: bool = False
     rwop_in_use_reason: bool = False
     pod_level_resources: bool = False

@@ -6,9 +6,10 @@ registers the domains of the feasible nodes, then gives them the matching
 pods of every node of the cluster (from totals carried over from earlier
 cycles, see :mod:`kschedlib.plugins._topology_spread_tally`); a hostname
 constraint's domain is the node itself, so its pods are counted at Score
-instead.  Domains live in one map for all constraints, as in kube-scheduler:
-two constraints on the same key share a domain's counter, and only the first
-to register a domain counts it in its topology size.
+instead.  Up to v1.32 domains live in one map for all constraints, as in
+kube-scheduler: two constraints on the same key share a domain's counter, and only
+the first to register a domain counts it in its topology size.  From v1.33
+(``per_constraint``) each constraint keeps its own domains and counts.
 """
 
 from __future__ import annotations
@@ -72,12 +73,17 @@ def build_pre_score_state(
     snapshot: Snapshot,
     cache: CountCache,
     tallies: TallyStore,
+    *,
+    per_constraint: bool = False,
 ) -> PreScoreState:
     """Register the feasible nodes' domains, weigh each constraint, count matching pods per domain.
 
     With ``require_all`` a feasible node lacking a constraint key is ignored (scores 0)
     and a node lacking one is not counted; otherwise a missing label reads as ``""``.
+    ``per_constraint`` (v1.33+) gives every constraint domains of its own.
     """
+    if per_constraint and len({c.topology_key for c in constraints}) < len(constraints):
+        return _per_constraint_state(pod, constraints, require_all, feasible, snapshot, cache, tallies)
     keys = tuple(dict.fromkeys(c.topology_key for c in constraints))
     domains: dict[str, dict[str, int]] = {key: {} for key in keys if key != HOSTNAME_KEY}
     sizes, ignored = _register(constraints, keys if require_all else (), feasible, domains)
@@ -88,6 +94,30 @@ def build_pre_score_state(
         for i, c in enumerate(constraints)
     )
     return PreScoreState(frozenset(ignored), terms)
+
+
+def _per_constraint_state(
+    pod: Pod,
+    constraints: tuple[SpreadConstraint, ...],
+    require_all: bool,
+    feasible: Sequence[NodeInfo],
+    snapshot: Snapshot,
+    cache: CountCache,
+    tallies: TallyStore,
+) -> PreScoreState:
+    """Constraints sharing a key counted apart: each one is scored as if it were alone on its key."""
+    keys = tuple(dict.fromkeys(c.topology_key for c in constraints))
+    required = keys if require_all else ()
+    ignored: set[str] | None = None
+    terms: list[_Term] = []
+    for c in constraints:
+        domains: dict[str, dict[str, int]] = {} if c.topology_key == HOSTNAME_KEY else {c.topology_key: {}}
+        sizes, skipped = _register((c,), required, feasible, domains)
+        ignored = skipped if ignored is None else ignored
+        _count(pod, (c,), required, domains, snapshot, tallies)
+        size = len(feasible) - len(skipped) if c.topology_key == HOSTNAME_KEY else sizes[0]
+        terms.append(_term(pod, c, domains, size, cache, snapshot.num_nodes))
+    return PreScoreState(frozenset(ignored or ()), tuple(terms))
 
 
 def _register(

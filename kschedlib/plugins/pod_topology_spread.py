@@ -342,7 +342,8 @@ class PodTopologySpread(
         if not constraints:
             return Status.skip()
         require_all = bool(pod.topology_spread_constraints) or not self._system_defaulted
-        prepared = build_pre_score_state(pod, constraints, require_all, nodes, snapshot, self._cache, self._tallies)
+        prepared = build_pre_score_state(pod, constraints, require_all, nodes, snapshot, self._cache, self._tallies,
+                                         per_constraint=self._handle.switches.topology_spread_per_constraint)
         state.write(PRE_SCORE_KEY, prepared)
         return Status.success()
 

@@ -313,3 +313,11 @@ def test_dynamic_resources_ignores_claims_with_the_gate_off() -> None:
                   feature_gates={"DynamicResourceAllocation": False}).to_dict()
     assert out["error"] is None
     assert out["selected"] == "a"
+
+
+def test_topology_spread_per_constraint() -> None:
+    """Two soft constraints on the zone key: shared counts up to v1.32, each its own from v1.33."""
+    shared, apart = replay("gap-spread2soft-zone", "1.32"), replay("gap-spread2soft-zone", "1.33")
+    spread = {node: entry["plugins"]["PodTopologySpread"] for node, entry in apart["scores"].items()}
+    assert spread == {"n-0": 200, "n-1": 200, "n-2": 142, "n-3": 200, "n-4": 200, "n-5": 142}
+    assert {node: entry["plugins"]["PodTopologySpread"] for node, entry in shared["scores"].items()} != spread
