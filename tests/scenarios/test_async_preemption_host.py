@@ -14,7 +14,8 @@ def _cluster() -> kschedlib.Cluster:
          "spec": {"nodeName": "n1", "priority": 0,
                   "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "2"}}}]}},
         {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "high", "namespace": "default"},
-         "spec": {"priority": 100, "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "2"}}}]}},
+         "spec": {"priority": 100,
+                  "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "2"}}}]}},
     ])
 
 
