@@ -9,7 +9,7 @@ controller does).  Devices held by an allocated claim are in use for every later
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import final
+from typing import Final, final
 
 import attrs
 
@@ -18,7 +18,25 @@ from kschedlib.model.dra import ClaimConsumer, DeviceClass, ResourceClaim, Resou
 from kschedlib.model.objects import Pod
 from kschedlib.model.quantity import Quantity
 
-__all__ = ["DraStore"]
+__all__ = ["EXTENDED_CLAIM_SUFFIX", "ClaimProblem", "DraStore", "pod_claim_name"]
+
+EXTENDED_CLAIM_SUFFIX: Final = "-extended-resources"
+"""The name of the claim DynamicResources makes for a pod's DRA-backed extended resources: pod name + this."""
+
+
+class ClaimProblem(Exception):
+    """A pod claim that cannot be resolved (DynamicResources rejects the pod with this text)."""
+
+
+def pod_claim_name(pod: Pod, pod_claim: str, direct: str | None) -> str | None:
+    """The ResourceClaim a pod claim names: ``resourceClaimName``, else the one generated from the template
+    (``status.resourceClaimStatuses``; ``None`` there means no claim is needed)."""
+    if direct is not None:
+        return direct
+    for name, generated in pod.resource_claim_statuses:
+        if name == pod_claim:
+            return generated
+    raise ClaimProblem(f'pod "{pod.key}": ResourceClaim not created yet')
 
 
 @final
@@ -127,6 +145,18 @@ class DraStore:
                 continue
             self.claims[key] = attrs.evolve(claim, reserved_for=consumers,
                                             allocation=claim.allocation if consumers else None)
+
+    def release_pod(self, pod: Pod) -> None:
+        """``pod`` is gone (or its binding was undone): release the claims it names and its extended-resource claim."""
+        keys = [f"{pod.namespace}/{pod.name}{EXTENDED_CLAIM_SUFFIX}"]
+        for pod_claim in pod.resource_claims:
+            try:
+                name = pod_claim_name(pod, pod_claim.name, pod_claim.resource_claim_name)
+            except ClaimProblem:
+                continue
+            if name is not None:
+                keys.append(f"{pod.namespace}/{name}")
+        self.release(pod, keys)
 
     def free_devices(self, node_name: str) -> dict[str, list[str]]:
         """Per driver/pool, the devices of slices on ``node_name`` that no claim holds (simulation report)."""

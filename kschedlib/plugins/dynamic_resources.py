@@ -30,7 +30,7 @@ import attrs
 
 from kschedlib.dra._allocator import AllocationError, Allocator, Features
 from kschedlib.dra._selectors import SelectorCache
-from kschedlib.dra._store import DraStore
+from kschedlib.dra._store import EXTENDED_CLAIM_SUFFIX, ClaimProblem, DraStore, pod_claim_name
 from kschedlib.errors import ConfigError
 from kschedlib.framework._go_duration import parse_duration
 from kschedlib.framework.cycle_state import CycleState, StateKey
@@ -61,8 +61,7 @@ from kschedlib.model.objects import Pod
 from kschedlib.model.resources import pod_requests
 from kschedlib.plugins._normalize import default_normalize_score
 
-__all__ = ["NO_CLAIMS_TO_DEALLOCATE", "DynamicResources", "DynamicResourcesArgs", "dra_allocations", "decode_args",
-           "pod_claim_keys"]
+__all__ = ["NO_CLAIMS_TO_DEALLOCATE", "DynamicResources", "DynamicResourcesArgs", "decode_args", "dra_allocations"]
 
 NO_CLAIMS_TO_DEALLOCATE: Final = "no new claims to deallocate"
 STATE_NOT_FOUND: Final = "not found"
@@ -70,7 +69,6 @@ CANNOT_ALLOCATE: Final = "cannot allocate all claims"
 NOT_AVAILABLE: Final = "resourceclaim not available on the node"
 FIRST_AVAILABLE_MAX_SIZE: Final = 8
 RESERVED_FOR_MAX_SIZE: Final = 256
-EXTENDED_CLAIM_SUFFIX: Final = "-extended-resources"
 _IMPLICIT_PREFIX: Final = "deviceclass.resource.kubernetes.io/"
 
 
@@ -113,10 +111,6 @@ def decode_args(raw: Mapping[str, Any] | None) -> DynamicResourcesArgs:
     return args
 
 
-class _ClaimProblem(Exception):
-    """A pod claim that cannot be resolved (PreEnqueue's and PreFilter's UnschedulableAndUnresolvable)."""
-
-
 @final
 class _State:
     """PreFilter's findings, shared (not copied) by clones as kube shares its pointer."""
@@ -143,44 +137,21 @@ class _State:
 _STATE: Final[StateKey[_State]] = StateKey("PreFilterDynamicResources")
 
 
-def pod_claim_keys(pod: Pod, store: DraStore) -> list[str]:
-    """The keys of the claims ``pod`` uses (resolvable ones), plus its extended-resource claim."""
-    keys = []
-    for pod_claim in pod.resource_claims:
-        try:
-            name = _claim_name(pod, pod_claim.name, pod_claim.resource_claim_name)
-        except _ClaimProblem:
-            continue
-        if name is not None:
-            keys.append(f"{pod.namespace}/{name}")
-    keys.append(f"{pod.namespace}/{pod.name}{EXTENDED_CLAIM_SUFFIX}")
-    return keys
-
-
-def _claim_name(pod: Pod, pod_claim: str, direct: str | None) -> str | None:
-    if direct is not None:
-        return direct
-    for name, generated in pod.resource_claim_statuses:
-        if name == pod_claim:
-            return generated
-    raise _ClaimProblem(f'pod "{pod.key}": ResourceClaim not created yet')
-
-
 def _pod_claims(pod: Pod, store: DraStore) -> list[ResourceClaim]:
     claims = []
     for pod_claim in pod.resource_claims:
-        name = _claim_name(pod, pod_claim.name, pod_claim.resource_claim_name)
+        name = pod_claim_name(pod, pod_claim.name, pod_claim.resource_claim_name)
         if name is None:
             continue
         claim = store.get_claim(pod.namespace, name)
         if claim is None:
-            raise _ClaimProblem(f'could not find ResourceClaim "{pod.namespace}/{name}"')
+            raise ClaimProblem(f'could not find ResourceClaim "{pod.namespace}/{name}"')
         claim = store.in_flight.get(claim.uid, claim) if claim.uid else claim
         if claim.deletion_timestamp is not None:
-            raise _ClaimProblem(f'resourceclaim "{name}" is being deleted')
+            raise ClaimProblem(f'resourceclaim "{name}" is being deleted')
         if pod_claim.resource_claim_name is None and not any(
                 ref.controller and ref.uid == pod.uid and ref.kind == "Pod" for ref in claim.owner_references):
-            raise _ClaimProblem(f"ResourceClaim {claim.key} was not created for Pod {pod.key} (Pod is not owner)")
+            raise ClaimProblem(f"ResourceClaim {claim.key} was not created for Pod {pod.key} (Pod is not owner)")
         claims.append(claim)
     return claims
 
@@ -237,7 +208,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
             return Status.success()
         try:
             _pod_claims(pod, self._store)
-        except _ClaimProblem as exc:
+        except ClaimProblem as exc:
             return Status.unresolvable(str(exc))
         return Status.success()
 
@@ -260,7 +231,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
         store = self._store
         try:
             claims = _pod_claims(pod, store) if pod.resource_claims else []
-        except _ClaimProblem as exc:
+        except ClaimProblem as exc:
             return Status.unresolvable(str(exc))
         extended = self._extended_requests(pod, store)
         if not claims and not extended:
@@ -399,7 +370,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
         store = self._store
         for claim, _ in data.node_allocations.get(node_name, ()):
             store.forget(claim)
-        store.release(pod, pod_claim_keys(pod, store))
+        store.release_pod(pod)
 
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         data = state.get(_STATE)
