@@ -336,6 +336,8 @@ def test_device_view_equality_and_validation() -> None:
     assert "a100" in repr(a)
     with pytest.raises(ModelError, match=r"field attributes\[x\]"):
         DeviceView(DRIVER, {"x": 1.5})  # type: ignore[dict-item]
+    with pytest.raises(ModelError, match=r"field attributes\[big\]: must fit in 64 bits"):
+        DeviceView(DRIVER, {"big": 2**63})
     with pytest.raises(ModelError, match=r"field capacity\[m\]"):
         DeviceView(DRIVER, capacity={"m": "1Gi"})  # type: ignore[dict-item]
     with pytest.raises(ModelError, match="field driver"):
@@ -392,3 +394,68 @@ def test_memoised_result_equals_fresh_result(dev: DeviceView, expression: str) -
         dev.driver, dev.attributes, dev.capacity, allow_multiple_allocations=dev.allow_multiple_allocations
     )
     assert _outcome(selector, twin) == first  # an equal device gives the same answer
+
+
+MORE_COMPILE_ERRORS = {
+    "select-on-string": ("device.driver.x", "type 'string' does not support field selection"),
+    "map-index-type": ("device.attributes[1]", "found no matching overload for '_[_]' applied to"),
+    "list-index-type": ('[1]["a"] == 1', "found no matching overload for '_[_]' applied to '(list(int), string)'"),
+    "index-on-string": ('"abc"[0] == "a"', "found no matching overload for '_[_]' applied to '(string, int)'"),
+    "not-on-string": ('!"a"', "found no matching overload for '!_' applied to '(string)'"),
+    "negate-string": ('-"a" == 1', "found no matching overload for '-_' applied to '(string)'"),
+    "ternary-condition": ('1 ? true : false', "found no matching overload for '_?_:_' applied to '(int, bool, bool)'"),
+    "map-key-type": ("{[1]: 1}.size() == 1", "unsupported map key type: list(int)"),
+    "macro-on-int": ("1.all(x, true)", "found no matching overload for 'all' applied to '(int)'"),
+    "macro-body-not-bool": ("[1].all(x, x)", "expected type 'bool' but found 'int'"),
+    "filter-predicate-not-bool": ("[1].map(x, x, x).size() == 1", "expected type 'bool' but found 'int'"),
+    "and-on-int": ("1 && true", "found no matching overload for '_&&_' applied to '(int, bool)'"),
+    "equal-different-types": ('1 == "a"', "found no matching overload for '_==_' applied to '(int, string)'"),
+    "in-list-type": ('1 in ["a"]', "found no matching overload for '@in' applied to '(int, list(string))'"),
+    "in-map-type": ('1 in {"a": 1}', "found no matching overload for '@in' applied to '(int, map(string, int))'"),
+    "in-int": ("1 in 1", "found no matching overload for '@in' applied to '(int, int)'"),
+    "add-bool": ("true + true", "found no matching overload for '_+_' applied to '(bool, bool)'"),
+    "add-dyn-bool": ("dyn(1) + true == 1", "found no matching overload for '_+_' applied to '(dyn, bool)'"),
+    "modulo-double": ("1.0 % 2.0 == 1.0", "found no matching overload for '_%_' applied to '(double, double)'"),
+    "mixed-list-concat": ('([1] + ["a"]).size() == 2', ""),
+    "double-result": ("1.5", "must evaluate to bool or the unknown type, not double"),
+    "list-result": ("[true]", "must evaluate to bool or the unknown type, not list(bool)"),
+    "bad-escape": (r'"\q" == "q"', "Syntax error: token recognition error at: '\\q'"),
+    "bad-character": ("device.driver == #", "Syntax error: token recognition error at: '#'"),
+    "missing-paren": ("(true", "Syntax error: mismatched input '<EOF>' expecting ')'"),
+    "trailing-input": ("true true", "Syntax error: extraneous input 'true' expecting <EOF>"),
+    "dot-number": ("device.1 == 1", "Syntax error:"),
+    "reserved-member": ("device.if == 1", "Syntax error: reserved identifier: if"),
+    "bad-argument-list": ('"a".contains("b" "c")', "Syntax error: mismatched input '\"c\"' expecting {',', ')'}"),
+    "message-construction": ("Foo{a: 1}", "Syntax error: message construction is not supported"),
+    "empty": ("", "Syntax error: mismatched input '<EOF>' expecting an expression"),
+    "uint-too-big": ("18446744073709551616u > 0u", "Syntax error: invalid uint literal"),
+    "macro-arity": ("[1].map(x) == [1]", "Syntax error: no matching overload for 'map' with 1 arguments"),
+    "bad-operator-start": ("* 1", "Syntax error: extraneous input '*' expecting an expression"),
+    "deep-nesting": ("(" * 2000 + "true" + ")" * 2000, "Syntax error: expression recursion limit exceeded"),
+}
+
+
+@pytest.mark.parametrize(("expression", "message"), MORE_COMPILE_ERRORS.values(), ids=MORE_COMPILE_ERRORS.keys())
+def test_more_compile_errors(expression: str, message: str) -> None:
+    if not message:  # compiles: mixed list concatenation is list(dyn)
+        assert compile_selector(expression).matches(device()) is True
+        return
+    with pytest.raises(CelCompileError) as info:
+        compile_selector(expression)
+    assert message in str(info.value)
+
+
+def test_results_that_are_not_bool() -> None:
+    cases = {
+        "uint": ("1u", "unsupported type conversion from 'uint' to bool"),
+        "string": ('"a"', "unsupported native conversion from string to 'bool'"),
+        "list": ("[1]", "type conversion error from list to 'bool'"),
+        "map": ("{}", "type conversion error from map to 'bool'"),
+        "null_type": ("null", "type conversion error from 'null_type' to 'bool'"),
+        "kubernetes.Quantity": ('quantity("1")', "type conversion error from 'Quantity' to 'bool'"),
+    }
+    for name, (value, detail) in cases.items():
+        selector = compile_selector(f"dyn({value})")
+        with pytest.raises(CelRuntimeError) as info:
+            selector.matches(device())
+        assert str(info.value) == f"CEL result of type {name} could not be converted to bool: {detail}"

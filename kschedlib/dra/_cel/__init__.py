@@ -118,6 +118,8 @@ class DeviceView:
         if not isinstance(value, (bool, int, str)):
             raise ModelError("must be a bool, int, str or Version", obj="DeviceView",
                              field=f"attributes[{name}]", value=value)  # fmt: skip
+        if type(value) is int and not -(2**63) <= value < 2**63:
+            raise ModelError("must fit in 64 bits", obj="DeviceView", field=f"attributes[{name}]", value=value)
         return value
 
     def _content(self) -> tuple[object, ...]:
@@ -182,10 +184,25 @@ class Selector:
         if value is True or value is False:
             return value
         name = type_name(value)
-        return f"CEL result of type {name} could not be converted to bool: type conversion error from {name} to 'bool'"
+        return f"CEL result of type {name} could not be converted to bool: {_NOT_BOOL.get(name, name)}"
 
     def __repr__(self) -> str:
         return f"Selector({self.expression!r})"
+
+
+# cel-go's ConvertToNative errors for a result that is not a bool, by result type.
+_NOT_BOOL: Final = {
+    "int": "unsupported type conversion from 'int' to bool",
+    "uint": "unsupported type conversion from 'uint' to bool",
+    "string": "unsupported native conversion from string to 'bool'",
+    "double": "type conversion error from Double to 'bool'",
+    "bytes": "type conversion error from Bytes to 'bool'",
+    "list": "type conversion error from list to 'bool'",
+    "map": "type conversion error from map to 'bool'",
+    "null_type": "type conversion error from 'null_type' to 'bool'",
+    "kubernetes.Quantity": "type conversion error from 'Quantity' to 'bool'",
+    "kubernetes.Semver": "type conversion error from 'Semver' to 'bool'",
+}
 
 
 def compile_selector(expression: str) -> Selector:

@@ -43,6 +43,7 @@ _DEVICE_FIELDS: Final = {
     "attributes": "map(string, map(string, any))",
     "capacity": "map(string, map(string, kubernetes.Quantity))",
 }
+_NUMBERS: Final = frozenset({"int", "uint", "double"})
 _OPERATOR_NAMES: Final = {
     "==": "_==_", "!=": "_!=_", "<": "_<_", "<=": "_<=_", ">": "_>_", ">=": "_>=_", "in": "@in",
     "+": "_+_", "-": "_-_", "*": "_*_", "/": "_/_", "%": "_%_", "&&": "_&&_", "||": "_||_",
@@ -131,7 +132,8 @@ class _Compiler:
         index_type, index = self.compile(node.index, scope)
         if operand_type.startswith("map("):
             key_type, value_type = map_types(operand_type)
-            if not (match(key_type, index_type, {}) or index_type in ("int", "uint", "double")):
+            numeric = key_type in _NUMBERS and index_type in _NUMBERS
+            if not (match(key_type, index_type, {}) or numeric):
                 raise _no_overload("_[_]", [operand_type, index_type], node.offset)
             return (DYN if value_type == "any" else value_type), _ops.index(operand, index)
         if operand_type.startswith("list("):

@@ -11,7 +11,7 @@ import functools
 import itertools
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence, Sized
 from fractions import Fraction
 from typing import Final, NamedTuple
 
@@ -51,10 +51,8 @@ class Overload(NamedTuple):
 # -- standard library -------------------------------------------------------------------------------
 
 
-def _size(value: object) -> int:
-    if isinstance(value, (str, bytes, list, tuple, dict)):
-        return len(value)
-    raise Fault(NO_SUCH_OVERLOAD)
+def _size(value: Sized) -> int:
+    return len(value)
 
 
 @functools.lru_cache(maxsize=256)

@@ -104,6 +104,7 @@ def _lex_string(source: str, start: int, prefix: str) -> tuple[_Token, int]:
     raw, is_bytes = "r" in flags, "b" in flags
     pos = start + len(prefix)
     out: list[str] = []
+    octets = bytearray()  # a bytes literal: escapes give single octets, other characters their UTF-8
     while True:
         if pos >= len(source) or (len(quote) == 1 and source[pos] == "\n"):
             raise SyntaxFault(f"token recognition error at: '{source[start:pos]}'", start)
@@ -114,11 +115,12 @@ def _lex_string(source: str, start: int, prefix: str) -> tuple[_Token, int]:
         if char == "\\" and not raw:
             text, pos = _escape(source, pos)
             out.append(text)
+            octets.extend(text.encode("latin-1") if ord(text) < 256 else text.encode())
             continue
         out.append(char)
+        octets.extend(char.encode())
         pos += 1
-    text = "".join(out)
-    value: object = text.encode("utf-8", "surrogatepass") if is_bytes else text
+    value: object = bytes(octets) if is_bytes else "".join(out)
     return _Token("bytes" if is_bytes else "string", source[start:pos], start, value), pos
 
 
