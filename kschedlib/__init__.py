@@ -10,6 +10,9 @@ from kschedlib._internal.metrics import Metrics
 from kschedlib.clock import Clock, FakeClock, SystemClock
 from kschedlib.errors import (
     CacheError,
+    CelCompileError,
+    CelError,
+    CelRuntimeError,
     ConfigError,
     KschedError,
     ManifestError,
@@ -38,6 +41,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CacheError",
+    "CelCompileError",
+    "CelError",
+    "CelRuntimeError",
     "Clock",
     "Cluster",
     "Code",

@@ -8,6 +8,9 @@ semantically is, so callers can catch what they expect::
     │   ├── QuantityError                 a resource quantity is malformed
     │   └── ModelError (TypeError)        a model object was built with a wrong type or value
     ├── SelectorError (ValueError)        a label or node selector is malformed
+    ├── CelError (ValueError)             a DRA device selector (CEL) failed
+    │   ├── CelCompileError               it does not compile
+    │   └── CelRuntimeError               it failed while evaluating one device
     ├── ConfigError (ValueError)          a scheduler configuration or plugin args are invalid
     ├── RegistryError (KeyError)          a plugin name is unknown or registered twice
     └── CacheError (RuntimeError)         an operation contradicts the cache's state
@@ -21,6 +24,9 @@ from typing import final
 
 __all__ = [
     "CacheError",
+    "CelCompileError",
+    "CelError",
+    "CelRuntimeError",
     "ConfigError",
     "KschedError",
     "ManifestError",
@@ -78,6 +84,29 @@ class ModelError(ManifestError, TypeError):
 @final
 class SelectorError(KschedError, ValueError):
     """A label selector or node selector requirement is malformed."""
+
+
+class CelError(KschedError, ValueError):
+    """A CEL device selector of a DeviceClass or ResourceClaim failed; ``message`` is kube's text.
+
+    ``expression`` is the selector's source. The message is the one kube-scheduler v1.36 wraps into
+    its allocator errors (``class gpu: selector #0: CEL runtime error: no such key: model``).
+    """
+
+    def __init__(self, message: str, *, expression: str = "") -> None:
+        self.message = message
+        self.expression = expression
+        super().__init__(message)
+
+
+@final
+class CelCompileError(CelError):
+    """A selector does not parse or type-check (``compilation failed: ERROR: <input>:1:5: ...``)."""
+
+
+@final
+class CelRuntimeError(CelError):
+    """A selector failed on one device (``no such key: model``, ``no such overload``, cost limit)."""
 
 
 @final

@@ -1,0 +1,1 @@
+"""Dynamic Resource Allocation: devices that pods request through ResourceClaims."""

@@ -1,0 +1,422 @@
+"""Evaluator builders: one small closure per syntax node, with CEL's runtime semantics and cel-go's error texts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Final
+
+from kschedlib.dra._cel._nodes import Uint
+from kschedlib.dra._cel._semver import Semver
+from kschedlib.dra._cel._types import DYN, element_type, is_dyn, map_types, match, runtime_fits
+from kschedlib.dra._cel._values import (
+    NO_SUCH_OVERLOAD,
+    DeviceValue,
+    Fault,
+    cel_equal,
+    check_int,
+    check_uint,
+    contains_key,
+    go_type_name,
+    index_map,
+    type_name,
+)
+from kschedlib.model.quantity import Quantity
+
+if TYPE_CHECKING:
+    from kschedlib.dra._cel._library import Impl, Overload
+
+__all__ = ["binary", "check_binary", "comprehension", "conditional"]
+
+Activation = dict[str, object]
+Evaluator = Callable[[Activation], object]
+
+COST: Final = "#cost"
+COST_LIMIT: Final = 1_000_000
+"""``CELSelectorExpressionMaxCost``: the runtime budget of one evaluation (charged per macro step)."""
+NOT_CONSTANT: Final = object()
+_ORDERED: Final = frozenset({"int", "uint", "double", "string", "bytes", "bool"})
+_NUMBERS: Final = frozenset({"int", "uint", "double"})
+_ARITHMETIC: Final = {"+": ("int", "uint", "double", "string", "bytes", "list"), "-": ("int", "uint", "double"),
+                      "*": ("int", "uint", "double"), "/": ("int", "uint", "double"), "%": ("int", "uint")}  # fmt: skip
+
+
+# -- static checks of operators ----------------------------------------------------------------------
+
+
+def check_binary(op: str, left: str, right: str) -> str | None:
+    """The result type of ``left op right``, or None when cel-go's checker finds no overload."""
+    if op in ("&&", "||"):
+        return "bool" if all(t == "bool" or is_dyn(t) for t in (left, right)) else None
+    if op in ("==", "!="):
+        bound: dict[str, str] = {}
+        return "bool" if match("A", left, bound) and match("A", right, bound) else None
+    if op in ("<", "<=", ">", ">="):
+        if is_dyn(left) or is_dyn(right):
+            return "bool"
+        if left == right and left in _ORDERED:
+            return "bool"
+        return "bool" if left in _NUMBERS and right in _NUMBERS else None
+    if op == "in":
+        if is_dyn(right):
+            return "bool"
+        if right.startswith("list("):
+            return "bool" if match(element_type(right), left, {}) else None
+        if right.startswith("map("):
+            return "bool" if match(map_types(right)[0], left, {}) else None
+        return None
+    allowed = _ARITHMETIC[op]
+    if is_dyn(left) or is_dyn(right):
+        known = right if is_dyn(left) else left
+        if not is_dyn(known) and known.split("(")[0] not in allowed:
+            return None
+        return known if not is_dyn(known) else DYN
+    if left.split("(")[0] != right.split("(")[0] or left.split("(")[0] not in allowed:
+        return None
+    if left.startswith("list("):
+        return left if left == right else "list(dyn)"
+    return left
+
+
+# -- leaves and selection ----------------------------------------------------------------------------
+
+
+def device_field(operand: Evaluator, field: str) -> Evaluator:
+    if field == "driver":
+        return lambda a: _device(operand(a)).driver
+    if field == "attributes":
+        return lambda a: _device(operand(a)).attributes
+    if field == "capacity":
+        return lambda a: _device(operand(a)).capacity
+    return lambda a: _device(operand(a)).allowMultipleAllocations
+
+
+def _device(value: object) -> DeviceValue:
+    assert isinstance(value, DeviceValue)
+    return value
+
+
+def select_field(operand: Evaluator, field: str) -> Evaluator:
+    def select(a: Activation) -> object:
+        value = operand(a)
+        if isinstance(value, dict):
+            try:
+                return value[field]
+            except KeyError:
+                raise Fault(f"no such key: {field}") from None
+        raise Fault(f"type '{type_name(value)}' does not support field selection")
+
+    return select
+
+
+def has_field(operand: Evaluator, field: str) -> Evaluator:
+    def has(a: Activation) -> object:
+        value = operand(a)
+        if isinstance(value, dict):
+            return field in value
+        raise Fault(f"invalid type for field selection: {type_name(value)}")
+
+    return has
+
+
+def index(operand: Evaluator, key: Evaluator) -> Evaluator:
+    def lookup(a: Activation) -> object:
+        container = operand(a)
+        k = key(a)
+        if isinstance(container, dict):
+            return index_map(container, k)
+        if isinstance(container, (list, tuple)):
+            return _list_get(container, k)
+        raise Fault(NO_SUCH_OVERLOAD)
+
+    return lookup
+
+
+def _list_get(items: Sequence[object], key: object) -> object:
+    if isinstance(key, float):
+        if not key.is_integer():
+            raise Fault(f"unsupported index value {key} in list")
+        key = int(key)
+    if type(key) not in (int, Uint):
+        raise Fault(f"unsupported index type '{type_name(key)}' in list")
+    assert isinstance(key, int)
+    if not 0 <= key < len(items):
+        raise Fault(f"index '{key}' out of range in list size '{len(items)}'")
+    return items[key]
+
+
+def create_map(pairs: tuple[tuple[Evaluator, Evaluator], ...]) -> Evaluator:
+    def build(a: Activation) -> object:
+        result: dict[object, object] = {}
+        for key, value in pairs:
+            k = key(a)
+            if k in result and any(cel_equal(k, seen) for seen in result):
+                raise Fault(f"Failed with repeated key: {k}")
+            result[k] = value(a)
+        return result
+
+    return build
+
+
+# -- logic -------------------------------------------------------------------------------------------
+
+
+def _as_bool(value: object) -> bool:
+    if value is True or value is False:
+        return value
+    raise Fault(NO_SUCH_OVERLOAD)
+
+
+def logical_not(operand: Evaluator) -> Evaluator:
+    return lambda a: not _as_bool(operand(a))
+
+
+def _and(left: Evaluator, right: Evaluator) -> Evaluator:
+    def conjunction(a: Activation) -> object:
+        try:
+            if not _as_bool(left(a)):
+                return False
+        except Fault:
+            # CEL's && is commutative over errors: a false right side still decides.
+            if right(a) is False:
+                return False
+            raise
+        return _as_bool(right(a))
+
+    return conjunction
+
+
+def _or(left: Evaluator, right: Evaluator) -> Evaluator:
+    def disjunction(a: Activation) -> object:
+        try:
+            if _as_bool(left(a)):
+                return True
+        except Fault:
+            if right(a) is True:
+                return True
+            raise
+        return _as_bool(right(a))
+
+    return disjunction
+
+
+def conditional(cond: Evaluator, when_true: Evaluator, when_false: Evaluator) -> Evaluator:
+    return lambda a: when_true(a) if _as_bool(cond(a)) else when_false(a)
+
+
+# -- comparison and arithmetic -----------------------------------------------------------------------
+
+
+def equal(left: object, right: object) -> bool:
+    """``left == right``; Kubernetes' own types refuse a comparison with another type, as in cel-go."""
+    if isinstance(left, (Quantity, Semver)) and right is not None and type(right) is not type(left):
+        raise Fault(NO_SUCH_OVERLOAD)
+    return cel_equal(left, right)
+
+
+def _compare(left: object, right: object) -> int:
+    lt, rt = type_name(left), type_name(right)
+    if (lt == rt and lt in _ORDERED) or (lt in _NUMBERS and rt in _NUMBERS):
+        return int((left > right) - (left < right))  # type: ignore[operator]
+    raise Fault(NO_SUCH_OVERLOAD)
+
+
+def _contains(container: object, value: object) -> bool:
+    if isinstance(container, dict):
+        return contains_key(container, value)
+    if isinstance(container, (list, tuple)):
+        return any(cel_equal(item, value) for item in container)
+    raise Fault(NO_SUCH_OVERLOAD)
+
+
+def _add(left: object, right: object) -> object:
+    lt, rt = type(left), type(right)
+    if lt is int and rt is int:
+        return check_int(left + right)  # type: ignore[operator]
+    if lt is rt and lt in (float, str, bytes):
+        return left + right  # type: ignore[operator]
+    if lt is Uint and rt is Uint:
+        return check_uint(left + right)  # type: ignore[operator]
+    if isinstance(left, (list, tuple)) and isinstance(right, (list, tuple)):
+        return (*left, *right)
+    raise Fault(NO_SUCH_OVERLOAD)
+
+
+def _arith(op: str, left: object, right: object) -> object:
+    lt, rt = type(left), type(right)
+    if lt is not rt or lt not in (int, Uint, float):
+        raise Fault(NO_SUCH_OVERLOAD)
+    assert isinstance(left, (int, float))
+    assert isinstance(right, (int, float))
+    if op == "-":
+        result = left - right
+    elif op == "*":
+        result = left * right
+    elif lt is float:
+        if op == "%":
+            raise Fault(NO_SUCH_OVERLOAD)
+        return left / right if right else _float_div(left, right)
+    elif right == 0:
+        raise Fault("division by zero" if op == "/" else "modulus by zero")
+    else:
+        # Go truncates toward zero; Python floors.
+        quotient = abs(int(left)) // abs(int(right)) * (1 if (left < 0) == (right < 0) else -1)
+        result = quotient if op == "/" else left - right * quotient
+    if lt is float:
+        return result
+    return check_uint(int(result)) if lt is Uint else check_int(int(result))
+
+
+def _float_div(left: float, right: float) -> float:
+    if left == 0 or left != left:
+        return float("nan")
+    return float("inf") if (left > 0) == (str(right)[0] != "-") else float("-inf")
+
+
+def negate(operand: Evaluator) -> Evaluator:
+    def neg(a: Activation) -> object:
+        value = operand(a)
+        if type(value) is int:
+            return check_int(-value)
+        if type(value) is float:
+            return -value
+        raise Fault(NO_SUCH_OVERLOAD)
+
+    return neg
+
+
+def binary(op: str, left: Evaluator, right: Evaluator, right_constant: object) -> Evaluator:
+    """The evaluator of ``left op right``; ``right_constant`` is the right side's value if known."""
+    if op == "&&":
+        return _and(left, right)
+    if op == "||":
+        return _or(left, right)
+    if op == "==":
+        if type(right_constant) is str:
+            text = right_constant
+            return lambda a: _equal_string(left(a), text)
+        return lambda a: equal(left(a), right(a))
+    if op == "!=":
+        return lambda a: not equal(left(a), right(a))
+    if op == "<":
+        return lambda a: _compare(left(a), right(a)) < 0
+    if op == "<=":
+        return lambda a: _compare(left(a), right(a)) <= 0
+    if op == ">":
+        return lambda a: _compare(left(a), right(a)) > 0
+    if op == ">=":
+        return lambda a: _compare(left(a), right(a)) >= 0
+    if op == "in":
+        if isinstance(right_constant, tuple) and all(type(i) is str for i in right_constant):
+            return _in_strings(left, right_constant)
+        return lambda a: _contains(right(a), left(a))
+    if op == "+":
+        return lambda a: _add(left(a), right(a))
+    return lambda a: _arith(op, left(a), right(a))
+
+
+def _in_strings(left: Evaluator, items: tuple[str, ...]) -> Evaluator:
+    members = frozenset(items)
+
+    def contains(a: Activation) -> object:
+        value = left(a)
+        if type(value) is str:
+            return value in members
+        return _contains(items, value)
+
+    return contains
+
+
+def _equal_string(value: object, constant: str) -> bool:
+    if type(value) is str:
+        return value == constant
+    return equal(value, constant)
+
+
+# -- calls -------------------------------------------------------------------------------------------
+
+
+def call_direct(impl: Impl, args: tuple[Evaluator, ...]) -> Evaluator:
+    """A call whose overload the type check already decided."""
+    if len(args) == 1:
+        (only,) = args
+        return lambda a: impl(only(a))
+    if len(args) == 2:
+        first, second = args
+        return lambda a: impl(first(a), second(a))
+    return lambda a: impl(*(arg(a) for arg in args))
+
+
+def call_dispatch(overloads: list[Overload], args: tuple[Evaluator, ...]) -> Evaluator:
+    """A call on ``dyn`` arguments: pick the overload by the runtime types, or fail ``no such overload``."""
+
+    def dispatch(a: Activation) -> object:
+        values = [arg(a) for arg in args]
+        names = [type_name(v) for v in values]
+        for overload in overloads:
+            if all(runtime_fits(p, n) for p, n in zip(overload.params, names, strict=True)):
+                return overload.impl(*values)
+        raise Fault(NO_SUCH_OVERLOAD)
+
+    return dispatch
+
+
+# -- macros ------------------------------------------------------------------------------------------
+
+
+def _iterate(value: object) -> Sequence[object]:
+    if isinstance(value, (list, tuple)):
+        return value
+    if isinstance(value, dict):
+        return list(value)
+    raise Fault(f"got '{go_type_name(value)}', expected iterable type")
+
+
+def _charge(a: Activation, cost: int) -> None:
+    budget = a[COST]
+    assert isinstance(budget, list)
+    budget[0] -= cost
+    if budget[0] < 0:
+        raise Fault("operation cancelled: actual cost limit exceeded")
+
+
+def comprehension(
+    kind: str, range_: Evaluator, var: str, body: Evaluator, predicate: Evaluator | None, cost: int
+) -> Evaluator:
+    """``all``/``exists`` absorb errors when another element decides; the others propagate them."""
+
+    def run(a: Activation) -> object:
+        items = _iterate(range_(a))
+        scope = dict(a)
+        if kind in ("all", "exists"):
+            decisive = kind == "exists"
+            error: Fault | None = None
+            for item in items:
+                _charge(a, cost)
+                scope[var] = item
+                try:
+                    if _as_bool(body(scope)) is decisive:
+                        return decisive
+                except Fault as exc:
+                    error = error or exc
+            if error is not None:
+                raise error
+            return not decisive
+        if kind == "exists_one":
+            count = 0
+            for item in items:
+                _charge(a, cost)
+                scope[var] = item
+                count += _as_bool(body(scope))
+            return count == 1
+        out: list[object] = []
+        for item in items:
+            _charge(a, cost)
+            scope[var] = item
+            if kind == "filter":
+                if _as_bool(body(scope)):
+                    out.append(item)
+            elif predicate is None or _as_bool(predicate(scope)):
+                out.append(body(scope))
+        return tuple(out)
+
+    return run

@@ -1,0 +1,372 @@
+"""CEL source text to a small syntax tree (lexer and recursive-descent parser).
+
+The grammar is CEL's (github.com/google/cel-spec, ``doc/langdef.md``) minus message construction
+and optional syntax, which device selectors cannot use (the device environment declares no
+message types). Macros (``has``, ``all``, ``exists``, ``exists_one``, ``map``, ``filter``,
+``cel.bind``) are expanded here, as cel-go's parser does.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final, NoReturn
+
+from kschedlib.dra._cel._nodes import (
+    Binary,
+    Bind,
+    Call,
+    Comprehension,
+    Conditional,
+    CreateList,
+    CreateMap,
+    Ident,
+    Index,
+    Literal,
+    Node,
+    Select,
+    Uint,
+    Unary,
+)
+
+__all__ = ["SyntaxFault", "parse"]
+
+_INT64_MIN: Final = -(2**63)
+_INT64_MAX: Final = 2**63 - 1
+_UINT64_MAX: Final = 2**64 - 1
+
+_TOKEN: Final = re.compile(
+    r"""
+    (?P<space>[ \t\n\r\f]+|//[^\n]*)
+  | (?P<double>(?:[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+|\.[0-9]+(?:[eE][+-]?[0-9]+)?))
+  | (?P<hex>0[xX][0-9a-fA-F]+[uU]?)
+  | (?P<int>[0-9]+[uU]?)
+  | (?P<string>[rR]?[bB]?[rR]?(?:\"\"\"|'''|"|'))
+  | (?P<ident>[_a-zA-Z][_a-zA-Z0-9]*)
+  | (?P<op>\|\||&&|==|!=|<=|>=|[<>!+\-*/%?:.,\[\](){}])
+    """,
+    re.VERBOSE,
+)
+_RESERVED: Final = frozenset(
+    "as break const continue else for function if import let loop package namespace return var void while".split()  # noqa: SIM905
+)
+_ESCAPES: Final = {
+    "a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v",
+    "\\": "\\", "'": "'", '"': '"', "`": "`", "?": "?",
+}  # fmt: skip
+_RELATIONS: Final = frozenset({"<", "<=", ">", ">=", "==", "!=", "in"})
+
+
+class SyntaxFault(Exception):
+    """A parse error at a source offset; turned into cel-go's ``Syntax error: ...`` text by the caller."""
+
+    def __init__(self, message: str, offset: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
+
+
+class _Token:
+    __slots__ = ("kind", "offset", "text", "value")
+
+    def __init__(self, kind: str, text: str, offset: int, value: object = None) -> None:
+        self.kind = kind
+        self.text = text
+        self.offset = offset
+        self.value = value
+
+
+def _lex(source: str) -> list[_Token]:
+    tokens: list[_Token] = []
+    pos = 0
+    while pos < len(source):
+        match = _TOKEN.match(source, pos)
+        if match is None:
+            raise SyntaxFault(f"token recognition error at: '{source[pos]}'", pos)
+        kind = match.lastgroup or ""
+        if kind == "string":
+            token, pos = _lex_string(source, pos, match.group())
+            tokens.append(token)
+            continue
+        text = match.group()
+        if (kind == "ident" and text in ("true", "false", "null", "in")) or kind == "op":
+            kind = text
+        if kind != "space":
+            tokens.append(_Token(kind, text, pos))
+        pos = match.end()
+    tokens.append(_Token("<EOF>", "<EOF>", len(source)))
+    return tokens
+
+
+def _lex_string(source: str, start: int, prefix: str) -> tuple[_Token, int]:
+    """Read one string or bytes literal starting at ``start``; ``prefix`` ends with its opening quote."""
+    flags = prefix.rstrip("'\"").lower()
+    quote = prefix[len(flags) :]
+    raw, is_bytes = "r" in flags, "b" in flags
+    pos = start + len(prefix)
+    out: list[str] = []
+    octets = bytearray()  # a bytes literal: escapes give single octets, other characters their UTF-8
+    while True:
+        if pos >= len(source) or (len(quote) == 1 and source[pos] == "\n"):
+            raise SyntaxFault(f"token recognition error at: '{source[start:pos]}'", start)
+        if source.startswith(quote, pos):
+            pos += len(quote)
+            break
+        char = source[pos]
+        if char == "\\" and not raw:
+            text, pos = _escape(source, pos)
+            out.append(text)
+            octets.extend(text.encode("latin-1") if ord(text) < 256 else text.encode())
+            continue
+        out.append(char)
+        octets.extend(char.encode())
+        pos += 1
+    value: object = bytes(octets) if is_bytes else "".join(out)
+    return _Token("bytes" if is_bytes else "string", source[start:pos], start, value), pos
+
+
+def _escape(source: str, pos: int) -> tuple[str, int]:
+    nxt = source[pos + 1 : pos + 2]
+    if nxt in _ESCAPES:
+        return _ESCAPES[nxt], pos + 2
+    widths = {"x": 2, "X": 2, "u": 4, "U": 8}
+    if nxt in widths:
+        digits = source[pos + 2 : pos + 2 + widths[nxt]]
+        if len(digits) == widths[nxt] and all(c in "0123456789abcdefABCDEF" for c in digits):
+            return chr(int(digits, 16)), pos + 2 + widths[nxt]
+    octal = source[pos + 1 : pos + 4]
+    if len(octal) == 3 and all(c in "01234567" for c in octal) and octal[0] in "0123":
+        return chr(int(octal, 8)), pos + 4
+    raise SyntaxFault(f"token recognition error at: '{source[pos:pos + 2]}'", pos)
+
+
+class _Parser:
+    def __init__(self, source: str) -> None:
+        self.tokens = _lex(source)
+        self.pos = 0
+        self.next_id = 0
+
+    # -- token helpers
+    def peek(self) -> _Token:
+        return self.tokens[self.pos]
+
+    def take(self) -> _Token:
+        token = self.tokens[self.pos]
+        self.pos += 1
+        return token
+
+    def accept(self, kind: str) -> _Token | None:
+        if self.tokens[self.pos].kind == kind:
+            return self.take()
+        return None
+
+    def expect(self, kind: str) -> _Token:
+        token = self.peek()
+        if token.kind != kind:
+            self.fail_at(token, f"mismatched input '{token.text}' expecting '{kind}'")
+        return self.take()
+
+    def fail_at(self, token: _Token, message: str) -> NoReturn:
+        raise SyntaxFault(message, token.offset)
+
+    # -- grammar
+    def parse(self) -> Node:
+        node = self.expr()
+        token = self.peek()
+        if token.kind != "<EOF>":
+            self.fail_at(token, f"extraneous input '{token.text}' expecting <EOF>")
+        return node
+
+    def expr(self) -> Node:
+        cond = self.logical("||")
+        token = self.accept("?")
+        if token is None:
+            return cond
+        when_true = self.logical("||")
+        self.expect(":")
+        return Conditional(token.offset, cond, when_true, self.expr())
+
+    def logical(self, op: str) -> Node:
+        node = self.logical("&&") if op == "||" else self.relation()
+        while (token := self.accept(op)) is not None:
+            right = self.logical("&&") if op == "||" else self.relation()
+            node = Binary(token.offset, op, node, right)
+        return node
+
+    def relation(self) -> Node:
+        node = self.addition()
+        while self.peek().kind in _RELATIONS:
+            token = self.take()
+            node = Binary(token.offset, token.kind, node, self.addition())
+        return node
+
+    def addition(self) -> Node:
+        node = self.multiplication()
+        while self.peek().kind in ("+", "-"):
+            token = self.take()
+            node = Binary(token.offset, token.kind, node, self.multiplication())
+        return node
+
+    def multiplication(self) -> Node:
+        node = self.unary()
+        while self.peek().kind in ("*", "/", "%"):
+            token = self.take()
+            node = Binary(token.offset, token.kind, node, self.unary())
+        return node
+
+    def unary(self) -> Node:
+        token = self.peek()
+        if token.kind == "!":
+            self.take()
+            return Unary(token.offset, "!", self.unary())
+        if token.kind == "-":
+            self.take()
+            nxt = self.peek()
+            if nxt.kind in ("int", "double", "hex") and not nxt.text.lower().endswith("u"):
+                return self.member(self.number(self.take(), negative=True, offset=token.offset))
+            return Unary(token.offset, "-", self.unary())
+        return self.member(self.primary())
+
+    def member(self, node: Node) -> Node:
+        while True:
+            token = self.peek()
+            if token.kind == ".":
+                self.take()
+                name = self.expect_ident()
+                if self.accept("(") is not None:
+                    node = self.call(name, node, self.arguments(")"))
+                else:
+                    node = Select(name.offset - 1, node, name.text)
+            elif token.kind == "[":
+                self.take()
+                index = self.expr()
+                self.expect("]")
+                node = Index(token.offset, node, index)
+            else:
+                return node
+
+    def expect_ident(self) -> _Token:
+        token = self.peek()
+        if token.kind != "ident":
+            self.fail_at(token, f"no viable alternative at input '.{token.text}'")
+        if token.text in _RESERVED:
+            self.fail_at(token, f"reserved identifier: {token.text}")
+        return self.take()
+
+    def arguments(self, closer: str) -> list[Node]:
+        args: list[Node] = []
+        if self.accept(closer) is not None:
+            return args
+        while True:
+            args.append(self.expr())
+            if self.accept(closer) is not None:
+                return args
+            token = self.peek()
+            if token.kind != ",":
+                self.fail_at(token, f"mismatched input '{token.text}' expecting {{',', '{closer}'}}")
+            self.take()
+            if self.accept(closer) is not None:  # a trailing comma is allowed
+                return args
+
+    def primary(self) -> Node:
+        token = self.take()
+        kind = token.kind
+        if kind == "ident":
+            if token.text in _RESERVED:
+                self.fail_at(token, f"reserved identifier: {token.text}")
+            if self.accept("(") is not None:
+                return self.call(token, None, self.arguments(")"))
+            if self.peek().kind == "{":
+                self.fail_at(self.peek(), f"message construction is not supported: {token.text}{{...}}")
+            return Ident(token.offset, token.text)
+        if kind == ".":
+            name = self.expect_ident()
+            return Ident(name.offset, name.text)
+        if kind == "(":
+            node = self.expr()
+            self.expect(")")
+            return node
+        if kind == "[":
+            return CreateList(token.offset, self.arguments("]"))
+        if kind == "{":
+            return self.map_literal(token)
+        if kind in ("int", "hex", "double"):
+            return self.number(token, negative=False, offset=token.offset)
+        if kind in ("string", "bytes"):
+            return Literal(token.offset, token.value)
+        if kind in ("true", "false"):
+            return Literal(token.offset, kind == "true")
+        if kind == "null":
+            return Literal(token.offset, None)
+        if kind == "<EOF>":
+            self.fail_at(token, "mismatched input '<EOF>' expecting an expression")
+        raise SyntaxFault(f"extraneous input '{token.text}' expecting an expression", token.offset)
+
+    def map_literal(self, opening: _Token) -> Node:
+        entries: list[tuple[Node, Node]] = []
+        if self.accept("}") is not None:
+            return CreateMap(opening.offset, entries)
+        while True:
+            key = self.expr()
+            self.expect(":")
+            entries.append((key, self.expr()))
+            if self.accept("}") is not None:
+                return CreateMap(opening.offset, entries)
+            self.expect(",")
+            if self.accept("}") is not None:
+                return CreateMap(opening.offset, entries)
+
+    def number(self, token: _Token, *, negative: bool, offset: int) -> Node:
+        text = token.text
+        if token.kind == "double":
+            value = float(text)
+            return Literal(offset, -value if negative else value)
+        unsigned = text[-1] in "uU"
+        digits = text[:-1] if unsigned else text
+        number = int(digits, 16) if token.kind == "hex" else int(digits, 10)
+        if negative:
+            number = -number
+        if unsigned:
+            if number > _UINT64_MAX:
+                self.fail_at(token, f"invalid uint literal: {text}")
+            return Literal(offset, Uint(number))
+        if not _INT64_MIN <= number <= _INT64_MAX:
+            self.fail_at(token, f"invalid int literal: {'-' if negative else ''}{text}")
+        return Literal(offset, number)
+
+    def call(self, name: _Token, target: Node | None, args: list[Node]) -> Node:
+        function = name.text
+        offset = name.offset
+        if target is None and function == "has":
+            return self.has_macro(name, args)
+        if target is not None and function in ("all", "exists", "exists_one", "map", "filter"):
+            return self.comprehension(name, target, args)
+        if function == "bind" and isinstance(target, Ident) and target.name == "cel" and len(args) == 3:
+            var = self.macro_var(name, args[0])
+            return Bind(offset, var, args[1], args[2])
+        return Call(offset, function, target, args)
+
+    def has_macro(self, name: _Token, args: list[Node]) -> Node:
+        if len(args) != 1 or not isinstance(args[0], Select):
+            raise SyntaxFault("invalid argument to has() macro", name.offset)
+        select = args[0]
+        return Select(select.offset, select.operand, select.field, test_only=True)
+
+    def comprehension(self, name: _Token, target: Node, args: list[Node]) -> Node:
+        kind = name.text
+        arity = (2, 3) if kind == "map" else (2,)
+        if len(args) not in arity:
+            raise SyntaxFault(f"no matching overload for '{kind}' with {len(args)} arguments", name.offset)
+        var = self.macro_var(name, args[0])
+        if kind == "map" and len(args) == 3:
+            return Comprehension(name.offset - 1, kind, target, var, args[2], args[1])
+        return Comprehension(name.offset - 1, kind, target, var, args[1], None)
+
+    def macro_var(self, name: _Token, node: Node) -> str:
+        if not isinstance(node, Ident):
+            raise SyntaxFault("argument must be a simple name", node.offset if node else name.offset)
+        return node.name
+
+
+def parse(source: str) -> Node:
+    """Parse ``source`` or raise :class:`SyntaxFault`."""
+    return _Parser(source).parse()

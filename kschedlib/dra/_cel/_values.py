@@ -1,0 +1,188 @@
+"""CEL values at run time: Python values, their CEL type names, CEL equality, and the ``device`` variable.
+
+int is ``int``, uint is :class:`Uint`, double is ``float``, string ``str``, bytes ``bytes``, null
+``None``, list ``tuple``/``list``, map ``dict``; Kubernetes' types are
+:class:`~kschedlib.model.quantity.Quantity` and :class:`Semver`. Errors are Python exceptions
+(:class:`Fault`) that ``&&``, ``||`` and the macros absorb as CEL's commutative logic says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final, final
+
+from kschedlib.dra._cel._nodes import Uint
+from kschedlib.dra._cel._semver import Semver
+from kschedlib.model.quantity import Quantity
+
+__all__ = ["DEVICE_TYPE", "DeviceValue", "Fault", "cel_equal", "go_type_name", "type_name"]
+
+DEVICE_TYPE: Final = "kubernetes.DRADevice"
+QUANTITY_TYPE: Final = "kubernetes.Quantity"
+SEMVER_TYPE: Final = "kubernetes.Semver"
+
+_INT64_MIN: Final = -(2**63)
+_INT64_MAX: Final = 2**63 - 1
+
+
+class Fault(Exception):
+    """A CEL runtime error value, carrying cel-go's message."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+NO_SUCH_OVERLOAD: Final = "no such overload"
+
+
+@final
+class DefaultingMap(dict[str, object]):
+    """``device.attributes`` / ``device.capacity``: an unknown domain reads as an empty map, as in kube."""
+
+    def __missing__(self, key: str) -> object:
+        return _EMPTY
+
+
+_EMPTY: Final[dict[str, object]] = {}
+
+
+@final
+class DeviceValue:
+    """The ``device`` variable: driver, attributes and capacity by domain, allowMultipleAllocations."""
+
+    __slots__ = ("allowMultipleAllocations", "attributes", "capacity", "driver")
+
+    def __init__(
+        self,
+        driver: str,
+        attributes: Mapping[str, Mapping[str, object]],
+        capacity: Mapping[str, Mapping[str, object]],
+        allow_multiple_allocations: bool,
+    ) -> None:
+        self.driver = driver
+        self.attributes = DefaultingMap({k: dict(v) for k, v in attributes.items()})
+        self.capacity = DefaultingMap({k: dict(v) for k, v in capacity.items()})
+        self.allowMultipleAllocations = allow_multiple_allocations
+
+
+_TYPE_NAMES: Final[dict[type, str]] = {
+    bool: "bool",
+    int: "int",
+    Uint: "uint",
+    float: "double",
+    str: "string",
+    bytes: "bytes",
+    type(None): "null_type",
+    list: "list",
+    tuple: "list",
+    dict: "map",
+    DefaultingMap: "map",
+    Quantity: QUANTITY_TYPE,
+    Semver: SEMVER_TYPE,
+    DeviceValue: DEVICE_TYPE,
+}
+_GO_NAMES: Final = {
+    "bool": "types.Bool",
+    "int": "types.Int",
+    "uint": "types.Uint",
+    "double": "types.Double",
+    "string": "types.String",
+    "bytes": "types.Bytes",
+    "null_type": "types.Null",
+    QUANTITY_TYPE: "cel.Quantity",
+    SEMVER_TYPE: "cel.Semver",
+    DEVICE_TYPE: "*types.protoObj",
+}
+
+
+def type_name(value: object) -> str:
+    """The CEL type name of a runtime value (``int``, ``list``, ``kubernetes.Quantity``)."""
+    return _TYPE_NAMES.get(type(value), "dyn")
+
+
+def go_type_name(value: object) -> str:
+    """The Go type cel-go names in "expected iterable type" errors (``types.Int``, ``cel.Semver``)."""
+    name = type_name(value)
+    return _GO_NAMES.get(name, name)
+
+
+def check_int(value: int) -> int:
+    """Refuse results outside int64, as cel-go does."""
+    if not _INT64_MIN <= value <= _INT64_MAX:
+        raise Fault("integer overflow")
+    return value
+
+
+def check_uint(value: int) -> Uint:
+    if not 0 <= value < 2**64:
+        raise Fault("unsigned integer overflow")
+    return Uint(value)
+
+
+_NUMERIC: Final = frozenset({"int", "uint", "double"})
+
+
+def cel_equal(left: object, right: object) -> bool:
+    """CEL's heterogeneous equality: numbers compare by value across int/uint/double; other types never equal."""
+    lt, rt = type_name(left), type_name(right)
+    if lt != rt:
+        if lt in _NUMERIC and rt in _NUMERIC:
+            return left == right
+        return False
+    if lt == "list":
+        assert isinstance(left, (list, tuple))
+        assert isinstance(right, (list, tuple))
+        return len(left) == len(right) and all(cel_equal(a, b) for a, b in zip(left, right, strict=True))
+    if lt == "map":
+        assert isinstance(left, dict)
+        assert isinstance(right, dict)
+        if len(left) != len(right):
+            return False
+        for key, value in left.items():
+            found = map_lookup(right, key)
+            if found is _ABSENT or not cel_equal(value, found):
+                return False
+        return True
+    return left == right
+
+
+_ABSENT: Final = object()
+
+
+def map_lookup(mapping: dict[object, object], key: object) -> object:
+    """``mapping[key]`` with CEL key semantics (1, 1u and 1.0 find the same entry; bool keys stay apart)."""
+    kind = type_name(key)
+    for candidate, value in mapping.items():
+        other = type_name(candidate)
+        if (other == kind or (kind in _NUMERIC and other in _NUMERIC)) and candidate == key:
+            return value
+    return _ABSENT
+
+
+def index_map(mapping: dict[object, object], key: object) -> object:
+    """Read one entry, raising cel-go's ``no such key`` error when absent."""
+    if type(key) is str:
+        try:
+            return mapping[key]
+        except KeyError:
+            raise Fault(f"no such key: {key}") from None
+    found = map_lookup(mapping, key)
+    if found is _ABSENT:
+        raise Fault(f"no such key: {format_value(key)}")
+    return found
+
+
+def format_value(value: object) -> str:
+    """A value as Go's ``%v`` prints a CEL value in error messages."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "NULL_VALUE"
+    return str(value)
+
+
+def contains_key(mapping: dict[object, object], key: object) -> bool:
+    if type(key) is str:
+        return key in mapping
+    return map_lookup(mapping, key) is not _ABSENT
