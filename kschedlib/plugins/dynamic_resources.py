@@ -375,7 +375,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         data = state.get(_STATE)
         if data is None or (not data.claims and not data.node_allocations.get(node_name)):
-            return Status.skip()
+            return Status.success()
         store = self._store
         for claim in data.claims:
             if claim.allocation is not None:
