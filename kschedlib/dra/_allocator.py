@@ -14,6 +14,7 @@ which the plugin reports as an Error status.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final, final
 
@@ -35,7 +36,7 @@ from kschedlib.model.dra import (
     ResourceClaim,
     ResourceSlice,
 )
-from kschedlib.model.labels import NodeSelector
+from kschedlib.model.labels import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
 from kschedlib.model.objects import Node
 from kschedlib.model.quantity import Quantity
 
@@ -162,11 +163,11 @@ class Allocator:
     __slots__ = ("_allocated", "_classes", "_features", "_pools", "_selectors")
 
     def __init__(self, features: Features, allocated: AllocatedState, classes: Mapping[str, DeviceClass],
-                 slices: Sequence[ResourceSlice], selectors: SelectorCache) -> None:
+                 slices: Sequence[ResourceSlice] | PoolIndex, selectors: SelectorCache) -> None:
         self._features = features
         self._allocated = allocated
         self._classes = classes
-        self._pools = PoolIndex(slices)
+        self._pools = slices if isinstance(slices, PoolIndex) else PoolIndex(slices)
         self._selectors = selectors
 
     def allocate(self, node: Node, claims: Sequence[ResourceClaim],
@@ -434,14 +435,17 @@ class _Search:
             for si2 in range(slice_start, len(pool.slices)):
                 slice_ = pool.slices[si2]
                 first = start[2] if pi == start[0] and si2 == start[1] else 0
-                for dj in range(first, len(slice_.devices)):
-                    device = slice_.devices[dj]
-                    candidate = _Candidate((pool.driver, pool.name, device.name), device, slice_, pool)
-                    if admin and ci in self.allocating.get(candidate.id, ()):
-                        continue
-                    if not admin and self._in_use(candidate.id) and not (
+                devices = slice_.devices
+                for dj in range(first, len(devices)):
+                    device = devices[dj]
+                    device_id = (pool.driver, pool.name, device.name)
+                    if admin:
+                        if ci in self.allocating.get(device_id, ()):
+                            continue
+                    elif (device_id in self.a._allocated.devices or self.allocating.get(device_id)) and not (
                             self.a._features.consumable_capacity and device.allow_multiple_allocations):
                         continue
+                    candidate = _Candidate(device_id, device, slice_, pool)
                     if not self._selectable((ci, ri, si), candidate):
                         continue
                     if not self._capacity_fits(request, candidate):
@@ -536,6 +540,14 @@ def _consumed(requested: Mapping[str, Quantity], capacity: Mapping[str, Quantity
     return {name: requested.get(name, total) for name, total in capacity.items()}
 
 
+@functools.lru_cache(maxsize=8192)
+def _node_local(node_name: str) -> tuple[NodeSelector, Mapping[str, object]]:
+    """The selector of an allocation bound to one node (``metadata.name In [node]``), shared per node."""
+    raw = {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}
+    term = NodeSelectorTerm(match_fields=(NodeSelectorRequirement("metadata.name", "In", (node_name,)),))
+    return NodeSelector((term,)), raw
+
+
 def _requirement_key(requirement: Mapping[str, object]) -> tuple[object, object, frozenset[str]]:
     values = requirement.get("values") or []
     return requirement.get("key"), requirement.get("operator"), frozenset(str(v) for v in values)  # type: ignore[attr-defined]
@@ -556,9 +568,7 @@ def node_selector_for(
             node_name, binds = candidate.slice.node_name, candidate.device.binds_to_node
             raw = candidate.slice.node_selector_raw
         if node_name is not None or binds:
-            raw_selector: dict[str, object] = {"nodeSelectorTerms": [{"matchFields": [
-                {"key": "metadata.name", "operator": "In", "values": [node.name]}]}]}
-            return node_selector(Reader("AllocationResult"), raw_selector, "nodeSelector"), raw_selector
+            return _node_local(node.name)
         terms = raw.get("nodeSelectorTerms") if raw is not None else None
         if isinstance(terms, list) and len(terms) == 1 and isinstance(terms[0], Mapping):
             for target, key in ((fields, "matchFields"), (expressions, "matchExpressions")):

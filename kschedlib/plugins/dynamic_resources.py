@@ -256,7 +256,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
             if self._selectors is None:
                 self._selectors = _selector_compiler()
             data.allocator = Allocator(self._features, store.allocated_state(), store.classes,
-                                       tuple(store.slices.values()), self._selectors)
+                                       store.pool_index(), self._selectors)
         data.claims, data.available_on, data.extended = claims, available_on, extended
         return Status.success()
 
