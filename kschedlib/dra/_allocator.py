@@ -195,6 +195,7 @@ class _Search:
         self.consumed_counters: dict[str, dict[str, dict[str, Quantity]]] = {}
         self.available_counters: dict[str, dict[str, dict[str, Quantity]]] = {}
         self.matches: dict[tuple[DeviceID, int, int, int], bool] = {}
+        self.calls = -1
 
     # --- preparation ------------------------------------------------------------------------
 
@@ -218,6 +219,8 @@ class _Search:
                 raise AllocationError(f"claim {claim.key}: number of requested devices {minimum} exceeds the "
                                       f"claim limit of {ALLOCATION_RESULTS_MAX_SIZE}")
             self.constraints.append([self._constraint(claim, i, c) for i, c in enumerate(claim.constraints)])
+        if not self.pools and all(claim.requests for claim in self.claims):
+            return None  # nothing reachable: every request needs at least one device
         if not self._one(0, 0, 0, 0, sub_fixed=False, start=(0, 0, 0)):
             if any(pool.invalid for pool in self.pools):
                 raise AllocationError("invalid resource pools were encountered")
@@ -301,20 +304,18 @@ class _Search:
 
     def _selectors_match(self, key: tuple[int, int, int], candidate: _Candidate, selectors: Sequence[str],
                          device_class: DeviceClass | None) -> bool:
-        owner = (f"class {device_class.name}" if device_class is not None
-                 else f"claim {self.claims[key[0]].key}")
+        match = self.a._selectors.match
         for i, expression in enumerate(selectors):
             try:
-                predicate = self.a._selectors.get(expression)
-            except SelectorError as exc:
-                raise AllocationError(f"{owner}: selector #{i}: CEL compile error: {exc}") from exc
-            try:
-                matched = predicate(candidate.device, candidate.id[0])
-            except SelectorRuntimeError as exc:
+                if not match(expression, candidate.device, candidate.id[0]):
+                    return False
+            except (SelectorError, SelectorRuntimeError) as exc:
+                owner = (f"class {device_class.name}" if device_class is not None
+                         else f"claim {self.claims[key[0]].key}")
+                if isinstance(exc, SelectorError):
+                    raise AllocationError(f"{owner}: selector #{i}: CEL compile error: {exc}") from exc
                 device = "/".join(candidate.id)
                 raise AllocationError(f"{owner}: selector #{i} on device {device}: CEL runtime error: {exc}") from exc
-            if not matched:
-                return False
         return True
 
     def _in_use(self, device_id: DeviceID) -> bool:
@@ -382,8 +383,10 @@ class _Search:
     # --- the search ---------------------------------------------------------------------------
 
     def _one(self, ci: int, ri: int, si: int, di: int, *, sub_fixed: bool, start: tuple[int, int, int]) -> bool:
-        if self.deadline is not None and self.deadline():
-            raise TimeoutError
+        if self.deadline is not None:
+            self.calls += 1
+            if not self.calls & 63 and self.deadline():
+                raise TimeoutError
         if ci >= len(self.claims):
             return True
         claim = self.claims[ci]
@@ -427,6 +430,9 @@ class _Search:
             return done
         request = data.request
         admin = bool(request.admin_access)
+        allocated = self.a._allocated.devices
+        allocating = self.allocating
+        shareable = self.a._features.consumable_capacity
         for pi in range(start[0], len(self.pools)):
             pool = self.pools[pi]
             if pool.incomplete or pool.invalid:
@@ -440,10 +446,10 @@ class _Search:
                     device = devices[dj]
                     device_id = (pool.driver, pool.name, device.name)
                     if admin:
-                        if ci in self.allocating.get(device_id, ()):
+                        if ci in allocating.get(device_id, ()):
                             continue
-                    elif (device_id in self.a._allocated.devices or self.allocating.get(device_id)) and not (
-                            self.a._features.consumable_capacity and device.allow_multiple_allocations):
+                    elif (device_id in allocated or allocating.get(device_id)) and not (
+                            shareable and device.allow_multiple_allocations):
                         continue
                     candidate = _Candidate(device_id, device, slice_, pool)
                     if not self._selectable((ci, ri, si), candidate):
