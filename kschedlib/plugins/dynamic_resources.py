@@ -146,7 +146,6 @@ def _pod_claims(pod: Pod, store: DraStore) -> list[ResourceClaim]:
         claim = store.get_claim(pod.namespace, name)
         if claim is None:
             raise ClaimProblem(f'could not find ResourceClaim "{pod.namespace}/{name}"')
-        claim = store.in_flight.get(claim.uid, claim) if claim.uid else claim
         if claim.deletion_timestamp is not None:
             raise ClaimProblem(f'resourceclaim "{name}" is being deleted')
         if pod_claim.resource_claim_name is None and not any(
