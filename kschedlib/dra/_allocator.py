@@ -40,7 +40,8 @@ from kschedlib.model.labels import NodeSelector, NodeSelectorRequirement, NodeSe
 from kschedlib.model.objects import Node
 from kschedlib.model.quantity import Quantity
 
-__all__ = ["ALLOCATION_RESULTS_MAX_SIZE", "AllocatedState", "AllocationError", "Allocator", "DeviceID", "Features"]
+__all__ = ["ALLOCATION_RESULTS_MAX_SIZE", "AllocatedState", "AllocationError", "Allocator", "DeviceID", "Features",
+           "NodeAllocationFailed"]
 
 ALLOCATION_RESULTS_MAX_SIZE: Final = 32
 DeviceID = tuple[str, str, str]
@@ -50,6 +51,10 @@ _ZERO: Final = Quantity.from_int(0)
 
 class AllocationError(Exception):
     """The claims cannot be allocated anywhere as written (kube: an Error from Filter)."""
+
+
+class NodeAllocationFailed(AllocationError):
+    """Allocation failed on this node only (invalid pools): kube rejects the node with this text."""
 
 
 @final
@@ -223,7 +228,7 @@ class _Search:
             return None  # nothing reachable: every request needs at least one device
         if not self._one(0, 0, 0, 0, sub_fixed=False, start=(0, 0, 0)):
             if any(pool.invalid for pool in self.pools):
-                raise AllocationError("invalid resource pools were encountered")
+                raise NodeAllocationFailed("invalid resource pools were encountered")
             return None
         return [self._result(ci) for ci in range(len(self.claims))]
 

@@ -28,7 +28,7 @@ from typing import Any, ClassVar, Final, final
 
 import attrs
 
-from kschedlib.dra._allocator import AllocationError, Allocator, Features
+from kschedlib.dra._allocator import AllocationError, Allocator, Features, NodeAllocationFailed
 from kschedlib.dra._selectors import SelectorCache
 from kschedlib.dra._store import EXTENDED_CLAIM_SUFFIX, ClaimProblem, DraStore, pod_claim_name
 from kschedlib.errors import ConfigError
@@ -312,6 +312,8 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
                     results = data.allocator.allocate(node, claims, deadline)
                 except TimeoutError:
                     return Status.from_error(f"node {node.name}: timed out trying to allocate devices")
+                except NodeAllocationFailed as exc:
+                    return Status.unresolvable(str(exc))
                 except AllocationError as exc:
                     return Status.from_error(str(exc))
                 if results is None:

@@ -17,6 +17,7 @@ from kschedlib.dra._allocator import (
     AllocationError,
     Allocator,
     Features,
+    NodeAllocationFailed,
     lookup_attribute,
 )
 from kschedlib.dra._selectors import SelectorCache, SelectorError, SelectorPredicate, SelectorRuntimeError
@@ -268,7 +269,7 @@ def test_claim_errors() -> None:
 
 def test_duplicate_device_names_make_a_pool_invalid() -> None:
     slices = [node_slice("n1", gpu("g0"), name="a", count=2), node_slice("n1", gpu("g0"), name="b", count=2)]
-    with pytest.raises(AllocationError, match="invalid resource pools were encountered"):
+    with pytest.raises(NodeAllocationFailed, match="invalid resource pools were encountered"):
         allocate(slices, [claim(exactly())])
 
 

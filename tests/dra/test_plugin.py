@@ -275,3 +275,12 @@ def test_shared_and_admin_devices_in_dra_allocations() -> None:
     [entry] = (dra_allocations(state, ["a"]) or {})["a"]
     assert entry["devices"] == [{"request": "gpu", "driver": DRIVER, "pool": "a", "device": "nic",
                                  "consumedCapacity": {"bw": "4G"}}]
+
+
+def test_invalid_pools_reject_only_the_node() -> None:
+    twice = gpus("a", "g0", "g0")
+    sched = scheduler(node("a"), twice, DEVICE_CLASS, claim("c1", 3))
+    plugin, state, target = _cycle(sched, pod("p", "c1"))
+    refused = plugin.filter(state, target, sched.snapshot().get("a"))
+    assert (refused.code, refused.reasons) == (Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                                               ("invalid resource pools were encountered",))
