@@ -82,3 +82,12 @@ def test_cel_bridge_views_and_errors() -> None:
     failing = compile_selector('device.attributes["gpu.example.com"].missing == 1')
     with pytest.raises(SelectorRuntimeError, match=r"^no such key: missing$"):
         failing(device, DRIVER)
+
+
+def test_explain_text_names_the_devices_of_the_selected_node() -> None:
+    from kschedlib.simulation.report import explanation_text
+
+    cluster = [node("a"), gpus("a"), CLASS, claim("c1")]
+    text = explanation_text(explain(cluster, pod("p", "c1"), kube_version="1.36"))
+    assert "devices for default/c1 on a: gpu.example.com/a/gpu-0" in text
+    assert "dra_allocations" not in explain(cluster, pod("p", "c1"), kube_version="1.30").to_dict()
