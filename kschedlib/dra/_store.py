@@ -8,19 +8,28 @@ controller does).  Devices held by an allocated claim are in use for every later
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from typing import Final, final
 
 import attrs
 
 from kschedlib.dra._allocator import AllocatedState, DeviceID
 from kschedlib.dra._pools import PoolIndex
-from kschedlib.model.dra import ClaimConsumer, DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from kschedlib.model.dra import (
+    AllocationResult,
+    ClaimConsumer,
+    DeviceClass,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+)
 from kschedlib.model.objects import Pod
 from kschedlib.model.quantity import Quantity
 
 __all__ = ["EXTENDED_CLAIM_SUFFIX", "ClaimProblem", "DraStore", "pod_claim_name"]
 
+_ZERO: Final = Quantity.from_int(0)
 EXTENDED_CLAIM_SUFFIX: Final = "-extended-resources"
 """The name of the claim DynamicResources makes for a pod's DRA-backed extended resources: pod name + this."""
 
@@ -41,10 +50,56 @@ def pod_claim_name(pod: Pod, pod_claim: str, direct: str | None) -> str | None:
 
 
 @final
+class _Holdings:
+    """How many claims hold each device, and the capacity they consume from shareable devices."""
+
+    __slots__ = ("allocations", "capacity", "devices")
+
+    def __init__(self) -> None:
+        self.allocations: dict[str, AllocationResult] = {}
+        self.devices: Counter[DeviceID] = Counter()
+        self.capacity: dict[DeviceID, dict[str, Quantity]] = {}
+
+    def copy(self) -> _Holdings:
+        other = _Holdings()
+        other.allocations = dict(self.allocations)
+        other.devices = Counter(self.devices)
+        other.capacity = {device: dict(amounts) for device, amounts in self.capacity.items()}
+        return other
+
+    def update(self, key: str, allocation: AllocationResult | None) -> bool:
+        """Make ``allocation`` the one claim ``key`` holds; whether anything changed."""
+        old = self.allocations.get(key)
+        if old is allocation:
+            return False
+        if old is not None:
+            self._count(old, -1)
+        if allocation is None:
+            self.allocations.pop(key, None)
+        else:
+            self.allocations[key] = allocation
+            self._count(allocation, 1)
+        return True
+
+    def _count(self, allocation: AllocationResult, sign: int) -> None:
+        for result in allocation.devices:
+            if result.consumed_capacity is not None:
+                used = self.capacity.setdefault(result.device_id, {})
+                for name, q in result.consumed_capacity.items():
+                    total = used.get(name, _ZERO).amount + sign * q.amount
+                    if total:
+                        used[name] = Quantity(total, q.format)
+                    else:
+                        used.pop(name, None)
+            elif not result.admin_access:
+                self.devices[result.device_id] += sign
+
+
+@final
 class DraStore:
     """Read by the DynamicResources plugin through ``handle.dra``."""
 
-    __slots__ = ("_pool_index", "claims", "classes", "in_flight", "slices", "templates")
+    __slots__ = ("_allocated", "_held", "_pool_index", "claims", "classes", "in_flight", "slices", "templates")
 
     def __init__(self) -> None:
         self.classes: dict[str, DeviceClass] = {}
@@ -54,6 +109,8 @@ class DraStore:
         self.in_flight: dict[str, ResourceClaim] = {}
         """claim uid -> the claim with the allocation a reserved pod is about to write."""
         self._pool_index: PoolIndex | None = None
+        self._allocated: AllocatedState | None = None
+        self._held = _Holdings()
 
     def add(self, obj: object) -> bool:
         """Record (or replace) ``obj`` if it is a DRA object; returns whether it was one."""
@@ -64,6 +121,7 @@ class DraStore:
             self._pool_index = None
         elif isinstance(obj, ResourceClaim):
             self.claims[obj.key] = obj
+            self._refresh(obj.key)
         elif isinstance(obj, ResourceClaimTemplate):
             self.templates[obj.key] = obj
         else:
@@ -78,6 +136,8 @@ class DraStore:
         other.templates = dict(self.templates)
         other.in_flight = dict(self.in_flight)
         other._pool_index = self._pool_index
+        other._allocated = self._allocated
+        other._held = self._held.copy()
         return other
 
     def pool_index(self) -> PoolIndex:
@@ -92,29 +152,27 @@ class DraStore:
     def has_pending_allocation(self, uid: str) -> bool:
         return uid in self.in_flight
 
-    def _effective(self) -> Iterator[ResourceClaim]:
-        for claim in self.claims.values():
-            yield self.in_flight.get(claim.uid, claim) if claim.uid else claim
-
     def allocated_state(self) -> AllocatedState:
-        """Devices held by allocated claims (including allocations in flight), as the allocator sees them."""
-        devices: set[DeviceID] = set()
-        capacity: dict[DeviceID, dict[str, Quantity]] = {}
-        seen: set[str] = set()
-        claims = list(self._effective())
-        claims.extend(c for uid, c in self.in_flight.items() if not any(x.uid == uid for x in self.claims.values()))
-        for claim in claims:
-            if claim.allocation is None or claim.key in seen:
-                continue
-            seen.add(claim.key)
-            for result in claim.allocation.devices:
-                if result.consumed_capacity is not None:
-                    used = capacity.setdefault(result.device_id, {})
-                    for name, q in result.consumed_capacity.items():
-                        used[name] = Quantity(used.get(name, Quantity.from_int(0)).amount + q.amount, q.format)
-                elif not result.admin_access:
-                    devices.add(result.device_id)
-        return AllocatedState(frozenset(devices), capacity)
+        """Devices held by allocated claims (including allocations in flight), as the allocator sees them.
+
+        Kept up to date claim by claim (a simulation changes one claim per bound pod), so reading it
+        costs the size of the answer, not a pass over every claim."""
+        if self._allocated is None:
+            held = self._held
+            capacity = {device: dict(amounts) for device, amounts in held.capacity.items() if amounts}
+            self._allocated = AllocatedState(frozenset(d for d, n in held.devices.items() if n > 0), capacity)
+        return self._allocated
+
+    def _refresh(self, key: str) -> None:
+        """Account for a change of the claim ``key`` or of its allocation in flight."""
+        claim = self.claims.get(key)
+        flight = self.in_flight.get(claim.uid) if claim is not None and claim.uid else None
+        if flight is None:
+            flight = self.in_flight.get(key)
+        holder = flight if flight is not None else claim
+        current = holder.allocation if holder is not None else None
+        if self._held.update(key, current):
+            self._allocated = None
 
     def extended_resource_classes(self) -> Mapping[str, DeviceClass]:
         """Extended resource name -> the DeviceClass that provides it (explicit names win over the implicit
@@ -129,10 +187,18 @@ class DraStore:
     # --- writes -------------------------------------------------------------------------------
 
     def assume(self, claim: ResourceClaim) -> None:
+        """Hold ``claim`` (with its new allocation) in flight until PreBind writes it or Unreserve drops it."""
         self.in_flight[claim.uid or claim.key] = claim
+        self._refresh(claim.key)
 
     def forget(self, claim: ResourceClaim) -> None:
-        self.in_flight.pop(claim.uid or claim.key, None)
+        if self.in_flight.pop(claim.uid or claim.key, None) is not None:
+            self._refresh(claim.key)
+
+    def deallocate(self, claim: ResourceClaim) -> None:
+        """Drop the claim's allocation and reservations (PostFilter, or the last consumer gone)."""
+        self.claims[claim.key] = attrs.evolve(claim, allocation=None, reserved_for=())
+        self._refresh(claim.key)
 
     def bind(self, claim: ResourceClaim, pod: Pod) -> ResourceClaim:
         """Write the claim's allocation and reserve it for ``pod`` (PreBind)."""
@@ -142,6 +208,7 @@ class DraStore:
             consumers = (*consumers, ClaimConsumer(pod.name, pod.uid))
         written = attrs.evolve(claim, reserved_for=consumers)
         self.claims[written.key] = written
+        self._refresh(written.key)
         return written
 
     def release(self, pod: Pod, claim_keys: Iterable[str]) -> None:
@@ -155,6 +222,7 @@ class DraStore:
                 continue
             self.claims[key] = attrs.evolve(claim, reserved_for=consumers,
                                             allocation=claim.allocation if consumers else None)
+            self._refresh(key)
 
     def release_pod(self, pod: Pod) -> None:
         """``pod`` is gone (or its binding was undone): release the claims it names and its extended-resource claim."""

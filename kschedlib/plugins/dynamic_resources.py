@@ -397,7 +397,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
         for index in sorted(data.unavailable):
             claim = data.claims[index]
             if not claim.reserved_for or (len(claim.reserved_for) == 1 and claim.reserved_for[0].uid == pod.uid):
-                store.claims[claim.key] = attrs.evolve(claim, allocation=None, reserved_for=())
+                store.deallocate(claim)
                 return PostFilterResult(Status.unschedulable("deallocation of ResourceClaim completed"))
         return PostFilterResult(Status.unschedulable("still not schedulable"))
 
