@@ -190,10 +190,11 @@ def _request(r: Reader, raw: object, path: str) -> DeviceRequest:
     if first:
         return DeviceRequest(name, None, first)
     exactly = r.getmap(d, "exactly", path)
-    if exactly is None:  # v1beta1/v1beta2 without "exactly": the fields sit on the request
-        exactly = d
-        return DeviceRequest(name, _exact(r, exactly, name, path))
-    return DeviceRequest(name, _exact(r, exactly, name, f"{path}.exactly"))
+    if exactly is not None:
+        return DeviceRequest(name, _exact(r, exactly, name, f"{path}.exactly"))
+    if "deviceClassName" in d:  # v1beta1: the fields sit on the request itself
+        return DeviceRequest(name, _exact(r, d, name, path))
+    return DeviceRequest(name)  # a request type this version does not know
 
 
 def _constraint(r: Reader, raw: object, path: str) -> DeviceConstraint:

@@ -247,7 +247,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
                 to_allocate += 1
                 if store.has_pending_allocation(claim.uid or claim.key):
                     return Status.unresolvable(f"resource claim {claim.key} is in the process of being allocated")
-                problem = self._check_classes(claim.requests, store)
+                problem = self._check_requests(claim, store)
                 if problem is not None:
                     return problem
             available_on.append(selector)
@@ -259,8 +259,8 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
         data.claims, data.available_on, data.extended = claims, available_on, extended
         return Status.success()
 
-    @staticmethod
-    def _check_classes(requests: Sequence[DeviceRequest], store: DraStore) -> Status | None:
+    def _check_requests(self, claim: ResourceClaim, store: DraStore) -> Status | None:
+        """Every request of an unallocated claim has a known shape and existing device classes."""
         def check(request: ExactRequest, name: str) -> Status | None:
             if not request.device_class_name:
                 return Status.from_error(f"request {name}: unsupported request type")
@@ -268,7 +268,12 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
                 return Status.unresolvable(f"request {name}: device class {request.device_class_name} does not exist")
             return None
 
-        for request in requests:
+        for request in claim.requests:
+            if request.exactly is None and not request.first_available:
+                return Status.unresolvable(f"resource claim {claim.key}, request {request.name}: unknown request type")
+            if request.first_available and not self._features.prioritized_list:
+                return Status.unresolvable(f"resource claim {claim.key}, request {request.name}: has subrequests, "
+                                           "but the DRAPrioritizedList feature is disabled")
             subs = ([(request.exactly, request.name)] if request.exactly is not None
                     else [(s, f"{request.name}/{s.name}") for s in request.first_available])
             for sub, name in subs:

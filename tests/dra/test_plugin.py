@@ -284,3 +284,20 @@ def test_invalid_pools_reject_only_the_node() -> None:
     refused = plugin.filter(state, target, sched.snapshot().get("a"))
     assert (refused.code, refused.reasons) == (Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                                                ("invalid resource pools were encountered",))
+
+
+def test_requests_of_unknown_shape_and_lists_with_the_gate_off() -> None:
+    unknown = claim("c1")
+    unknown["spec"]["devices"]["requests"] = [{"name": "gpu", "somethingNew": {}}]
+    listed = claim("c2")
+    listed["spec"]["devices"]["requests"] = [{"name": "gpu", "firstAvailable": [
+        {"name": "big", "deviceClassName": "gpu"}]}]
+    sched = scheduler(node("a"), DEVICE_CLASS, unknown, listed)
+    plugin, _, _ = _cycle(sched, pod("p"))
+    assert _status(plugin.pre_filter(CycleState(), pod_from_dict(pod("p", "c1")))).reasons == (
+        "resource claim default/c1, request gpu: unknown request type",)
+    old = Scheduler(kube_version="1.34", feature_gates={"DRAPrioritizedList": False})
+    old.add_objects(load_cluster([node("a"), DEVICE_CLASS, listed]).objects)
+    gated = DynamicResources(None, old.engine.handles["default-scheduler"])
+    assert _status(gated.pre_filter(CycleState(), pod_from_dict(pod("p", "c2")))).reasons == (
+        "resource claim default/c2, request gpu: has subrequests, but the DRAPrioritizedList feature is disabled",)
