@@ -396,7 +396,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
         data = state.get(_STATE)
         if data is None:
             return PostFilterResult(Status.from_error(STATE_NOT_FOUND))
-        if not data.claims:
+        if not data.claims and not data.extended:
             return PostFilterResult(Status.unschedulable(NO_CLAIMS_TO_DEALLOCATE))
         store = self._store
         for index in sorted(data.unavailable):

@@ -301,3 +301,14 @@ def test_requests_of_unknown_shape_and_lists_with_the_gate_off() -> None:
     gated = DynamicResources(None, old.engine.handles["default-scheduler"])
     assert _status(gated.pre_filter(CycleState(), pod_from_dict(pod("p", "c2")))).reasons == (
         "resource claim default/c2, request gpu: has subrequests, but the DRAPrioritizedList feature is disabled",)
+
+
+def test_postfilter_of_a_pod_with_dra_backed_extended_resources() -> None:
+    backed = {**DEVICE_CLASS, "spec": {**DEVICE_CLASS["spec"], "extendedResourceName": "example.com/gpu"}}
+    wants = pod("p")
+    wants["spec"]["containers"][0]["resources"]["requests"]["example.com/gpu"] = "2"
+    sched = scheduler(node("a"), gpus("a", "g0"), backed)
+    plugin, state, target = _cycle(sched, wants)
+    refused = plugin.filter(state, target, sched.snapshot().get("a"))
+    assert refused.reasons == ("cannot allocate all claims",)
+    assert plugin.post_filter(state, target, {"a": refused}).status.reasons == ("still not schedulable",)
