@@ -15,7 +15,7 @@ which the plugin reports as an Error status.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Final, final
 
 import attrs
@@ -41,7 +41,7 @@ from kschedlib.model.objects import Node
 from kschedlib.model.quantity import Quantity
 
 __all__ = ["ALLOCATION_RESULTS_MAX_SIZE", "AllocatedState", "AllocationError", "Allocator", "DeviceID", "Features",
-           "NodeAllocationFailed"]
+           "NodeAllocationFailed", "claims_signature"]
 
 ALLOCATION_RESULTS_MAX_SIZE: Final = 32
 DeviceID = tuple[str, str, str]
@@ -175,10 +175,30 @@ class Allocator:
         self._pools = slices if isinstance(slices, PoolIndex) else PoolIndex(slices)
         self._selectors = selectors
 
+    def pools(self, node: Node) -> list[Pool]:
+        """The pools ``node`` reaches (shared with the allocation itself)."""
+        return self._pools.gather(node)
+
     def allocate(self, node: Node, claims: Sequence[ResourceClaim],
                  deadline: Callable[[], bool] | None = None) -> list[AllocationResult] | None:
         """One allocation per claim in order, or ``None`` if the node cannot serve them all."""
         return _Search(self, node, claims, deadline).run()
+
+
+def _request_signature(request: ExactRequest) -> Hashable:
+    capacity = tuple(sorted(request.capacity.items())) if request.capacity is not None else None
+    return (request.name, request.device_class_name, request.selectors, request.allocation_mode, request.count,
+            request.admin_access, request.tolerations, capacity)
+
+
+def claims_signature(claims: Sequence[ResourceClaim]) -> Hashable:
+    """What an allocation depends on in ``claims``: two lists with equal signatures get equal results on a node
+    (claim names and namespaces aside, which allocation results do not contain)."""
+    return tuple(
+        (tuple((r.name, _request_signature(r.exactly) if r.exactly is not None else None,
+                tuple(_request_signature(sub) for sub in r.first_available)) for r in claim.requests),
+         claim.constraints)
+        for claim in claims)
 
 
 class _Search:

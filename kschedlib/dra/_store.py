@@ -53,18 +53,21 @@ def pod_claim_name(pod: Pod, pod_claim: str, direct: str | None) -> str | None:
 class _Holdings:
     """How many claims hold each device, and the capacity they consume from shareable devices."""
 
-    __slots__ = ("allocations", "capacity", "devices")
+    __slots__ = ("allocations", "capacity", "devices", "pool_versions")
 
     def __init__(self) -> None:
         self.allocations: dict[str, AllocationResult] = {}
         self.devices: Counter[DeviceID] = Counter()
         self.capacity: dict[DeviceID, dict[str, Quantity]] = {}
+        self.pool_versions: Counter[tuple[str, str]] = Counter()
+        """(driver, pool) -> how often devices of the pool were taken or given back."""
 
     def copy(self) -> _Holdings:
         other = _Holdings()
         other.allocations = dict(self.allocations)
         other.devices = Counter(self.devices)
         other.capacity = {device: dict(amounts) for device, amounts in self.capacity.items()}
+        other.pool_versions = Counter(self.pool_versions)
         return other
 
     def update(self, key: str, allocation: AllocationResult | None) -> bool:
@@ -83,6 +86,7 @@ class _Holdings:
 
     def _count(self, allocation: AllocationResult, sign: int) -> None:
         for result in allocation.devices:
+            self.pool_versions[result.driver, result.pool] += 1
             if result.consumed_capacity is not None:
                 used = self.capacity.setdefault(result.device_id, {})
                 for name, q in result.consumed_capacity.items():
@@ -99,7 +103,8 @@ class _Holdings:
 class DraStore:
     """Read by the DynamicResources plugin through ``handle.dra``."""
 
-    __slots__ = ("_allocated", "_held", "_pool_index", "claims", "classes", "in_flight", "slices", "templates")
+    __slots__ = ("_allocated", "_held", "_pool_index", "claims", "classes", "classes_version", "in_flight", "slices",
+                 "templates")
 
     def __init__(self) -> None:
         self.classes: dict[str, DeviceClass] = {}
@@ -111,11 +116,14 @@ class DraStore:
         self._pool_index: PoolIndex | None = None
         self._allocated: AllocatedState | None = None
         self._held = _Holdings()
+        self.classes_version = 0
+        """Bumped whenever a DeviceClass is added or replaced."""
 
     def add(self, obj: object) -> bool:
         """Record (or replace) ``obj`` if it is a DRA object; returns whether it was one."""
         if isinstance(obj, DeviceClass):
             self.classes[obj.name] = obj
+            self.classes_version += 1
         elif isinstance(obj, ResourceSlice):
             self.slices[obj.name] = obj
             self._pool_index = None
@@ -138,6 +146,7 @@ class DraStore:
         other._pool_index = self._pool_index
         other._allocated = self._allocated
         other._held = self._held.copy()
+        other.classes_version = self.classes_version
         return other
 
     def pool_index(self) -> PoolIndex:
@@ -162,6 +171,11 @@ class DraStore:
             capacity = {device: dict(amounts) for device, amounts in held.capacity.items() if amounts}
             self._allocated = AllocatedState(frozenset(d for d, n in held.devices.items() if n > 0), capacity)
         return self._allocated
+
+    def pools_stamp(self, pools: Iterable[tuple[str, str]]) -> tuple[int, ...]:
+        """Versions of the use of these pools: equal stamps mean the same devices are in use there."""
+        versions = self._held.pool_versions
+        return tuple(versions[pool] for pool in pools)
 
     def _refresh(self, key: str) -> None:
         """Account for a change of the claim ``key`` or of its allocation in flight."""

@@ -23,12 +23,12 @@ DynamicResourceAllocation gate off (v1.30-v1.33 defaults) the plugin is not in t
 from __future__ import annotations
 
 import time
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, ClassVar, Final, final
 
 import attrs
 
-from kschedlib.dra._allocator import AllocationError, Allocator, Features, NodeAllocationFailed
+from kschedlib.dra._allocator import AllocationError, Allocator, Features, NodeAllocationFailed, claims_signature
 from kschedlib.dra._selectors import SelectorCache
 from kschedlib.dra._store import EXTENDED_CLAIM_SUFFIX, ClaimProblem, DraStore, pod_claim_name
 from kschedlib.errors import ConfigError
@@ -57,7 +57,7 @@ from kschedlib.model.dra import (
     ResourceClaim,
 )
 from kschedlib.model.labels import NodeSelector
-from kschedlib.model.objects import Pod
+from kschedlib.model.objects import Node, Pod
 from kschedlib.model.resources import pod_requests
 from kschedlib.plugins._normalize import default_normalize_score
 
@@ -70,6 +70,7 @@ NOT_AVAILABLE: Final = "resourceclaim not available on the node"
 FIRST_AVAILABLE_MAX_SIZE: Final = 8
 RESERVED_FOR_MAX_SIZE: Final = 256
 _IMPLICIT_PREFIX: Final = "deviceclass.resource.kubernetes.io/"
+_MEMO_MAX: Final = 1 << 16
 
 
 @final
@@ -115,7 +116,7 @@ def decode_args(raw: Mapping[str, Any] | None) -> DynamicResourcesArgs:
 class _State:
     """PreFilter's findings, shared (not copied) by clones as kube shares its pointer."""
 
-    __slots__ = ("allocator", "available_on", "claims", "extended", "node_allocations", "unavailable")
+    __slots__ = ("allocator", "available_on", "claims", "extended", "node_allocations", "signature", "unavailable")
 
     def __init__(self) -> None:
         self.claims: list[ResourceClaim] = []
@@ -125,6 +126,8 @@ class _State:
         """extended resource -> (device class, count) for resources a DeviceClass may provide."""
         self.node_allocations: dict[str, list[tuple[ResourceClaim, AllocationResult]]] = {}
         self.unavailable: set[int] = set()
+        self.signature: Hashable = None
+        """The claims' :func:`claims_signature` (None with extended resources: their claim depends on the node)."""
 
     def clone(self) -> _State:
         return self
@@ -171,7 +174,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
     """Dynamic Resource Allocation as kube-scheduler v1.36 runs it with its default feature gates."""
 
     name: ClassVar[str] = "DynamicResources"
-    __slots__ = ("_args", "_enabled", "_extended", "_features", "_handle", "_selectors")
+    __slots__ = ("_args", "_enabled", "_extended", "_features", "_handle", "_memo", "_selectors")
 
     def __init__(self, args: DynamicResourcesArgs | None, handle: Handle) -> None:
         self._args = args or DynamicResourcesArgs()
@@ -186,6 +189,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
                                   consumable_capacity=switches.dra_consumable_capacity,
                                   binding_conditions=switches.dra_binding_conditions)
         self._selectors: SelectorCache | None = None
+        self._memo: dict[tuple[Hashable, str], tuple[Node, tuple[object, ...], list[AllocationResult] | None]] = {}
 
     @property
     def _store(self) -> DraStore:
@@ -257,6 +261,8 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
             data.allocator = Allocator(self._features, store.allocated_state(), store.classes,
                                        store.pool_index(), self._selectors)
         data.claims, data.available_on, data.extended = claims, available_on, extended
+        if data.allocator is not None and not extended:
+            data.signature = claims_signature(data.to_allocate)
         return Status.success()
 
     def _check_requests(self, claim: ResourceClaim, store: DraStore) -> Status | None:
@@ -314,7 +320,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
                     limit = time.monotonic() + self._args.filter_timeout
                     deadline = lambda: time.monotonic() > limit  # noqa: E731
                 try:
-                    results = data.allocator.allocate(node, claims, deadline)
+                    results = self._allocate(data, node, claims, deadline)
                 except TimeoutError:
                     return Status.from_error(f"node {node.name}: timed out trying to allocate devices")
                 except NodeAllocationFailed as exc:
@@ -328,6 +334,27 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
             data.unavailable.update(unavailable)
             return Status.unresolvable(NOT_AVAILABLE)
         return Status.success()
+
+    def _allocate(self, data: _State, node: Node, claims: list[ResourceClaim],
+                  deadline: Callable[[], bool] | None) -> list[AllocationResult] | None:
+        """The allocation on ``node``, reused from an earlier pod whose claims asked for the same when nothing
+        it depends on changed since: the node, the slices, the classes and the use of the node's pools."""
+        allocator = data.allocator
+        assert allocator is not None
+        if data.signature is None:
+            return allocator.allocate(node, claims, deadline)
+        store = self._store
+        index = store.pool_index()
+        stamp = (index, store.classes_version, store.pools_stamp((p.driver, p.name) for p in allocator.pools(node)))
+        key = (data.signature, node.name)
+        known = self._memo.get(key)
+        if known is not None and known[0] is node and known[1] == stamp:
+            return known[2]
+        results = allocator.allocate(node, claims, deadline)
+        if len(self._memo) >= _MEMO_MAX:
+            self._memo.clear()
+        self._memo[key] = (node, stamp, results)
+        return results
 
     # --- Score --------------------------------------------------------------------------------
 
