@@ -312,3 +312,25 @@ def test_postfilter_of_a_pod_with_dra_backed_extended_resources() -> None:
     refused = plugin.filter(state, target, sched.snapshot().get("a"))
     assert refused.reasons == ("cannot allocate all claims",)
     assert plugin.post_filter(state, target, {"a": refused}).status.reasons == ("still not schedulable",)
+
+
+def test_reused_allocations_follow_classes_slices_and_devices_in_use() -> None:
+    from kschedlib.model.dra import DeviceClass
+
+    sched = scheduler(node("a"), gpus("a", "g0"), DEVICE_CLASS, claim("c1"), claim("c2"), claim("c3"))
+    store = sched.engine.store.dra
+    plugin = DynamicResources(None, sched.engine.handles["default-scheduler"])
+
+    def fits(name: str, claim_name: str) -> bool:
+        state, target = CycleState(), pod_from_dict(pod(name, claim_name))
+        plugin.pre_filter(state, target)
+        return plugin.filter(state, target, sched.snapshot().get("a")).is_success
+
+    assert fits("p", "c1")
+    assert fits("q", "c2")  # the same request: reused
+    store.add(DeviceClass("gpu", ("model=h100",)))
+    assert not fits("r", "c3")
+    store.add(DeviceClass("gpu", ("driver",)))
+    assert fits("r", "c3")
+    sched.add_objects(load_cluster([gpus("a")]).objects)  # the slice now has no devices
+    assert not fits("s", "c3")
