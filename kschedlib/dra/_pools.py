@@ -33,6 +33,11 @@ class Pool:
     invalid: bool
     counter_sets: Mapping[str, CounterSet]
 
+    @property
+    def key(self) -> tuple[str, str]:
+        """(driver, pool name)."""
+        return (self.driver, self.name)
+
 
 def slice_reaches(slice_: ResourceSlice, node: Node) -> bool:
     """Whether the slice's devices can be used from ``node`` (per-device selection: checked per device)."""

@@ -116,7 +116,8 @@ def decode_args(raw: Mapping[str, Any] | None) -> DynamicResourcesArgs:
 class _State:
     """PreFilter's findings, shared (not copied) by clones as kube shares its pointer."""
 
-    __slots__ = ("allocator", "available_on", "claims", "extended", "node_allocations", "signature", "unavailable")
+    __slots__ = ("_pending", "allocator", "available_on", "claims", "extended", "node_allocations", "signature",
+                 "unavailable")
 
     def __init__(self) -> None:
         self.claims: list[ResourceClaim] = []
@@ -126,6 +127,7 @@ class _State:
         """extended resource -> (device class, count) for resources a DeviceClass may provide."""
         self.node_allocations: dict[str, list[tuple[ResourceClaim, AllocationResult]]] = {}
         self.unavailable: set[int] = set()
+        self._pending: tuple[ResourceClaim, ...] | None = None
         self.signature: Hashable = None
         """The claims' :func:`claims_signature` (None with extended resources: their claim depends on the node)."""
 
@@ -135,6 +137,13 @@ class _State:
     @property
     def to_allocate(self) -> list[ResourceClaim]:
         return [claim for claim in self.claims if claim.allocation is None]
+
+    @property
+    def pending(self) -> tuple[ResourceClaim, ...]:
+        """The claims to allocate, computed once (Filter asks for every node)."""
+        if self._pending is None:
+            self._pending = tuple(self.to_allocate)
+        return self._pending
 
 
 _STATE: Final[StateKey[_State]] = StateKey("PreFilterDynamicResources")
@@ -310,17 +319,14 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
         unavailable = [i for i, selector in enumerate(data.available_on)
                        if selector is not None and not selector.matches(node.name, node.labels)]
         if data.allocator is not None:
-            claims = data.to_allocate
-            extended = self._extended_claim(pod, data, node_info)
-            if extended is not None:
-                claims.append(extended)
+            claims = data.pending
+            if data.extended:
+                extended = self._extended_claim(pod, data, node_info)
+                if extended is not None:
+                    claims = (*claims, extended)
             if claims:
-                deadline = None
-                if self._args.filter_timeout > 0:
-                    limit = time.monotonic() + self._args.filter_timeout
-                    deadline = lambda: time.monotonic() > limit  # noqa: E731
                 try:
-                    results = self._allocate(data, node, claims, deadline)
+                    results = self._allocate(data, node, claims)
                 except TimeoutError:
                     return Status.from_error(f"node {node.name}: timed out trying to allocate devices")
                 except NodeAllocationFailed as exc:
@@ -335,22 +341,26 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
             return Status.unresolvable(NOT_AVAILABLE)
         return Status.success()
 
-    def _allocate(self, data: _State, node: Node, claims: list[ResourceClaim],
-                  deadline: Callable[[], bool] | None) -> list[AllocationResult] | None:
+    def _deadline(self) -> Callable[[], bool] | None:
+        if self._args.filter_timeout <= 0:
+            return None
+        limit = time.monotonic() + self._args.filter_timeout
+        return lambda: time.monotonic() > limit
+
+    def _allocate(self, data: _State, node: Node, claims: Sequence[ResourceClaim]) -> list[AllocationResult] | None:
         """The allocation on ``node``, reused from an earlier pod whose claims asked for the same when nothing
         it depends on changed since: the node, the slices, the classes and the use of the node's pools."""
         allocator = data.allocator
         assert allocator is not None
         if data.signature is None:
-            return allocator.allocate(node, claims, deadline)
+            return allocator.allocate(node, claims, self._deadline())
         store = self._store
-        index = store.pool_index()
-        stamp = (index, store.classes_version, store.pools_stamp((p.driver, p.name) for p in allocator.pools(node)))
+        stamp = (store.pool_index(), store.classes_version, store.pools_stamp(allocator.pools(node)))
         key = (data.signature, node.name)
         known = self._memo.get(key)
         if known is not None and known[0] is node and known[1] == stamp:
             return known[2]
-        results = allocator.allocate(node, claims, deadline)
+        results = allocator.allocate(node, claims, self._deadline())
         if len(self._memo) >= _MEMO_MAX:
             self._memo.clear()
         self._memo[key] = (node, stamp, results)

@@ -334,3 +334,13 @@ def test_reused_allocations_follow_classes_slices_and_devices_in_use() -> None:
     assert fits("r", "c3")
     sched.add_objects(load_cluster([gpus("a")]).objects)  # the slice now has no devices
     assert not fits("s", "c3")
+
+
+def test_a_zero_filter_timeout_means_no_bound() -> None:
+    from kschedlib.plugins.dynamic_resources import DynamicResourcesArgs
+
+    sched = scheduler(node("a"), gpus("a", "g0"), DEVICE_CLASS, claim("c1"))
+    plugin = DynamicResources(DynamicResourcesArgs(filter_timeout=0.0), sched.engine.handles["default-scheduler"])
+    state, target = CycleState(), pod_from_dict(pod("p", "c1"))
+    plugin.pre_filter(state, target)
+    assert plugin.filter(state, target, sched.snapshot().get("a")).is_success
