@@ -165,6 +165,58 @@ def _preemption(workload: Workload, scale: float) -> list[Json]:
     return out
 
 
+GPU_DRIVER: Final = "gpu.example.com"
+GPUS_PER_NODE: Final = 8
+
+
+def _gpu_requests(workload: Workload, scale: float) -> tuple[int, list[tuple[int, bool]]]:
+    """Nodes, and per pod (GPUs wanted, whether only A100s will do), the same for both GPU workloads."""
+    rng = random.Random(f"{SEED}-gpu")
+    nodes = workload.scaled(workload.nodes, scale)
+    pods = workload.scaled(workload.pending_pods, scale)
+    wants = [(rng.choice([1, 1, 2, 4]), rng.random() < 0.3) for _ in range(pods)]
+    return nodes, wants
+
+
+def _gpu_extended(workload: Workload, scale: float) -> list[Json]:
+    """GPUs as the extended resource ``nvidia.com/gpu`` (the model preference cannot be said)."""
+    nodes, wants = _gpu_requests(workload, scale)
+    out = [node(i, 10, "64", "512Gi") for i in range(nodes)]
+    for n in out:
+        n["status"]["allocatable"]["nvidia.com/gpu"] = str(GPUS_PER_NODE)
+    for i, (count, _) in enumerate(wants):
+        p = pod(f"train-{i:06d}", "train", "1", "1Gi")
+        p["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = str(count)
+        out.append(p)
+    return out
+
+
+def _gpu_dra(workload: Workload, scale: float) -> list[Json]:
+    """The same GPUs as DRA devices in ResourceSlices; each pod has a ResourceClaim (30% want A100s)."""
+    nodes, wants = _gpu_requests(workload, scale)
+    out = [node(i, 10, "64", "512Gi") for i in range(nodes)]
+    for i in range(nodes):
+        name = f"node-{i:05d}"
+        model = "a100" if i % 2 else "h100"
+        out.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": name},
+                    "spec": {"driver": GPU_DRIVER, "nodeName": name,
+                             "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+                             "devices": [{"name": f"gpu-{j}", "attributes": {"model": {"string": model}}}
+                                         for j in range(GPUS_PER_NODE)]}})
+    out.append({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+                "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{GPU_DRIVER}"'}}]}})
+    for i, (count, a100) in enumerate(wants):
+        exactly: Json = {"deviceClassName": "gpu", "allocationMode": "ExactCount", "count": count}
+        if a100:
+            exactly["selectors"] = [{"cel": {"expression": f'device.attributes["{GPU_DRIVER}"].model == "a100"'}}]
+        name = f"train-{i:06d}"
+        out.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                    "metadata": {"name": name, "namespace": "default", "uid": f"uid-claim-{name}"},
+                    "spec": {"devices": {"requests": [{"name": "gpu", "exactly": exactly}]}}})
+        out.append(pod(name, "train", "1", "1Gi", resourceClaims=[{"name": "gpu", "resourceClaimName": name}]))
+    return out
+
+
 WORKLOADS: Final[dict[str, Workload]] = {
     w.name: w
     for w in (
@@ -174,6 +226,10 @@ WORKLOADS: Final[dict[str, Workload]] = {
                  1_000, 5_000, _affinity),
         Workload("preemption", "500 full nodes (2,000 low-priority pods), 500 high-priority pods",
                  500, 500, _preemption, evicts=True),
+        Workload("gpu-extended", "1,000 nodes of 8 GPUs (nvidia.com/gpu), 2,000 pods wanting 1-4",
+                 1_000, 2_000, _gpu_extended),
+        Workload("gpu-dra", "the same as DRA devices: ResourceSlices, one ResourceClaim per pod, 30% with a selector",
+                 1_000, 2_000, _gpu_dra),
     )
 }
 
