@@ -175,9 +175,9 @@ class Allocator:
         self._pools = slices if isinstance(slices, PoolIndex) else PoolIndex(slices)
         self._selectors = selectors
 
-    def pools(self, node: Node) -> list[Pool]:
-        """The pools ``node`` reaches (shared with the allocation itself)."""
-        return self._pools.gather(node)
+    def pool_keys(self, node: Node) -> tuple[tuple[str, str], ...]:
+        """(driver, pool) of the pools ``node`` reaches."""
+        return self._pools.keys(node)
 
     def allocate(self, node: Node, claims: Sequence[ResourceClaim],
                  deadline: Callable[[], bool] | None = None) -> list[AllocationResult] | None:

@@ -33,11 +33,6 @@ class Pool:
     invalid: bool
     counter_sets: Mapping[str, CounterSet]
 
-    @property
-    def key(self) -> tuple[str, str]:
-        """(driver, pool name)."""
-        return (self.driver, self.name)
-
 
 def slice_reaches(slice_: ResourceSlice, node: Node) -> bool:
     """Whether the slice's devices can be used from ``node`` (per-device selection: checked per device)."""
@@ -65,7 +60,7 @@ class PoolIndex:
         self._current: dict[tuple[str, str], list[ResourceSlice]] = {}
         self._by_node: dict[str, list[ResourceSlice]] = {}
         self._shared: list[ResourceSlice] = []
-        self._gathered: dict[str, tuple[Node, list[Pool]]] = {}
+        self._gathered: dict[str, tuple[Node, list[Pool], tuple[tuple[str, str], ...]]] = {}
         for s in slices:
             if s.generation != newest[s.driver, s.pool]:
                 continue
@@ -77,12 +72,18 @@ class PoolIndex:
 
     def gather(self, node: Node) -> list[Pool]:
         """The pools ``node`` reaches, node-local slices first (kept per node object: nodes are immutable)."""
+        return self._entry(node)[1]
+
+    def keys(self, node: Node) -> tuple[tuple[str, str], ...]:
+        """(driver, pool) of the pools ``node`` reaches, in :meth:`gather`'s order."""
+        return self._entry(node)[2]
+
+    def _entry(self, node: Node) -> tuple[Node, list[Pool], tuple[tuple[str, str], ...]]:
         known = self._gathered.get(node.name)
-        if known is not None and known[0] is node:
-            return known[1]
-        pools = self._gather(node)
-        self._gathered[node.name] = (node, pools)
-        return pools
+        if known is None or known[0] is not node:
+            pools = self._gather(node)
+            known = self._gathered[node.name] = (node, pools, tuple((p.driver, p.name) for p in pools))
+        return known
 
     def _gather(self, node: Node) -> list[Pool]:
         reaching: dict[tuple[str, str], list[ResourceSlice]] = {}

@@ -15,7 +15,7 @@ from typing import Final, final
 import attrs
 
 from kschedlib.dra._allocator import AllocatedState, DeviceID
-from kschedlib.dra._pools import Pool, PoolIndex
+from kschedlib.dra._pools import PoolIndex
 from kschedlib.model.dra import (
     AllocationResult,
     ClaimConsumer,
@@ -172,10 +172,10 @@ class DraStore:
             self._allocated = AllocatedState(frozenset(d for d, n in held.devices.items() if n > 0), capacity)
         return self._allocated
 
-    def pools_stamp(self, pools: Iterable[Pool]) -> tuple[int, ...]:
-        """Versions of the use of these pools: equal stamps mean the same devices are in use there."""
+    def pools_stamp(self, pools: Iterable[tuple[str, str]]) -> tuple[int, ...]:
+        """Versions of the use of these (driver, pool)s: equal stamps mean the same devices are in use there."""
         versions = self._held.pool_versions
-        return tuple([versions[pool.key] for pool in pools])
+        return tuple([versions[pool] for pool in pools])
 
     def _refresh(self, key: str) -> None:
         """Account for a change of the claim ``key`` or of its allocation in flight."""

@@ -46,7 +46,7 @@ from kschedlib.framework.extension_points import (
     ScorePlugin,
 )
 from kschedlib.framework.handle import Handle
-from kschedlib.framework.memo import NodeLocalScore
+from kschedlib.framework.memo import NodeLocalScore, ValueNormalizer
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.results import NodeScore, PostFilterResult, PreFilterResult
 from kschedlib.framework.status import Status
@@ -59,7 +59,7 @@ from kschedlib.model.dra import (
 from kschedlib.model.labels import NodeSelector
 from kschedlib.model.objects import Node, Pod
 from kschedlib.model.resources import pod_requests
-from kschedlib.plugins._normalize import default_normalize_score
+from kschedlib.plugins._normalize import default_normalize_score, normalized_values
 
 __all__ = ["NO_CLAIMS_TO_DEALLOCATE", "DynamicResources", "DynamicResourcesArgs", "decode_args", "dra_allocations"]
 
@@ -179,7 +179,7 @@ def _selector_compiler() -> SelectorCache:
 
 @final
 class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlugin, ScoreExtensions, NodeLocalScore,
-                       ReservePlugin, PreBindPlugin, PostFilterPlugin, EnqueueExtensions):
+                       ValueNormalizer, ReservePlugin, PreBindPlugin, PostFilterPlugin, EnqueueExtensions):
     """Dynamic Resource Allocation as kube-scheduler v1.36 runs it with its default feature gates."""
 
     name: ClassVar[str] = "DynamicResources"
@@ -355,7 +355,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
         if data.signature is None:
             return allocator.allocate(node, claims, self._deadline())
         store = self._store
-        stamp = (store.pool_index(), store.classes_version, store.pools_stamp(allocator.pools(node)))
+        stamp = (store.pool_index(), store.classes_version, store.pools_stamp(allocator.pool_keys(node)))
         key = (data.signature, node.name)
         known = self._memo.get(key)
         if known is not None and known[0] is node and known[1] == stamp:
@@ -389,6 +389,10 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
     def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
         default_normalize_score(scores, reverse=False)
         return Status.success()
+
+    def normalize_values(self, state: CycleState, pod: Pod, scores: list[int]) -> list[int]:
+        """DefaultNormalizeScore; scores of a pod without prioritized lists are all 0 and stay so."""
+        return normalized_values(scores, reverse=False)
 
     # --- Reserve / Unreserve / PreBind ----------------------------------------------------------
 
