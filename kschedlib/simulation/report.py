@@ -89,6 +89,10 @@ def simulation_text(report: SimulationReport) -> str:
     for message, count in report.unschedulable_reasons().most_common():
         lines.append(f"  {count} x {message}")
     lines.append(f"{summary['seconds']:.3f} s scheduling, {summary['pods_per_second']} pods/s")
+    if report.dra:
+        held = sum(len(entry["devices"]) for entries in report.dra["allocations"].values() for entry in entries)
+        free = sum(len(names) for pools in report.dra["free_devices"].values() for names in pools.values())
+        lines.append(f"devices: {held} allocated to {len(report.dra['allocations'])} pods, {free} free")
     skipped = skipped_text(report.skipped) if report.skipped else None
     lines.extend([skipped] if skipped else [])
     return "\n".join(lines)

@@ -91,3 +91,11 @@ def test_explain_text_names_the_devices_of_the_selected_node() -> None:
     text = explanation_text(explain(cluster, pod("p", "c1"), kube_version="1.36"))
     assert "devices for default/c1 on a: gpu.example.com/a/gpu-0" in text
     assert "dra_allocations" not in explain(cluster, pod("p", "c1"), kube_version="1.30").to_dict()
+
+
+def test_simulation_text_counts_devices() -> None:
+    from kschedlib.simulation.report import simulation_text
+
+    objects = [node("a"), gpus("a", 2), CLASS, claim("c0"), pod("p0", "c0")]
+    text = simulation_text(simulate(objects, kube_version="1.36"))
+    assert "devices: 1 allocated to 1 pods, 1 free" in text
