@@ -18,6 +18,7 @@ from kschedlib._internal.cache import Cache
 from kschedlib._internal.scheduling_store import PodTable, SchedulingStore
 from kschedlib._internal.store import StorageStore
 from kschedlib.clock import Clock, FakeClock
+from kschedlib.dra._store import DraStore
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.extender import Extender
 from kschedlib.framework.extension_points import FilterPlugin, Plugin, PreFilterExtensions
@@ -88,8 +89,8 @@ class FakeHandle:
     ``kube_version`` and ``feature_gates`` choose the :attr:`switches` as a Scheduler would.
     """
 
-    __slots__ = ("_clock", "_extenders", "_nominated", "_owners", "_pdbs", "_plugins", "_pods", "_rng", "_scheduling",
-                 "_seed", "_snapshot", "_storage", "_switches")
+    __slots__ = ("_clock", "_dra", "_extenders", "_nominated", "_owners", "_pdbs", "_plugins", "_pods", "_rng",
+                 "_scheduling", "_seed", "_snapshot", "_storage", "_switches")
 
     def __init__(
         self,
@@ -126,9 +127,10 @@ class FakeHandle:
         self._pdbs = [*(o for o in extra if isinstance(o, PodDisruptionBudget)), *pdbs]
         self._owners = [*(o for o in extra if isinstance(o, OwnerSelector)), *owners]
         self._storage = StorageStore()
+        self._dra = DraStore()
         self._scheduling = SchedulingStore(PodTable(self._pods))
         for obj in (*extra, *storage):
-            if not self._scheduling.add(obj):
+            if not self._scheduling.add(obj) and not self._dra.add(obj):
                 self._storage.add(obj)
         self._nominated = {name: tuple(infos) for name, infos in (nominated or {}).items()}
         self._seed = seed
@@ -198,6 +200,11 @@ class FakeHandle:
     def scheduling_objects(self) -> SchedulingStore:
         """PodGroups and ElasticQuotas of the cluster and ``storage``; the pods of each PodGroup."""
         return self._scheduling
+
+    @property
+    def dra(self) -> DraStore:
+        """DeviceClasses, ResourceSlices, ResourceClaims and templates of the cluster and ``storage``."""
+        return self._dra
 
     @property
     def storage(self) -> StorageStore:

@@ -344,3 +344,16 @@ def test_a_zero_filter_timeout_means_no_bound() -> None:
     state, target = CycleState(), pod_from_dict(pod("p", "c1"))
     plugin.pre_filter(state, target)
     assert plugin.filter(state, target, sched.snapshot().get("a")).is_success
+
+
+def test_the_fake_handle_holds_dra_objects() -> None:
+    from kschedlib.testing import FakeHandle
+
+    cluster = load_cluster([node("a"), gpus("a", "g0"), DEVICE_CLASS, claim("c1")])
+    handle = FakeHandle(cluster, kube_version="1.36")
+    plugin = DynamicResources(None, handle.as_handle())
+    state, target = CycleState(), pod_from_dict(pod("p", "c1"))
+    plugin.pre_filter(state, target)
+    assert plugin.filter(state, target, handle.snapshot.get("a")).is_success
+    assert plugin.reserve(state, target, "a").is_success
+    assert handle.dra.allocated_state().devices == {(DRIVER, "a", "g0")}
