@@ -211,7 +211,7 @@ RUNTIME_ERRORS = {
     "string-not-a-semver": (
         'device.attributes["dra.example.com"].v.isGreaterThan(semver("1.0.0"))',
         device({"v": "1.0.0"}),
-        "no such overload",
+        "no such overload: isGreaterThan(string, kubernetes.Semver)",
     ),
     "macro-exists-on-int": (
         'device.attributes["dra.example.com"].name.exists(x, x > 0)',

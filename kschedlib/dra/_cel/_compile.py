@@ -225,7 +225,7 @@ class _Compiler:
         chosen = [c for c, _ in candidates]
         if len(chosen) == 1 and not any(is_dyn(t) or "dyn" in t for t in arg_types):
             return result, _ops.call_direct(chosen[0].impl, evaluators)
-        return result, _ops.call_dispatch(chosen, evaluators)
+        return result, _ops.call_dispatch(name, chosen, evaluators)
 
     # -- macros
     def _comprehension(self, node: Comprehension, scope: dict[str, str]) -> tuple[str, Evaluator]:
