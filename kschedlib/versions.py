@@ -198,6 +198,10 @@ CHANGES: Final[tuple[Change, ...]] = (
     Change("generic_taint_reason", 34,
            "TaintToleration says `node(s) had untolerated taint(s)` (v1.35, and v1.34 from its 1.34.x patch "
            "that kschedlib models)"),
+    Change("dra_prioritized_list", 34, "DRA requests may list `firstAvailable` alternatives",
+           gate="DRAPrioritizedList"),
+    Change("dra_admin_access", 34, "DRA requests with `adminAccess` may use devices already in use",
+           gate="DRAAdminAccess"),
     Change("dynamic_resources_score", 35,
            "DynamicResources scores (weight 2; 0 for pods without claims)", gate="DynamicResourceAllocation"),
     Change("terminating_victims_not_deleted", 35,
@@ -206,6 +210,17 @@ CHANGES: Final[tuple[Change, ...]] = (
            "a failed pod keeps its nominated node", gate="NominatedNodeNameForExpectation"),
     Change("node_declared_features", 35,
            "NodeDeclaredFeatures joins the default profile after DefaultBinder", gate="NodeDeclaredFeatures"),
+    Change("dra_device_taints", 36, "DRA devices with NoSchedule/NoExecute taints need a toleration",
+           gate="DRADeviceTaints"),
+    Change("dra_partitionable_devices", 36, "DRA devices consuming shared counters are allocated within them",
+           gate="DRAPartitionableDevices"),
+    Change("dra_consumable_capacity", 36, "DRA devices allowing multiple allocations share their capacity",
+           gate="DRAConsumableCapacity"),
+    Change("dra_binding_conditions", 36, "DRA devices with binding conditions may be allocated",
+           gate="DRADeviceBindingConditions"),
+    Change("dra_extended_resource", 36, "an extended resource a DeviceClass provides (and the node does not "
+           "advertise) is allocated by DynamicResources, not checked by NodeResourcesFit",
+           gate="DRAExtendedResource"),
     Change("short_queue_sort_message", 36,
            "profiles with different queueSort plugins are refused with `must be the same for all profiles` "
            "(dated by the v1.36.3 source; the exact minor it entered is not pinned)"),
@@ -254,6 +269,13 @@ class Switches:
     dynamic_resources: bool = False
     generic_taint_reason: bool = False
     dynamic_resources_score: bool = False
+    dra_prioritized_list: bool = False
+    dra_admin_access: bool = False
+    dra_device_taints: bool = False
+    dra_partitionable_devices: bool = False
+    dra_consumable_capacity: bool = False
+    dra_binding_conditions: bool = False
+    dra_extended_resource: bool = False
     terminating_victims_not_deleted: bool = False
     nominated_node_name_kept: bool = False
     node_declared_features: bool = False

@@ -337,6 +337,8 @@ class Engine:
         known = self.store.pop_pod(key)
         if known is None:
             return False
+        if known.resource_claims or self.store.dra.claims:
+            self.store.dra.release_pod(known)
         if self._preempting:
             self._preempting.pop(known.uid, None)
             self._victim_gone(key)

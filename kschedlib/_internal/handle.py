@@ -13,6 +13,7 @@ from kschedlib._internal.scheduling_store import SchedulingStore
 from kschedlib._internal.store import ObjectStore, StorageStore
 from kschedlib._internal.waiting import WaitingPod, WaitingPods
 from kschedlib.clock import Clock
+from kschedlib.dra._store import DraStore
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.extender import Extender
 from kschedlib.framework.node_info import NodeInfo
@@ -122,6 +123,10 @@ class FrameworkHandle:
     @property
     def storage(self) -> StorageStore:
         return self._store.storage
+
+    @property
+    def dra(self) -> DraStore:
+        return self._store.dra
 
     def write_volume_bindings(
         self, volumes: Sequence[PersistentVolume], claims: Sequence[PersistentVolumeClaim]

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 from typing import Final, final
 
 from kschedlib._internal.scheduling_store import PodTable, SchedulingStore
+from kschedlib.dra._store import DraStore
 from kschedlib.model.objects import Namespace, OwnerSelector, Pod, PodDisruptionBudget
 from kschedlib.model.storage import (
     CSIDriver,
@@ -160,7 +161,7 @@ class ObjectStore:
     key and uid into :attr:`pods` is fine).
     """
 
-    __slots__ = ("_uid_keys", "namespaces", "owners", "pdbs", "pods", "scheduling", "storage")
+    __slots__ = ("_uid_keys", "dra", "namespaces", "owners", "pdbs", "pods", "scheduling", "storage")
 
     def __init__(self) -> None:
         self.namespaces: dict[str, Namespace] = {}
@@ -170,6 +171,7 @@ class ObjectStore:
         self._uid_keys: dict[str, str] = {}
         self.storage = StorageStore()
         self.scheduling = SchedulingStore(self.pods)
+        self.dra = DraStore()
 
     def key_of_uid(self, uid: str) -> str | None:
         """The key of the known pod with this uid, if any."""
@@ -197,7 +199,7 @@ class ObjectStore:
                 self.pdbs[f"{obj.namespace}/{obj.name}"] = obj
             elif isinstance(obj, OwnerSelector):
                 self.owners[f"{obj.kind}/{obj.namespace}/{obj.name}"] = obj
-            elif not self.scheduling.add(obj):
+            elif not self.scheduling.add(obj) and not self.dra.add(obj):
                 self.storage.add(obj)
 
     def owner_selectors(self, namespace: str) -> Sequence[OwnerSelector]:
@@ -215,4 +217,5 @@ class ObjectStore:
         other._uid_keys = dict(self._uid_keys)
         other.storage = self.storage.copy()
         other.scheduling = self.scheduling.copy(pods)
+        other.dra = self.dra.copy()
         return other

@@ -34,6 +34,13 @@ from typing import Any, Final, NoReturn, final
 from kschedlib.errors import ManifestError
 from kschedlib.model import _convert_spec as spec_
 from kschedlib.model._convert_base import EMPTY, Json, Reader, label_selector, open_object, section
+from kschedlib.model._convert_dra import (
+    DraObject,
+    device_class_from_dict,
+    resource_claim_from_dict,
+    resource_claim_template_from_dict,
+    resource_slice_from_dict,
+)
 from kschedlib.model._convert_priority import PriorityClass, PriorityClasses, priority_class_from_dict
 from kschedlib.model._convert_scheduling import (
     SchedulingObject,
@@ -73,6 +80,7 @@ from kschedlib.model._convert_write import (
     pod_to_dict,
 )
 from kschedlib.model._convert_write import object_to_dict as _core_object_to_dict
+from kschedlib.model.dra import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from kschedlib.model.labels import LabelSelector, selector_from_labels
 from kschedlib.model.objects import (
     ContainerImage,
@@ -126,7 +134,8 @@ __all__ = [
     "volume_source_to_dict",
 ]
 
-KubeObject = Node | Pod | Namespace | PodDisruptionBudget | OwnerSelector | StorageObject | SchedulingObject
+KubeObject = (Node | Pod | Namespace | PodDisruptionBudget | OwnerSelector | StorageObject | SchedulingObject
+              | DraObject)
 """What a Kubernetes object can be read as."""
 
 NAMESPACE_NAME_LABEL: Final = "kubernetes.io/metadata.name"
@@ -146,6 +155,11 @@ def _resource_claim(r: Reader, raw: object, path: str) -> PodResourceClaim:
     claim = r.as_map(raw, path)
     return PodResourceClaim(r.reqstr(claim, "name", path), r.optstr(claim, "resourceClaimName", path),
                             r.optstr(claim, "resourceClaimTemplateName", path))
+
+
+def _claim_status(r: Reader, raw: object, path: str) -> tuple[str, str | None]:
+    status = r.as_map(raw, path)
+    return r.reqstr(status, "name", path), r.optstr(status, "resourceClaimName", path)
 
 
 def pod_from_dict(d: Mapping[str, Any]) -> Pod:
@@ -190,6 +204,7 @@ def pod_from_dict(d: Mapping[str, Any]) -> Pod:
         pod_level_limits=level_limits,
         container_statuses=spec_.container_statuses(r, status, "containerStatuses"),
         init_container_statuses=spec_.container_statuses(r, status, "initContainerStatuses"),
+        resource_claim_statuses=r.each(status, "resourceClaimStatuses", "status", _claim_status),
     )
 
 
@@ -296,6 +311,10 @@ _READERS: Final[dict[str, Callable[[Mapping[str, Any]], KubeObject]]] = {
     "PodGroup": pod_group_from_dict,
     "ElasticQuota": elastic_quota_from_dict,
     "VolumeAttachment": volume_attachment_from_dict,
+    "DeviceClass": device_class_from_dict,
+    "ResourceSlice": resource_slice_from_dict,
+    "ResourceClaim": resource_claim_from_dict,
+    "ResourceClaimTemplate": resource_claim_template_from_dict,
 }
 
 
@@ -305,6 +324,8 @@ def object_to_dict(obj: KubeObject) -> dict[str, Any]:
         return _core_object_to_dict(obj)
     if isinstance(obj, PodGroup | ElasticQuota):
         return scheduling_object_to_dict(obj)
+    if isinstance(obj, DeviceClass | ResourceSlice | ResourceClaim | ResourceClaimTemplate):
+        raise ManifestError("writing resource.k8s.io objects back is not supported", obj=type(obj).__name__)
     return storage_object_to_dict(obj)
 
 

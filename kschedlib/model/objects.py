@@ -322,6 +322,7 @@ _check_pod = check.checker({
     "deletion_timestamp": check.SECONDS_OR_NONE, "pod_level_requests": check.RESOURCES_OR_NONE,
     "pod_level_limits": check.RESOURCES_OR_NONE, "container_statuses": check.tuple_of(ContainerStatus),
     "init_container_statuses": check.tuple_of(ContainerStatus),
+    "resource_claim_statuses": check.tuple_of(tuple),
 })
 
 
@@ -370,6 +371,8 @@ class Pod:
     """``status.containerStatuses`` that report resources (in-place resize, read from v1.33)."""
     init_container_statuses: tuple[ContainerStatus, ...] = ()
     """``status.initContainerStatuses`` that report resources."""
+    resource_claim_statuses: tuple[tuple[str, str | None], ...] = ()
+    """``status.resourceClaimStatuses``: (pod claim name, generated ResourceClaim name or ``None``)."""
 
     def __attrs_post_init__(self) -> None:
         _check_pod(self)

@@ -1,46 +1,75 @@
-"""DynamicResources: kube-scheduler's Dynamic Resource Allocation plugin, for pods without claims.
+"""DynamicResources: kube-scheduler's Dynamic Resource Allocation plugin (v1.34+).
 
-From v1.34 the plugin is in the default profile (before DefaultPreemption; from v1.35 with a Score
-of weight 2).  For a pod that claims no devices it does nothing visible but three things that every
-user sees in kube-scheduler's output, which this module reproduces:
+A pod names ResourceClaims (directly, or made from a template by the resourceclaim controller and
+listed in ``status.resourceClaimStatuses``).  The plugin, at each extension point, as v1.36 does:
 
-* PreFilter records its (empty) state and returns Skip, so Filter never runs;
-* Score gives every node 0 (the plugin appears with 0 in per-plugin scores);
-* PostFilter answers ``no new claims to deallocate`` (Unschedulable), which is why v1.36 preemption
-  messages start with that text -- and, when an earlier PreFilter plugin rejected the pod so that
-  this plugin's PreFilter never ran, it fails with the Error ``not found`` (its state is missing),
-  and preemption is not tried.
+* PreEnqueue: every claim must exist (and a template's claim must be owned by the pod);
+* PreFilter: a claim allocated and reserved by other pods beyond the limit is ``resourceclaim in use``;
+  an unallocated claim's device classes must exist; an allocator is built for the unallocated claims
+  over the devices not held by allocated claims;
+* Filter: an allocated claim's node selector must match the node; the unallocated claims (and the
+  pod's extended resources that a DeviceClass provides and the node does not advertise) must be
+  allocatable on the node (``cannot allocate all claims``), within ``filterTimeout``;
+* Score: prioritized lists -- the earlier the chosen ``firstAvailable`` subrequest, the higher;
+* Reserve/Unreserve: the node's allocation is held in flight, so later pods see the devices as used;
+* PreBind: the allocation and the pod's reservation are written into the claims;
+* PostFilter: a claim allocated but reserved for nobody (or only this pod) that did not fit a node
+  is deallocated, so the next attempt can allocate it elsewhere.
 
-Allocating devices for pods with ``spec.resourceClaims`` is not implemented: such pods get an Error
-naming the missing support, never a silent wrong answer.  With the DynamicResourceAllocation gate
-off (v1.30-v1.33 defaults) the claims are ignored, as those versions ignore them.
+For a pod without claims PreFilter returns Skip and Score gives 0 everywhere.  With the
+DynamicResourceAllocation gate off (v1.30-v1.33 defaults) the plugin is not in the profile.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, ClassVar, Final, final
 
 import attrs
 
+from kschedlib.dra._allocator import AllocationError, Allocator, Features
+from kschedlib.dra._selectors import SelectorCache
+from kschedlib.dra._store import EXTENDED_CLAIM_SUFFIX, ClaimProblem, DraStore, pod_claim_name
 from kschedlib.errors import ConfigError
 from kschedlib.framework._go_duration import parse_duration
 from kschedlib.framework.cycle_state import CycleState, StateKey
-from kschedlib.framework.events import ClusterEventWithHint, EnqueueExtensions
-from kschedlib.framework.extension_points import PostFilterPlugin, PreFilterPlugin, ScorePlugin
+from kschedlib.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EnqueueExtensions
+from kschedlib.framework.extension_points import (
+    FilterPlugin,
+    PostFilterPlugin,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    ReservePlugin,
+    ScoreExtensions,
+    ScorePlugin,
+)
 from kschedlib.framework.handle import Handle
 from kschedlib.framework.memo import NodeLocalScore
 from kschedlib.framework.node_info import NodeInfo
-from kschedlib.framework.results import PostFilterResult, PreFilterResult
+from kschedlib.framework.results import NodeScore, PostFilterResult, PreFilterResult
 from kschedlib.framework.status import Status
+from kschedlib.model.dra import (
+    AllocationResult,
+    DeviceRequest,
+    ExactRequest,
+    ResourceClaim,
+)
+from kschedlib.model.labels import NodeSelector
 from kschedlib.model.objects import Pod
+from kschedlib.model.resources import pod_requests
+from kschedlib.plugins._normalize import default_normalize_score
 
-__all__ = ["DRA_NOT_SUPPORTED", "NO_CLAIMS_TO_DEALLOCATE", "DynamicResources", "DynamicResourcesArgs", "decode_args"]
+__all__ = ["NO_CLAIMS_TO_DEALLOCATE", "DynamicResources", "DynamicResourcesArgs", "decode_args", "dra_allocations"]
 
 NO_CLAIMS_TO_DEALLOCATE: Final = "no new claims to deallocate"
 STATE_NOT_FOUND: Final = "not found"
-DRA_NOT_SUPPORTED: Final = "Dynamic Resource Allocation is not supported yet"
-
+CANNOT_ALLOCATE: Final = "cannot allocate all claims"
+NOT_AVAILABLE: Final = "resourceclaim not available on the node"
+FIRST_AVAILABLE_MAX_SIZE: Final = 8
+RESERVED_FOR_MAX_SIZE: Final = 256
+_IMPLICIT_PREFIX: Final = "deviceclass.resource.kubernetes.io/"
 
 
 @final
@@ -83,51 +112,323 @@ def decode_args(raw: Mapping[str, Any] | None) -> DynamicResourcesArgs:
 
 
 @final
-class _NoClaims:
-    """PreFilter's state for a pod without claims: immutable, so cloning shares it."""
+class _State:
+    """PreFilter's findings, shared (not copied) by clones as kube shares its pointer."""
 
-    __slots__ = ()
+    __slots__ = ("allocator", "available_on", "claims", "extended", "node_allocations", "unavailable")
 
-    def clone(self) -> _NoClaims:
+    def __init__(self) -> None:
+        self.claims: list[ResourceClaim] = []
+        self.available_on: list[NodeSelector | None] = []
+        self.allocator: Allocator | None = None
+        self.extended: dict[str, tuple[str, int]] = {}
+        """extended resource -> (device class, count) for resources a DeviceClass may provide."""
+        self.node_allocations: dict[str, list[tuple[ResourceClaim, AllocationResult]]] = {}
+        self.unavailable: set[int] = set()
+
+    def clone(self) -> _State:
         return self
 
+    @property
+    def to_allocate(self) -> list[ResourceClaim]:
+        return [claim for claim in self.claims if claim.allocation is None]
 
-_NO_CLAIMS: Final = _NoClaims()
-_STATE: Final[StateKey[_NoClaims]] = StateKey("PreFilterDynamicResources")
+
+_STATE: Final[StateKey[_State]] = StateKey("PreFilterDynamicResources")
+
+
+def _pod_claims(pod: Pod, store: DraStore) -> list[ResourceClaim]:
+    claims = []
+    for pod_claim in pod.resource_claims:
+        name = pod_claim_name(pod, pod_claim.name, pod_claim.resource_claim_name)
+        if name is None:
+            continue
+        claim = store.get_claim(pod.namespace, name)
+        if claim is None:
+            raise ClaimProblem(f'could not find ResourceClaim "{pod.namespace}/{name}"')
+        claim = store.in_flight.get(claim.uid, claim) if claim.uid else claim
+        if claim.deletion_timestamp is not None:
+            raise ClaimProblem(f'resourceclaim "{name}" is being deleted')
+        if pod_claim.resource_claim_name is None and not any(
+                ref.controller and ref.uid == pod.uid and ref.kind == "Pod" for ref in claim.owner_references):
+            raise ClaimProblem(f"ResourceClaim {claim.key} was not created for Pod {pod.key} (Pod is not owner)")
+        claims.append(claim)
+    return claims
+
+
+def _reserved_for_pod(claim: ResourceClaim, pod: Pod) -> bool:
+    return any(c.resource == "pods" and c.uid == pod.uid for c in claim.reserved_for)
+
+
+def _selector_compiler() -> SelectorCache:
+    from kschedlib.dra._cel_bridge import compile_selector
+
+    return SelectorCache(compile_selector)
 
 
 @final
-class DynamicResources(PreFilterPlugin, ScorePlugin, NodeLocalScore, PostFilterPlugin, EnqueueExtensions):
-    """Dynamic Resource Allocation as kube-scheduler v1.34+ runs it for pods without resource claims."""
+class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlugin, ScoreExtensions, NodeLocalScore,
+                       ReservePlugin, PreBindPlugin, PostFilterPlugin, EnqueueExtensions):
+    """Dynamic Resource Allocation as kube-scheduler v1.36 runs it with its default feature gates."""
 
     name: ClassVar[str] = "DynamicResources"
-    __slots__ = ("_enabled",)
+    __slots__ = ("_args", "_enabled", "_extended", "_features", "_handle", "_selectors")
 
     def __init__(self, args: DynamicResourcesArgs | None, handle: Handle) -> None:
-        """The args are decoded and validated, not used yet (``filterTimeout`` only matters when
-        devices are allocated)."""
+        self._args = args or DynamicResourcesArgs()
+        self._handle = handle
         self._enabled = handle.switches.dynamic_resources
+        switches = handle.switches
+        self._extended = switches.dra_extended_resource
+        self._features = Features(admin_access=switches.dra_admin_access,
+                                  prioritized_list=switches.dra_prioritized_list,
+                                  device_taints=switches.dra_device_taints,
+                                  partitionable_devices=switches.dra_partitionable_devices,
+                                  consumable_capacity=switches.dra_consumable_capacity,
+                                  binding_conditions=switches.dra_binding_conditions)
+        self._selectors: SelectorCache | None = None
+
+    @property
+    def _store(self) -> DraStore:
+        store = getattr(self._handle, "dra", None)
+        return store if isinstance(store, DraStore) else DraStore()
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        """Nothing it rejects can be helped by an event: it rejects no pod without claims."""
-        return ()
+        """Devices free up when pods go; nodes and DRA objects arrive."""
+        return (ClusterEventWithHint(ClusterEvent("Pod", ActionType.DELETE, "AssignedPodDelete")),
+                ClusterEventWithHint(ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL, "NodeAdd")),
+                ClusterEventWithHint(ClusterEvent("resource.k8s.io/ResourceClaim", ActionType.ALL)),
+                ClusterEventWithHint(ClusterEvent("resource.k8s.io/ResourceSlice", ActionType.ALL)),
+                ClusterEventWithHint(ClusterEvent("resource.k8s.io/DeviceClass", ActionType.ALL)))
+
+    # --- PreEnqueue / PreFilter ---------------------------------------------------------------
+
+    def pre_enqueue(self, pod: Pod) -> Status:
+        if not self._enabled or not pod.resource_claims:
+            return Status.success()
+        try:
+            _pod_claims(pod, self._store)
+        except ClaimProblem as exc:
+            return Status.unresolvable(str(exc))
+        return Status.success()
+
+    def _extended_requests(self, pod: Pod, store: DraStore) -> dict[str, tuple[str, int]]:
+        if not self._extended or not store.classes:
+            return {}
+        classes = store.extended_resource_classes()
+        out = {}
+        for name, amount in pod_requests(pod).scalar.items():
+            device_class = classes.get(name)
+            if device_class is not None and amount > 0:
+                out[name] = (device_class.name, amount)
+        return out
 
     def pre_filter(self, state: CycleState, pod: Pod) -> Status | PreFilterResult:
-        """Skip a pod without claims (recording that it has none); refuse one with claims."""
-        if pod.resource_claims and self._enabled:
-            names = ", ".join(claim.name for claim in pod.resource_claims)
-            return Status.from_error(f"{DRA_NOT_SUPPORTED}: pod {pod.key} has spec.resourceClaims ({names})")
-        state.write(_STATE, _NO_CLAIMS)
-        return Status.skip()
+        data = _State()
+        state.write(_STATE, data)
+        if not self._enabled:
+            return Status.skip()
+        store = self._store
+        try:
+            claims = _pod_claims(pod, store) if pod.resource_claims else []
+        except ClaimProblem as exc:
+            return Status.unresolvable(str(exc))
+        extended = self._extended_requests(pod, store)
+        if not claims and not extended:
+            return Status.skip()
+        available_on: list[NodeSelector | None] = []
+        to_allocate = 0
+        for claim in claims:
+            selector = None
+            if claim.allocation is not None:
+                if len(claim.reserved_for) >= RESERVED_FOR_MAX_SIZE and not _reserved_for_pod(claim, pod):
+                    return Status.unresolvable("resourceclaim in use")
+                selector = claim.allocation.node_selector
+            else:
+                to_allocate += 1
+                if store.has_pending_allocation(claim.uid or claim.key):
+                    return Status.unresolvable(f"resource claim {claim.key} is in the process of being allocated")
+                problem = self._check_classes(claim.requests, store)
+                if problem is not None:
+                    return problem
+            available_on.append(selector)
+        if to_allocate or extended:
+            if self._selectors is None:
+                self._selectors = _selector_compiler()
+            data.allocator = Allocator(self._features, store.allocated_state(), store.classes,
+                                       tuple(store.slices.values()), self._selectors)
+        data.claims, data.available_on, data.extended = claims, available_on, extended
+        return Status.success()
+
+    @staticmethod
+    def _check_classes(requests: Sequence[DeviceRequest], store: DraStore) -> Status | None:
+        def check(request: ExactRequest, name: str) -> Status | None:
+            if not request.device_class_name:
+                return Status.from_error(f"request {name}: unsupported request type")
+            if request.device_class_name not in store.classes:
+                return Status.unresolvable(f"request {name}: device class {request.device_class_name} does not exist")
+            return None
+
+        for request in requests:
+            subs = ([(request.exactly, request.name)] if request.exactly is not None
+                    else [(s, f"{request.name}/{s.name}") for s in request.first_available])
+            for sub, name in subs:
+                problem = check(sub, name)
+                if problem is not None:
+                    return problem
+        return None
+
+    # --- Filter -------------------------------------------------------------------------------
+
+    def _extended_claim(self, pod: Pod, data: _State, node_info: NodeInfo) -> ResourceClaim | None:
+        requests = []
+        for index, (resource, (device_class, count)) in enumerate(sorted(data.extended.items())):
+            if node_info.allocatable.scalar.get(resource, 0) > 0 and not resource.startswith(_IMPLICIT_PREFIX):
+                continue
+            requests.append(DeviceRequest(f"container-0-request-{index}",
+                                          ExactRequest(f"container-0-request-{index}", device_class, count=count)))
+        if not requests:
+            return None
+        return ResourceClaim(f"{pod.name}{EXTENDED_CLAIM_SUFFIX}", pod.namespace, requests=tuple(requests))
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        data = state.get(_STATE)
+        if data is None or (not data.claims and not data.extended):
+            return Status.success()
+        node = node_info.node
+        assert node is not None
+        unavailable = [i for i, selector in enumerate(data.available_on)
+                       if selector is not None and not selector.matches(node.name, node.labels)]
+        if data.allocator is not None:
+            claims = data.to_allocate
+            extended = self._extended_claim(pod, data, node_info)
+            if extended is not None:
+                claims.append(extended)
+            if claims:
+                deadline = None
+                if self._args.filter_timeout > 0:
+                    limit = time.monotonic() + self._args.filter_timeout
+                    deadline = lambda: time.monotonic() > limit  # noqa: E731
+                try:
+                    results = data.allocator.allocate(node, claims, deadline)
+                except TimeoutError:
+                    return Status.from_error(f"node {node.name}: timed out trying to allocate devices")
+                except AllocationError as exc:
+                    return Status.from_error(str(exc))
+                if results is None:
+                    return Status.unresolvable(CANNOT_ALLOCATE)
+                data.node_allocations[node.name] = list(zip(claims, results, strict=True))
+        if unavailable:
+            data.unavailable.update(unavailable)
+            return Status.unresolvable(NOT_AVAILABLE)
+        return Status.success()
+
+    # --- Score --------------------------------------------------------------------------------
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
-        return 0
+        data = state.get(_STATE)
+        if data is None:
+            return 0
+        total = 0
+        for claim, result in data.node_allocations.get(node_info.name, ()):
+            for request in claim.requests:
+                for index, sub in enumerate(request.first_available):
+                    if any(d.request == f"{request.name}/{sub.name}" for d in result.devices):
+                        total += FIRST_AVAILABLE_MAX_SIZE - index
+                        break
+        return total
 
-    def score_key(self, state: CycleState, pod: Pod) -> Hashable:
-        """Every pod that reaches Score claims nothing and scores 0 everywhere: one key for all."""
-        return ()
+    def score_key(self, state: CycleState, pod: Pod) -> Hashable | None:
+        """Pods without claims score 0 everywhere (one key); a pod with claims scores per allocation."""
+        data = state.get(_STATE)
+        return () if data is None or not data.node_allocations else None
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
+        default_normalize_score(scores, reverse=False)
+        return Status.success()
+
+    # --- Reserve / Unreserve / PreBind ----------------------------------------------------------
+
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        data = state.get(_STATE)
+        if data is None or data.allocator is None:
+            return Status.success()
+        allocations = data.node_allocations.get(node_name)
+        if allocations is None:
+            if data.to_allocate:
+                return Status.from_error(f"claim allocation not found for node {node_name}")
+            return Status.success()
+        store = self._store
+        for claim, result in allocations:
+            store.assume(attrs.evolve(claim, allocation=result))
+        return Status.success()
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        data = state.get(_STATE)
+        if data is None:
+            return
+        store = self._store
+        for claim, _ in data.node_allocations.get(node_name, ()):
+            store.forget(claim)
+        store.release_pod(pod)
+
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        data = state.get(_STATE)
+        if data is None or (not data.claims and not data.node_allocations.get(node_name)):
+            return Status.skip()
+        store = self._store
+        for claim in data.claims:
+            if claim.allocation is not None:
+                store.bind(claim, pod)
+        for claim, result in data.node_allocations.get(node_name, ()):
+            store.bind(attrs.evolve(claim, allocation=result), pod)
+        return Status.success()
+
+    # --- PostFilter ---------------------------------------------------------------------------
 
     def post_filter(self, state: CycleState, pod: Pod, node_statuses: Mapping[str, Status]) -> PostFilterResult:
-        if state.get(_STATE) is None:
+        data = state.get(_STATE)
+        if data is None:
             return PostFilterResult(Status.from_error(STATE_NOT_FOUND))
-        return PostFilterResult(Status.unschedulable(NO_CLAIMS_TO_DEALLOCATE))
+        if not data.claims:
+            return PostFilterResult(Status.unschedulable(NO_CLAIMS_TO_DEALLOCATE))
+        store = self._store
+        for index in sorted(data.unavailable):
+            claim = data.claims[index]
+            if not claim.reserved_for or (len(claim.reserved_for) == 1 and claim.reserved_for[0].uid == pod.uid):
+                store.claims[claim.key] = attrs.evolve(claim, allocation=None, reserved_for=())
+                return PostFilterResult(Status.unschedulable("deallocation of ResourceClaim completed"))
+        return PostFilterResult(Status.unschedulable("still not schedulable"))
+
+
+def dra_allocations(state: CycleState, feasible: Sequence[str]) -> dict[str, list[dict[str, Any]]] | None:
+    """``explain``'s ``dra_allocations``: per feasible node, the devices each claim would get."""
+    data = state.get(_STATE)
+    if data is None:
+        return None
+    out: dict[str, list[dict[str, Any]]] = {}
+    for node in sorted(feasible):
+        allocations = data.node_allocations.get(node)
+        if not allocations:
+            continue
+        entries = []
+        for claim, result in allocations:
+            if claim.name.endswith(EXTENDED_CLAIM_SUFFIX) and not claim.uid:
+                continue
+            entry: dict[str, Any] = {"claim": claim.key, "devices": [_device_dict(d) for d in result.devices]}
+            if result.node_selector_raw is not None:
+                entry["nodeSelector"] = result.node_selector_raw
+            entries.append(entry)
+        if entries:
+            out[node] = entries
+    return out
+
+
+def _device_dict(device: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"request": device.request, "driver": device.driver, "pool": device.pool,
+                           "device": device.device}
+    if device.admin_access is not None:
+        out["adminAccess"] = device.admin_access
+    if device.consumed_capacity:
+        out["consumedCapacity"] = {name: str(q) for name, q in device.consumed_capacity.items()}
+    return out

@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Final, NamedTuple, Self, final
 
 import attrs
 
+from kschedlib.dra._extended import dra_backed_resources
 from kschedlib.errors import ConfigError
 from kschedlib.framework.cycle_state import CycleState, StateKey
 from kschedlib.framework.events import ActionType, ClusterEventWithHint, EnqueueExtensions, node_events, pod_events
@@ -321,6 +322,8 @@ class PreFilterState:
 
     requests: Resources
     scalars: tuple[tuple[str, int], ...]
+    dra_backed: frozenset[str] = frozenset()
+    """Extended resources a DeviceClass provides: DynamicResources allocates them on nodes without them."""
 
     def clone(self) -> Self:
         return self
@@ -488,8 +491,8 @@ class NodeResourcesFit(
     """Filters nodes without room for the pod's requests; scores by the configured strategy."""
 
     name: ClassVar[str] = "NodeResourcesFit"
-    __slots__ = ("_fit_requests", "_handle", "_ignored_groups", "_ignored_resources", "_resources", "_scorer",
-                 "_scoring_requests", "_unresolvable_over_total")
+    __slots__ = ("_dra_extended", "_fit_requests", "_handle", "_ignored_groups", "_ignored_resources", "_resources",
+                 "_scorer", "_scoring_requests", "_unresolvable_over_total")
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         """The cluster events that may make a pod this plugin rejected schedulable (narrower with hints)."""
@@ -511,6 +514,7 @@ class NodeResourcesFit(
         self._resources = args.scoring_strategy.resources
         self._scorer = _scorer(args.scoring_strategy)
         self._unresolvable_over_total = handle.switches.fit_unresolvable_over_allocatable
+        self._dra_extended = handle.switches.dynamic_resources and handle.switches.dra_extended_resource
         accounting = accounting_for(handle.switches)
         self._fit_requests = accounting.fit_requests
         self._scoring_requests = accounting.scoring_requests
@@ -519,7 +523,8 @@ class NodeResourcesFit(
         """Compute the effective requests and the scalars to check once per pod."""
         requests = self._fit_requests(pod)
         scalars = _checked_scalars(requests, self._ignored_resources, self._ignored_groups)
-        state.write(PRE_FILTER_KEY, PreFilterState(requests, scalars))
+        dra_backed = dra_backed_resources(self._handle, scalars) if self._dra_extended and scalars else frozenset()
+        state.write(PRE_FILTER_KEY, PreFilterState(requests, scalars, dra_backed))
         return Status.success()
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
@@ -528,6 +533,9 @@ class NodeResourcesFit(
         if s is None:
             return Status.from_error(f'error reading "{PRE_FILTER_KEY.name}" from cycleState: not found')
         insufficient = _insufficient(s.requests, s.scalars, node_info)
+        if insufficient and s.dra_backed:
+            insufficient = [r for r in insufficient
+                            if r.resource_name not in s.dra_backed or node_info.allocatable.scalar.get(r.resource_name)]
         if not insufficient:
             return Status.success()
         reasons = tuple(r.reason for r in insufficient)
@@ -557,7 +565,8 @@ class NodeResourcesFit(
         if s is None:
             return None
         r = s.requests
-        return (r.milli_cpu, r.memory, r.ephemeral_storage, tuple(sorted(r.scalar.items())), s.scalars)
+        return (r.milli_cpu, r.memory, r.ephemeral_storage, tuple(sorted(r.scalar.items())), s.scalars,
+                s.dra_backed)
 
     def score_key(self, state: CycleState, pod: Pod) -> Hashable | None:
         """The score depends only on the pod's scoring requests (and the plugin's strategy)."""

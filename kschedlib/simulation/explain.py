@@ -15,6 +15,7 @@ from kschedlib.framework.extender import Extender
 from kschedlib.framework.registry import Registry
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import Pod
+from kschedlib.plugins.dynamic_resources import dra_allocations
 from kschedlib.scheduler import Scheduler
 from kschedlib.simulation.cluster import Cluster, load_cluster, resolve_pod
 from kschedlib.simulation.skipped import deleting_message, skipped_section
@@ -57,7 +58,14 @@ class Explanation:
         return self.outcome.selected if self.outcome is not None else None
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``explain`` JSON of DESIGN.md."""
+        """The ``explain`` JSON of DESIGN.md (plus ``dra_allocations`` for a pod with resource claims)."""
+        data = self._to_dict()
+        if self.outcome is not None and self.pod.resource_claims:
+            allocations = dra_allocations(self.outcome.state, self.outcome.feasible)
+            data["dra_allocations"] = allocations if allocations is not None else {}
+        return data
+
+    def _to_dict(self) -> dict[str, Any]:
         out = self.outcome
         if out is None:
             pre_enqueue = _status_dict(self.pre_enqueue) if self.pre_enqueue is not None else None

@@ -12,6 +12,7 @@ import attrs
 
 from kschedlib._internal.documents import read_documents
 from kschedlib.clock import FakeClock
+from kschedlib.dra._report import device_report
 from kschedlib.framework.registry import Registry
 from kschedlib.scheduler import Scheduler, ScheduleResult
 from kschedlib.simulation._groups import pod_group_report
@@ -51,6 +52,9 @@ class SimulationReport:
     trace: list[dict[str, Any]] = attrs.field(factory=list)
     seconds: float = 0.0
     pod_groups: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    dra: dict[str, Any] = attrs.field(factory=dict)
+    """Device state at the end (clusters with DRA objects): ``{"allocations": {pod: [{claim, devices}]},
+    "free_devices": {node: {driver/pool: [device]}}}``."""
     kube: KubeSettings = attrs.field(factory=resolve_kube)
     """The kube-scheduler version and feature gates the simulation behaved as."""
     notes: list[str] = attrs.field(factory=list)
@@ -96,6 +100,8 @@ class SimulationReport:
         }
         if self.pod_groups:
             out["pod_groups"] = dict(self.pod_groups)
+        if self.dra:
+            out["dra"] = dict(self.dra)
         if self.checkpoints is not None:
             out["checkpoints"] = list(self.checkpoints)
             out["deleted_by_events"] = list(self.deleted_by_events)
@@ -297,6 +303,7 @@ def simulate(
     report.gated = [key for key, entry in report.pending.items() if entry["queue"] == "gated"]
     report.errors = run.error_view()
     report.pod_groups = pod_group_report(scheduler)
+    report.dra = device_report(scheduler.engine.store.dra, scheduler.engine.store.pods.values())
     report.events_not_applied = [{"index": event.index, "op": event.op, "waiting_for": waiting_for(event)}
                                  for batch in run.batches for event in batch.events]
     return report

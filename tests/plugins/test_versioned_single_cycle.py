@@ -29,7 +29,7 @@ from kschedlib.model import (
 )
 from kschedlib.plugins import in_tree_registry
 from kschedlib.plugins._preemption_victims import Victims, budgets_of, select_victims_on_node
-from kschedlib.plugins.dynamic_resources import DRA_NOT_SUPPORTED, DynamicResourcesArgs, decode_args
+from kschedlib.plugins.dynamic_resources import DynamicResourcesArgs, decode_args
 from kschedlib.plugins.priority_sort import PrioritySort
 from kschedlib.versions import resolve
 from tests.extender.support import config, nodes, pod, stubs, url
@@ -294,7 +294,7 @@ def test_dynamic_resources_args_in_a_configuration() -> None:
 # --- Dynamic Resource Allocation --------------------------------------------------------------
 
 
-def test_dynamic_resources_refuses_pods_with_claims() -> None:
+def test_dynamic_resources_holds_pods_whose_claims_do_not_exist() -> None:
     claimed = make_pod("p", resource_claims=(PodResourceClaim("gpu", resource_claim_template_name="t"),))
     cluster = [make_node("a"), make_node("b")]
     old = explain(cluster, claimed, HEADER, kube_version="1.33").to_dict()
@@ -302,8 +302,8 @@ def test_dynamic_resources_refuses_pods_with_claims() -> None:
     assert old["error"] is None
     assert old["selected"] in {"a", "b"}
     assert new["selected"] is None
-    assert new["error"] == (f'running PreFilter plugin "DynamicResources": {DRA_NOT_SUPPORTED}: '
-                            "pod default/p has spec.resourceClaims (gpu)")
+    assert new["preenqueue"] == {"plugin": "DynamicResources", "code": "UnschedulableAndUnresolvable",
+                                 "reasons": ['pod "default/p": ResourceClaim not created yet']}
 
 
 def test_dynamic_resources_ignores_claims_with_the_gate_off() -> None:

@@ -1,0 +1,576 @@
+"""The structured allocator: pick devices for a pod's unallocated claims on one node.
+
+Depth-first first-fit search with backtracking, in the order kube-scheduler v1.36 searches
+(claims, their requests, a prioritized list's subrequests in order, then one device after another
+in pool, slice and device order; a request's later devices only come after its earlier ones, so
+combinations are tried, not permutations).  A device is a candidate when it is not in use (unless
+the request has admin access or the device allows several allocations), matches its class' and
+the request's selectors, its taints are tolerated, shared counters and consumable capacity
+suffice, and every ``matchAttribute`` constraint still holds.  The first complete solution wins;
+there is no scoring inside the allocator.  Problems with a claim itself (a missing class, an
+``All`` request over an incomplete pool, a selector that fails) raise :class:`AllocationError`,
+which the plugin reports as an Error status.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Final, final
+
+import attrs
+
+from kschedlib.dra._pools import Pool, PoolIndex
+from kschedlib.dra._selectors import SelectorCache, SelectorError, SelectorRuntimeError
+from kschedlib.model._convert_base import Reader, node_selector
+from kschedlib.model.dra import (
+    ALLOCATION_MODE_ALL,
+    ALLOCATION_MODE_EXACT_COUNT,
+    AllocationResult,
+    Device,
+    DeviceAllocation,
+    DeviceAttribute,
+    DeviceClass,
+    DeviceConstraint,
+    ExactRequest,
+    ResourceClaim,
+    ResourceSlice,
+)
+from kschedlib.model.labels import NodeSelector
+from kschedlib.model.objects import Node
+from kschedlib.model.quantity import Quantity
+
+__all__ = ["ALLOCATION_RESULTS_MAX_SIZE", "AllocatedState", "AllocationError", "Allocator", "DeviceID", "Features"]
+
+ALLOCATION_RESULTS_MAX_SIZE: Final = 32
+DeviceID = tuple[str, str, str]
+"""(driver, pool, device)."""
+_ZERO: Final = Quantity.from_int(0)
+
+
+class AllocationError(Exception):
+    """The claims cannot be allocated anywhere as written (kube: an Error from Filter)."""
+
+
+@final
+@attrs.frozen(slots=True)
+class Features:
+    """The allocator features kube-scheduler v1.36 turns on by default."""
+
+    admin_access: bool = True
+    prioritized_list: bool = True
+    device_taints: bool = True
+    partitionable_devices: bool = True
+    consumable_capacity: bool = True
+    binding_conditions: bool = True
+
+
+@final
+@attrs.frozen(slots=True)
+class AllocatedState:
+    """Devices already allocated to claims (admin-access results excluded), and capacity consumed
+    from devices that allow several allocations."""
+
+    devices: frozenset[DeviceID] = frozenset()
+    capacity: Mapping[DeviceID, Mapping[str, Quantity]] = attrs.field(factory=dict)
+
+
+class _Stop(Exception):
+    """Adding more devices to this claim's result would pass the 32-device limit."""
+
+
+@final
+@attrs.frozen(slots=True)
+class _Candidate:
+    id: DeviceID
+    device: Device
+    slice: ResourceSlice
+    pool: Pool
+
+
+@attrs.define(slots=True)
+class _RequestData:
+    request: ExactRequest
+    parent: str | None
+    device_class: DeviceClass
+    num_devices: int
+    all_devices: list[_Candidate] | None = None
+
+    @property
+    def qualified_name(self) -> str:
+        return self.request.name if self.parent is None else f"{self.parent}/{self.request.name}"
+
+
+@attrs.define(slots=True)
+class _Picked:
+    candidate: _Candidate
+    request: str
+    admin_access: bool | None
+    consumed: dict[str, Quantity] | None
+
+
+@attrs.define(slots=True)
+class _MatchAttribute:
+    requests: frozenset[str]
+    attribute: str
+    value: DeviceAttribute | None = None
+    count: int = 0
+
+    def applies(self, base: str, sub: str | None) -> bool:
+        if not self.requests:
+            return True
+        return base in self.requests or (sub is not None and f"{base}/{sub}" in self.requests)
+
+    def add(self, base: str, sub: str | None, candidate: _Candidate) -> bool:
+        if not self.applies(base, sub):
+            return True
+        attribute = lookup_attribute(candidate.device, candidate.id[0], self.attribute)
+        if attribute is None:
+            return False
+        if self.count == 0:
+            self.value, self.count = attribute, 1
+            return True
+        if self.value is None or self.value.kind != attribute.kind or self.value.value != attribute.value:
+            return False
+        self.count += 1
+        return True
+
+    def remove(self, base: str, sub: str | None) -> None:
+        if self.applies(base, sub):
+            self.count -= 1
+
+
+def lookup_attribute(device: Device, driver: str, qualified: str) -> DeviceAttribute | None:
+    """A ``domain/name`` attribute; an unqualified attribute name belongs to the driver's domain."""
+    found = device.attributes.get(qualified)
+    if found is not None:
+        return found
+    domain, sep, name = qualified.partition("/")
+    if not sep or domain != driver:
+        return None
+    return device.attributes.get(name)
+
+
+def _add(into: dict[str, Quantity], amounts: Mapping[str, Quantity], sign: int = 1) -> None:
+    for name, q in amounts.items():
+        into[name] = Quantity(into.get(name, _ZERO).amount + sign * q.amount, q.format)
+
+
+@final
+class Allocator:
+    """Allocates claims against fixed slices, classes and allocated devices (one per PreFilter)."""
+
+    __slots__ = ("_allocated", "_classes", "_features", "_pools", "_selectors")
+
+    def __init__(self, features: Features, allocated: AllocatedState, classes: Mapping[str, DeviceClass],
+                 slices: Sequence[ResourceSlice], selectors: SelectorCache) -> None:
+        self._features = features
+        self._allocated = allocated
+        self._classes = classes
+        self._pools = PoolIndex(slices)
+        self._selectors = selectors
+
+    def allocate(self, node: Node, claims: Sequence[ResourceClaim],
+                 deadline: Callable[[], bool] | None = None) -> list[AllocationResult] | None:
+        """One allocation per claim in order, or ``None`` if the node cannot serve them all."""
+        return _Search(self, node, claims, deadline).run()
+
+
+class _Search:
+    """One :meth:`Allocator.allocate` call: the state of the depth-first search."""
+
+    def __init__(self, owner: Allocator, node: Node, claims: Sequence[ResourceClaim],
+                 deadline: Callable[[], bool] | None) -> None:
+        self.a = owner
+        self.node = node
+        self.claims = claims
+        self.deadline = deadline
+        self.pools = owner._pools.gather(node)
+        self.data: dict[tuple[int, int, int], _RequestData] = {}
+        self.chosen_sub: dict[tuple[int, int], int] = {}
+        self.constraints: list[list[_MatchAttribute]] = []
+        self.results: list[list[_Picked]] = [[] for _ in claims]
+        self.allocating: dict[DeviceID, set[int]] = {}
+        self.allocating_capacity: dict[DeviceID, dict[str, Quantity]] = {}
+        self.consumed_counters: dict[str, dict[str, dict[str, Quantity]]] = {}
+        self.available_counters: dict[str, dict[str, dict[str, Quantity]]] = {}
+        self.matches: dict[tuple[DeviceID, int, int, int], bool] = {}
+
+    # --- preparation ------------------------------------------------------------------------
+
+    def run(self) -> list[AllocationResult] | None:
+        for ci, claim in enumerate(self.claims):
+            minimum = 0
+            for ri, request in enumerate(claim.requests):
+                if request.first_available:
+                    if not self.a._features.prioritized_list:
+                        raise AllocationError(f"claim {claim.key}, request {request.name}: has subrequests, "
+                                              "but the DRAPrioritizedList feature is disabled")
+                    counts = [self._prepare((ci, ri, si), claim, sub, request.name)
+                              for si, sub in enumerate(request.first_available)]
+                    minimum += min(counts)
+                elif request.exactly is not None:
+                    minimum += self._prepare((ci, ri, 0), claim, request.exactly, None)
+                else:
+                    raise AllocationError(f"claim {claim.key}, request {request.name}: "
+                                          "missing device class name (unsupported request type?)")
+            if minimum > ALLOCATION_RESULTS_MAX_SIZE:
+                raise AllocationError(f"claim {claim.key}: number of requested devices {minimum} exceeds the "
+                                      f"claim limit of {ALLOCATION_RESULTS_MAX_SIZE}")
+            self.constraints.append([self._constraint(claim, i, c) for i, c in enumerate(claim.constraints)])
+        if not self._one(0, 0, 0, 0, sub_fixed=False, start=(0, 0, 0)):
+            if any(pool.invalid for pool in self.pools):
+                raise AllocationError("invalid resource pools were encountered")
+            return None
+        return [self._result(ci) for ci in range(len(self.claims))]
+
+    @staticmethod
+    def _constraint(claim: ResourceClaim, index: int, constraint: DeviceConstraint) -> _MatchAttribute:
+        if constraint.match_attribute is None:
+            raise AllocationError(f"claim {claim.key}, constraint #{index}: empty constraint "
+                                  "(unsupported constraint type?)")
+        return _MatchAttribute(frozenset(constraint.requests), constraint.match_attribute)
+
+    def _prepare(self, key: tuple[int, int, int], claim: ResourceClaim, request: ExactRequest,
+                 parent: str | None) -> int:
+        if request.admin_access is not None and not self.a._features.admin_access:
+            raise AllocationError(f"claim {claim.key}, request {request.name}: admin access is requested, "
+                                  "but the feature is disabled")
+        if request.capacity is not None and not self.a._features.consumable_capacity:
+            raise AllocationError(f"claim {claim.key}, request {request.name}: has capacity requests, "
+                                  "but the DRAConsumableCapacity feature is disabled")
+        if not request.device_class_name:
+            raise AllocationError(f"claim {claim.key}, request {request.name}: missing device class name "
+                                  "(unsupported request type?)")
+        device_class = self.a._classes.get(request.device_class_name)
+        if device_class is None:
+            raise AllocationError(f"claim {claim.key}, request {request.name}: could not retrieve device class "
+                                  f"{request.device_class_name}: deviceclass.resource.k8s.io "
+                                  f'"{request.device_class_name}" not found')
+        data = _RequestData(request, parent, device_class, request.count)
+        self.data[key] = data
+        if request.allocation_mode == ALLOCATION_MODE_ALL:
+            data.all_devices = []
+            for pool in self.pools:
+                if pool.incomplete or pool.invalid:
+                    state = "being updated" if pool.incomplete else "invalid"
+                    raise AllocationError(f"claim {claim.key}, request {request.name}: asks for all devices, but "
+                                          f"resource pool {pool.driver}/{pool.name} is currently {state}")
+                for candidate in self._candidates(pool, 0, 0):
+                    if self._selectable(key, candidate) and self._capacity_fits(data.request, candidate):
+                        data.all_devices.append(candidate)
+            data.num_devices = len(data.all_devices)
+        elif request.allocation_mode != ALLOCATION_MODE_EXACT_COUNT:
+            raise AllocationError(f"claim {claim.key}, request {request.name}: unsupported count mode "
+                                  f"{request.allocation_mode}")
+        return data.num_devices
+
+    @staticmethod
+    def _candidates(pool: Pool, slice_start: int, device_start: int) -> list[_Candidate]:
+        out: list[_Candidate] = []
+        for si in range(slice_start, len(pool.slices)):
+            slice_ = pool.slices[si]
+            first = device_start if si == slice_start else 0
+            out.extend(_Candidate((pool.driver, pool.name, d.name), d, slice_, pool) for d in slice_.devices[first:])
+        return out
+
+    # --- matching ---------------------------------------------------------------------------
+
+    def _selectable(self, key: tuple[int, int, int], candidate: _Candidate) -> bool:
+        device = candidate.device
+        if device.binding_conditions and not self.a._features.binding_conditions:
+            return False
+        memo = (candidate.id, *key)
+        known = self.matches.get(memo)
+        if known is not None:
+            return known
+        data = self.data[key]
+        result = (self._selectors_match(key, candidate, data.device_class.selectors, data.device_class)
+                  and self._selectors_match(key, candidate, data.request.selectors, None))
+        if result and candidate.slice.per_device_node_selection:
+            result = self._device_reaches(device)
+        self.matches[memo] = result
+        return result
+
+    def _device_reaches(self, device: Device) -> bool:
+        if device.node_name is not None:
+            return device.node_name == self.node.name
+        if device.all_nodes:
+            return True
+        return device.node_selector is not None and device.node_selector.matches(self.node.name, self.node.labels)
+
+    def _selectors_match(self, key: tuple[int, int, int], candidate: _Candidate, selectors: Sequence[str],
+                         device_class: DeviceClass | None) -> bool:
+        owner = (f"class {device_class.name}" if device_class is not None
+                 else f"claim {self.claims[key[0]].key}")
+        for i, expression in enumerate(selectors):
+            try:
+                predicate = self.a._selectors.get(expression)
+            except SelectorError as exc:
+                raise AllocationError(f"{owner}: selector #{i}: CEL compile error: {exc}") from exc
+            try:
+                matched = predicate(candidate.device, candidate.id[0])
+            except SelectorRuntimeError as exc:
+                device = "/".join(candidate.id)
+                raise AllocationError(f"{owner}: selector #{i} on device {device}: CEL runtime error: {exc}") from exc
+            if not matched:
+                return False
+        return True
+
+    def _in_use(self, device_id: DeviceID) -> bool:
+        return device_id in self.a._allocated.devices or bool(self.allocating.get(device_id))
+
+    def _capacity_fits(self, request: ExactRequest, candidate: _Candidate) -> bool:
+        """Consumable capacity: the request names only capacities the device has, and a shareable
+        device still has room for it."""
+        if not self.a._features.consumable_capacity:
+            return True
+        capacity = candidate.device.capacity
+        requested = request.capacity or {}
+        if any(name not in capacity for name in requested):
+            return False
+        if not candidate.device.allow_multiple_allocations:
+            return True
+        used: dict[str, Quantity] = {}
+        _add(used, self.a._allocated.capacity.get(candidate.id, {}))
+        _add(used, self.allocating_capacity.get(candidate.id, {}))
+        _add(used, _consumed(requested, capacity))
+        return all(used[name] <= capacity[name] for name in capacity if name in used)
+
+    def _taint_blocks(self, device: Device, request: ExactRequest) -> bool:
+        if not self.a._features.device_taints:
+            return False
+        for taint in device.taints:
+            if taint.effect in ("NoSchedule", "NoExecute") and not any(
+                    t.tolerates(taint) for t in request.tolerations):
+                return True
+        return False
+
+    # --- counters (partitionable devices) -----------------------------------------------------
+
+    def _available(self, pool: Pool) -> dict[str, dict[str, Quantity]]:
+        found = self.available_counters.get(pool.name)
+        if found is None:
+            found = {name: dict(cs.counters) for name, cs in pool.counter_sets.items()}
+            for slice_ in pool.all_slices:
+                for device in slice_.devices:
+                    if (pool.driver, pool.name, device.name) not in self.a._allocated.devices:
+                        continue
+                    for consumption in device.consumes_counters:
+                        counters = found.get(consumption.counter_set)
+                        if counters is not None:
+                            _add(counters, {n: q for n, q in consumption.counters.items() if n in counters}, -1)
+            self.available_counters[pool.name] = found
+        return found
+
+    def _take_counters(self, candidate: _Candidate, sign: int) -> None:
+        consumed = self.consumed_counters.setdefault(candidate.pool.name, {})
+        for consumption in candidate.device.consumes_counters:
+            _add(consumed.setdefault(consumption.counter_set, {}), consumption.counters, sign)
+
+    def _counters_fit(self, candidate: _Candidate) -> bool:
+        available = self._available(candidate.pool)
+        self._take_counters(candidate, 1)
+        consumed = self.consumed_counters[candidate.pool.name]
+        for set_name, counters in available.items():
+            used = consumed.get(set_name, {})
+            if any(q < used.get(name, _ZERO) for name, q in counters.items()):
+                self._take_counters(candidate, -1)
+                return False
+        return True
+
+    # --- the search ---------------------------------------------------------------------------
+
+    def _one(self, ci: int, ri: int, si: int, di: int, *, sub_fixed: bool, start: tuple[int, int, int]) -> bool:
+        if self.deadline is not None and self.deadline():
+            raise TimeoutError
+        if ci >= len(self.claims):
+            return True
+        claim = self.claims[ci]
+        if ri >= len(claim.requests):
+            try:
+                return self._one(ci + 1, 0, 0, 0, sub_fixed=False, start=(0, 0, 0))
+            except _Stop:
+                return False
+        data = self.data[ci, ri, si]
+        if not sub_fixed and data.parent is not None:
+            all_exceeded = True
+            for sub in range(len(claim.requests[ri].first_available)):
+                try:
+                    done = self._one(ci, ri, sub, 0, sub_fixed=True, start=(0, 0, 0))
+                except _Stop:
+                    continue
+                all_exceeded = False
+                if done:
+                    self.chosen_sub[ci, ri] = sub
+                    return True
+            if all_exceeded:
+                raise _Stop
+            return False
+        if data.all_devices is not None and not data.all_devices:
+            return False
+        if di >= data.num_devices:
+            return self._one(ci, ri + 1, 0, 0, sub_fixed=False, start=(0, 0, 0))
+        if len(self.results[ci]) + data.num_devices - di > ALLOCATION_RESULTS_MAX_SIZE:
+            raise _Stop
+        if data.all_devices is not None:
+            undo = self._allocate_device(ci, ri, si, data.all_devices[di], must=True)
+            if undo is None:
+                return False
+            try:
+                done = self._one(ci, ri, si, di + 1, sub_fixed=sub_fixed, start=(0, 0, 0))
+            except _Stop:
+                undo()
+                raise
+            if not done:
+                undo()
+            return done
+        request = data.request
+        admin = bool(request.admin_access)
+        for pi in range(start[0], len(self.pools)):
+            pool = self.pools[pi]
+            if pool.incomplete or pool.invalid:
+                continue
+            slice_start = start[1] if pi == start[0] else 0
+            for si2 in range(slice_start, len(pool.slices)):
+                slice_ = pool.slices[si2]
+                first = start[2] if pi == start[0] and si2 == start[1] else 0
+                for dj in range(first, len(slice_.devices)):
+                    device = slice_.devices[dj]
+                    candidate = _Candidate((pool.driver, pool.name, device.name), device, slice_, pool)
+                    if admin and ci in self.allocating.get(candidate.id, ()):
+                        continue
+                    if not admin and self._in_use(candidate.id) and not (
+                            self.a._features.consumable_capacity and device.allow_multiple_allocations):
+                        continue
+                    if not self._selectable((ci, ri, si), candidate):
+                        continue
+                    if not self._capacity_fits(request, candidate):
+                        continue
+                    undo = self._allocate_device(ci, ri, si, candidate, must=False)
+                    if undo is None:
+                        continue
+                    try:
+                        done = self._one(ci, ri, si, di + 1, sub_fixed=sub_fixed, start=(pi, si2, dj + 1))
+                    except _Stop:
+                        undo()
+                        raise
+                    if done:
+                        return True
+                    undo()
+        return False
+
+    def _allocate_device(self, ci: int, ri: int, si: int, candidate: _Candidate, *,
+                         must: bool) -> Callable[[], None] | None:
+        data = self.data[ci, ri, si]
+        request = data.request
+        device = candidate.device
+        shared = self.a._features.consumable_capacity and device.allow_multiple_allocations
+        admin = bool(request.admin_access)
+        if not shared and admin and ci in self.allocating.get(candidate.id, ()):
+            return None
+        if not admin and self._in_use(candidate.id) and not shared:
+            return None
+        if device.consumes_counters and not self.a._features.partitionable_devices:
+            return None
+        capacity_in_use = candidate.id in self.a._allocated.capacity or candidate.id in self.allocating_capacity
+        counted = bool(device.consumes_counters) and not (shared and capacity_in_use)
+        if counted and not self._counters_fit(candidate):
+            return None
+        base, sub = (data.parent, request.name) if data.parent is not None else (request.name, None)
+        if self._taint_blocks(device, request):
+            if counted:
+                self._take_counters(candidate, -1)
+            return None
+        constraints = self.constraints[ci]
+        for i, constraint in enumerate(constraints):
+            if not constraint.add(base, sub, candidate):
+                if must:
+                    raise AllocationError(
+                        f"claim {self.claims[ci].key}, request {request.name}: cannot add device "
+                        f"{'/'.join(candidate.id)} because a claim constraint would not be satisfied")
+                for earlier in constraints[:i]:
+                    earlier.remove(base, sub)
+                if counted:
+                    self._take_counters(candidate, -1)
+                return None
+        consumed = None
+        if shared:
+            if not self._capacity_fits(request, candidate):
+                for constraint in constraints:
+                    constraint.remove(base, sub)
+                if counted:
+                    self._take_counters(candidate, -1)
+                return None
+            consumed = _consumed(request.capacity or {}, device.capacity)
+            _add(self.allocating_capacity.setdefault(candidate.id, {}), consumed)
+        else:
+            self.allocating.setdefault(candidate.id, set()).add(ci)
+        self.results[ci].append(_Picked(candidate, data.qualified_name, True if admin else None, consumed or None))
+
+        def undo() -> None:
+            for constraint in constraints:
+                constraint.remove(base, sub)
+            if consumed is not None:
+                _add(self.allocating_capacity[candidate.id], consumed, -1)
+                if all(q.amount == 0 for q in self.allocating_capacity[candidate.id].values()):
+                    del self.allocating_capacity[candidate.id]
+            else:
+                self.allocating[candidate.id].discard(ci)
+            if counted:
+                self._take_counters(candidate, -1)
+            self.results[ci].pop()
+
+        return undo
+
+    # --- results ------------------------------------------------------------------------------
+
+    def _result(self, ci: int) -> AllocationResult:
+        picked = self.results[ci]
+        devices = tuple(DeviceAllocation(p.request, *p.candidate.id, admin_access=p.admin_access,
+                                         consumed_capacity=p.consumed) for p in picked)
+        return AllocationResult(devices, *node_selector_for([p.candidate for p in picked], self.node))
+
+
+def _consumed(requested: Mapping[str, Quantity], capacity: Mapping[str, Quantity]) -> dict[str, Quantity]:
+    """What one allocation takes from a shareable device: the requested amount, else all of it."""
+    return {name: requested.get(name, total) for name, total in capacity.items()}
+
+
+def _requirement_key(requirement: Mapping[str, object]) -> tuple[object, object, frozenset[str]]:
+    values = requirement.get("values") or []
+    return requirement.get("key"), requirement.get("operator"), frozenset(str(v) for v in values)  # type: ignore[attr-defined]
+
+
+def node_selector_for(
+    picked: Sequence[_Candidate], node: Node
+) -> tuple[NodeSelector | None, Mapping[str, object] | None]:
+    """The allocation's node selector (model, v1 dict): the node itself when a device is node-local,
+    else the union of the slices' selectors, else ``None`` (reachable everywhere)."""
+    fields: list[Mapping[str, object]] = []
+    expressions: list[Mapping[str, object]] = []
+    for candidate in picked:
+        if candidate.slice.per_device_node_selection:
+            node_name, binds = candidate.device.node_name, candidate.device.binds_to_node
+            raw = None
+        else:
+            node_name, binds = candidate.slice.node_name, candidate.device.binds_to_node
+            raw = candidate.slice.node_selector_raw
+        if node_name is not None or binds:
+            raw_selector: dict[str, object] = {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": [node.name]}]}]}
+            return node_selector(Reader("AllocationResult"), raw_selector, "nodeSelector"), raw_selector
+        terms = raw.get("nodeSelectorTerms") if raw is not None else None
+        if isinstance(terms, list) and len(terms) == 1 and isinstance(terms[0], Mapping):
+            for target, key in ((fields, "matchFields"), (expressions, "matchExpressions")):
+                for requirement in terms[0].get(key) or []:
+                    if _requirement_key(requirement) not in {_requirement_key(r) for r in target}:
+                        target.append(requirement)
+    if not fields and not expressions:
+        return None, None
+    term: dict[str, object] = {}
+    if expressions:
+        term["matchExpressions"] = expressions
+    if fields:
+        term["matchFields"] = fields
+    merged: dict[str, object] = {"nodeSelectorTerms": [term]}
+    return node_selector(Reader("AllocationResult"), merged, "nodeSelector"), merged

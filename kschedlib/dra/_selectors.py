@@ -1,0 +1,50 @@
+"""Device selectors: a CEL expression compiled once into a predicate on devices.
+
+The allocator depends only on :data:`CompileSelector` -- ``expression -> predicate(device, driver)``
+-- so it can run on plain Python predicates in tests.  The default compiler is the Kubernetes CEL
+environment of :mod:`kschedlib.dra._cel` (the ``kschedlib[dra]`` extra).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kschedlib.model.dra import Device
+
+__all__ = ["CompileSelector", "SelectorError", "SelectorPredicate", "SelectorRuntimeError", "SelectorCache"]
+
+SelectorPredicate = Callable[[Device, str], bool]
+"""Whether the device (published by the driver named) matches."""
+CompileSelector = Callable[[str], SelectorPredicate]
+"""Compile an expression; raise :class:`SelectorError` if it does not compile."""
+
+
+class SelectorError(Exception):
+    """A selector that does not compile (the message is the compiler's)."""
+
+
+class SelectorRuntimeError(Exception):
+    """A selector that failed while evaluating on a device (e.g. a missing attribute)."""
+
+
+class SelectorCache:
+    """Compiled selectors by expression, shared by all cycles (kube keeps a CEL cache too)."""
+
+    __slots__ = ("_compile", "_compiled")
+
+    def __init__(self, compile_selector: CompileSelector) -> None:
+        self._compile = compile_selector
+        self._compiled: dict[str, SelectorPredicate | SelectorError] = {}
+
+    def get(self, expression: str) -> SelectorPredicate:
+        """The predicate for ``expression``; raises the (cached) :class:`SelectorError`."""
+        found = self._compiled.get(expression)
+        if found is None:
+            try:
+                found = self._compile(expression)
+            except SelectorError as exc:
+                found = exc
+            self._compiled[expression] = found
+        if isinstance(found, SelectorError):
+            raise found
+        return found

@@ -1,0 +1,269 @@
+"""Reading the DRA objects (:mod:`kschedlib.model.dra`) from ``resource.k8s.io`` dicts.
+
+``v1`` is the form kube-scheduler v1.34+ reads.  ``v1beta2`` has the same shape; ``v1beta1`` puts a
+request's fields directly on the request (no ``exactly``) and wraps a device in ``basic`` -- both are
+read as kubectl would convert them.  Malformed fields raise :class:`~kschedlib.errors.ManifestError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from kschedlib.errors import QuantityError
+from kschedlib.model._convert_base import Json, Reader, node_selector, open_object, section
+from kschedlib.model._convert_spec import owner_references
+from kschedlib.model.dra import (
+    AllocationResult,
+    ClaimConsumer,
+    CounterSet,
+    Device,
+    DeviceAllocation,
+    DeviceAttribute,
+    DeviceClass,
+    DeviceConstraint,
+    DeviceCounterConsumption,
+    DeviceRequest,
+    DeviceTaint,
+    DeviceToleration,
+    ExactRequest,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+)
+from kschedlib.model.quantity import Quantity, parse_quantity
+
+__all__ = [
+    "DraObject",
+    "device_class_from_dict",
+    "resource_claim_from_dict",
+    "resource_claim_template_from_dict",
+    "resource_slice_from_dict",
+]
+
+DraObject = DeviceClass | ResourceSlice | ResourceClaim | ResourceClaimTemplate
+
+_ATTRIBUTE_KINDS: Final = (("int", int), ("bool", bool), ("string", str), ("version", str))
+
+
+def _quantity(r: Reader, raw: object, path: str) -> Quantity:
+    if isinstance(raw, bool) or not isinstance(raw, str | int | float):
+        r.fail(path, "expected a quantity", raw)
+    try:
+        return parse_quantity(raw)
+    except QuantityError as exc:
+        r.fail(path, str(exc), raw)
+
+
+def _quantities(r: Reader, raw: object, path: str, *, wrapped: bool) -> dict[str, Quantity]:
+    """A map name -> quantity; ``wrapped`` reads ``{name: {value: q}}`` (capacity, counters)."""
+    out: dict[str, Quantity] = {}
+    for name, value in r.as_map(raw, path).items():
+        at = f"{path}.{name}"
+        if wrapped:
+            value = r.as_map(value, at).get("value")
+            at += ".value"
+        out[str(name)] = _quantity(r, value, at)
+    return out
+
+
+def _attribute(r: Reader, raw: object, path: str) -> DeviceAttribute:
+    d = r.as_map(raw, path)
+    for kind, typ in _ATTRIBUTE_KINDS:
+        if kind in d:
+            value = d[kind]
+            if type(value) is not typ:
+                r.fail(f"{path}.{kind}", f"expected a {typ.__name__}", value)
+            return DeviceAttribute(kind, value)  # type: ignore[arg-type]
+    return r.fail(path, "an attribute needs one of int, bool, string, version", dict(d))
+
+
+def _taint(r: Reader, raw: object, path: str) -> DeviceTaint:
+    d = r.as_map(raw, path)
+    return DeviceTaint(r.getstr(d, "key", path), r.getstr(d, "value", path), r.getstr(d, "effect", path))
+
+
+def _toleration(r: Reader, raw: object, path: str) -> DeviceToleration:
+    d = r.as_map(raw, path)
+    return DeviceToleration(r.getstr(d, "key", path), r.getstr(d, "operator", path) or "Equal",
+                            r.getstr(d, "value", path), r.getstr(d, "effect", path))
+
+
+def _consumption(r: Reader, raw: object, path: str) -> DeviceCounterConsumption:
+    d = r.as_map(raw, path)
+    return DeviceCounterConsumption(r.reqstr(d, "counterSet", path),
+                                    _quantities(r, d.get("counters") or {}, f"{path}.counters", wrapped=True))
+
+
+def _counter_set(r: Reader, raw: object, path: str) -> CounterSet:
+    d = r.as_map(raw, path)
+    return CounterSet(r.reqstr(d, "name", path), _quantities(r, d.get("counters") or {}, f"{path}.counters",
+                                                             wrapped=True))
+
+
+def _device(r: Reader, raw: object, path: str) -> Device:
+    d = r.as_map(raw, path)
+    body = r.getmap(d, "basic", path) or d  # v1beta1 wraps the device in "basic"
+    attributes = {str(k): _attribute(r, v, f"{path}.attributes.{k}")
+                  for k, v in (r.getmap(body, "attributes", path) or {}).items()}
+    selector = r.getmap(body, "nodeSelector", path)
+    return Device(
+        name=r.reqstr(d, "name", path),
+        attributes=attributes,
+        capacity=_quantities(r, body.get("capacity") or {}, f"{path}.capacity", wrapped=True),
+        consumes_counters=r.each(body, "consumesCounters", path, _consumption),
+        taints=r.each(body, "taints", path, _taint),
+        allow_multiple_allocations=r.getbool(body, "allowMultipleAllocations", path),
+        binds_to_node=r.getbool(body, "bindsToNode", path),
+        binding_conditions=r.strlist(body, "bindingConditions", path),
+        node_name=r.optstr(body, "nodeName", path),
+        all_nodes=r.getbool(body, "allNodes", path),
+        node_selector=node_selector(r, selector, f"{path}.nodeSelector") if selector is not None else None,
+    )
+
+
+def resource_slice_from_dict(d: Mapping[str, Any]) -> ResourceSlice:
+    """A ResourceSlice (cluster-scoped)."""
+    r, _, name, _ = open_object(d, "ResourceSlice", namespaced=False)
+    spec = section(r, d, "spec")
+    pool = r.getmap(spec, "pool", "spec") or {}
+    selector = r.getmap(spec, "nodeSelector", "spec")
+    return ResourceSlice(
+        name=name,
+        driver=r.reqstr(spec, "driver", "spec"),
+        pool=r.reqstr(pool, "name", "spec.pool"),
+        generation=r.getint(pool, "generation", "spec.pool"),
+        slice_count=r.getint(pool, "resourceSliceCount", "spec.pool", 1),
+        node_name=r.optstr(spec, "nodeName", "spec") or None,
+        node_selector=node_selector(r, selector, "spec.nodeSelector") if selector is not None else None,
+        node_selector_raw=dict(selector) if selector is not None else None,
+        all_nodes=r.getbool(spec, "allNodes", "spec"),
+        per_device_node_selection=r.getbool(spec, "perDeviceNodeSelection", "spec"),
+        devices=r.each(spec, "devices", "spec", _device),
+        shared_counters=r.each(spec, "sharedCounters", "spec", _counter_set),
+    )
+
+
+def device_class_from_dict(d: Mapping[str, Any]) -> DeviceClass:
+    """A DeviceClass (cluster-scoped): its CEL selectors and extended resource name."""
+    r, _, name, _ = open_object(d, "DeviceClass", namespaced=False)
+    spec = section(r, d, "spec")
+    return DeviceClass(name, r.each(spec, "selectors", "spec", _selector),
+                       r.optstr(spec, "extendedResourceName", "spec"))
+
+
+def _selector(r: Reader, raw: object, path: str) -> str:
+    cel = r.getmap(r.as_map(raw, path), "cel", path)
+    if cel is None:
+        r.fail(path, "only CEL selectors are supported", raw)
+    return r.reqstr(cel, "expression", f"{path}.cel")
+
+
+def _exact(r: Reader, d: Json, name: str, path: str) -> ExactRequest:
+    capacity = r.getmap(d, "capacity", path)
+    requests = r.getmap(capacity, "requests", f"{path}.capacity") if capacity is not None else None
+    admin = d.get("adminAccess")
+    if admin is not None and type(admin) is not bool:
+        r.fail(f"{path}.adminAccess", "expected a boolean", admin)
+    return ExactRequest(
+        name=name,
+        device_class_name=r.getstr(d, "deviceClassName", path),
+        selectors=r.each(d, "selectors", path, _selector),
+        allocation_mode=r.getstr(d, "allocationMode", path) or "ExactCount",
+        count=r.getint(d, "count", path, 1),
+        admin_access=admin,
+        tolerations=r.each(d, "tolerations", path, _toleration),
+        capacity=_quantities(r, requests, f"{path}.capacity.requests", wrapped=False) if requests is not None
+        else None,
+    )
+
+
+def _sub_request(r: Reader, raw: object, path: str) -> ExactRequest:
+    d = r.as_map(raw, path)
+    return _exact(r, d, r.reqstr(d, "name", path), path)
+
+
+def _request(r: Reader, raw: object, path: str) -> DeviceRequest:
+    d = r.as_map(raw, path)
+    name = r.reqstr(d, "name", path)
+    first = r.each(d, "firstAvailable", path, _sub_request)
+    if first:
+        return DeviceRequest(name, None, first)
+    exactly = r.getmap(d, "exactly", path)
+    if exactly is None:  # v1beta1/v1beta2 without "exactly": the fields sit on the request
+        exactly = d
+        return DeviceRequest(name, _exact(r, exactly, name, path))
+    return DeviceRequest(name, _exact(r, exactly, name, f"{path}.exactly"))
+
+
+def _constraint(r: Reader, raw: object, path: str) -> DeviceConstraint:
+    d = r.as_map(raw, path)
+    return DeviceConstraint(r.strlist(d, "requests", path), r.optstr(d, "matchAttribute", path),
+                            r.optstr(d, "distinctAttribute", path))
+
+
+def _claim_spec(r: Reader, spec: Json, path: str) -> tuple[tuple[DeviceRequest, ...], tuple[DeviceConstraint, ...]]:
+    devices = r.getmap(spec, "devices", path) or {}
+    at = f"{path}.devices"
+    return r.each(devices, "requests", at, _request), r.each(devices, "constraints", at, _constraint)
+
+
+def _allocated_device(r: Reader, raw: object, path: str) -> DeviceAllocation:
+    d = r.as_map(raw, path)
+    consumed = r.getmap(d, "consumedCapacity", path)
+    admin = d.get("adminAccess")
+    return DeviceAllocation(
+        request=r.reqstr(d, "request", path),
+        driver=r.reqstr(d, "driver", path),
+        pool=r.reqstr(d, "pool", path),
+        device=r.reqstr(d, "device", path),
+        admin_access=admin if type(admin) is bool else None,
+        consumed_capacity=_quantities(r, consumed, f"{path}.consumedCapacity", wrapped=False)
+        if consumed is not None else None,
+        share_id=r.optstr(d, "shareID", path),
+    )
+
+
+def _allocation(r: Reader, raw: Json) -> AllocationResult:
+    path = "status.allocation"
+    devices = r.getmap(raw, "devices", path) or {}
+    selector = r.getmap(raw, "nodeSelector", path)
+    return AllocationResult(
+        r.each(devices, "results", f"{path}.devices", _allocated_device),
+        node_selector(r, selector, f"{path}.nodeSelector") if selector is not None else None,
+        dict(selector) if selector is not None else None,
+    )
+
+
+def _consumer(r: Reader, raw: object, path: str) -> ClaimConsumer:
+    d = r.as_map(raw, path)
+    return ClaimConsumer(r.getstr(d, "name", path), r.getstr(d, "uid", path),
+                         r.getstr(d, "resource", path) or "pods")
+
+
+def resource_claim_from_dict(d: Mapping[str, Any]) -> ResourceClaim:
+    """A ResourceClaim with its allocation and reservations, if any."""
+    r, meta, name, namespace = open_object(d, "ResourceClaim", namespaced=True)
+    requests, constraints = _claim_spec(r, section(r, d, "spec"), "spec")
+    status = section(r, d, "status")
+    allocation = r.getmap(status, "allocation", "status")
+    return ResourceClaim(
+        name=name,
+        namespace=namespace,
+        uid=r.getstr(meta, "uid", "metadata"),
+        annotations=r.strmap(meta, "annotations", "metadata") or {},
+        owner_references=owner_references(r, meta),
+        requests=requests,
+        constraints=constraints,
+        allocation=_allocation(r, allocation) if allocation is not None else None,
+        reserved_for=r.each(status, "reservedFor", "status", _consumer),
+        deletion_timestamp=r.timestamp(meta, "deletionTimestamp", "metadata"),
+    )
+
+
+def resource_claim_template_from_dict(d: Mapping[str, Any]) -> ResourceClaimTemplate:
+    """A ResourceClaimTemplate: the claim spec under ``spec.spec``."""
+    r, _, name, namespace = open_object(d, "ResourceClaimTemplate", namespaced=True)
+    inner = r.getmap(section(r, d, "spec"), "spec", "spec") or {}
+    requests, constraints = _claim_spec(r, inner, "spec.spec")
+    return ResourceClaimTemplate(name, namespace, requests, constraints)

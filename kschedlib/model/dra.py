@@ -1,0 +1,243 @@
+"""Dynamic Resource Allocation objects (``resource.k8s.io/v1``) as the scheduler reads them.
+
+DeviceClass, ResourceSlice, ResourceClaim and ResourceClaimTemplate, reduced to the fields
+kube-scheduler's DynamicResources plugin and its structured allocator look at.  Frozen data:
+an allocation is a new :class:`ResourceClaim` made with :func:`attrs.evolve`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final, Literal, final
+
+import attrs
+
+from kschedlib.model.labels import NodeSelector
+from kschedlib.model.objects import OwnerReference
+from kschedlib.model.quantity import Quantity
+
+__all__ = [
+    "ALLOCATION_MODE_ALL",
+    "ALLOCATION_MODE_EXACT_COUNT",
+    "AllocationResult",
+    "ClaimConsumer",
+    "CounterSet",
+    "Device",
+    "DeviceAllocation",
+    "DeviceAttribute",
+    "DeviceClass",
+    "DeviceConstraint",
+    "DeviceCounterConsumption",
+    "DeviceRequest",
+    "DeviceTaint",
+    "DeviceToleration",
+    "ExactRequest",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
+    "ResourceSlice",
+]
+
+ALLOCATION_MODE_EXACT_COUNT: Final = "ExactCount"
+ALLOCATION_MODE_ALL: Final = "All"
+
+AttributeKind = Literal["int", "bool", "string", "version"]
+
+
+@final
+@attrs.frozen(slots=True)
+class DeviceAttribute:
+    """One typed device attribute (exactly one of int, bool, string, version in the API)."""
+
+    kind: AttributeKind
+    value: int | bool | str
+
+
+@final
+@attrs.frozen(slots=True)
+class DeviceTaint:
+    key: str
+    value: str = ""
+    effect: str = ""
+
+
+@final
+@attrs.frozen(slots=True)
+class DeviceToleration:
+    """A request's toleration of device taints (``operator`` Equal or Exists)."""
+
+    key: str = ""
+    operator: str = "Equal"
+    value: str = ""
+    effect: str = ""
+
+    def tolerates(self, taint: DeviceTaint) -> bool:
+        """kube's ToleratesTaint for devices: effect, key and (for Equal) value must agree."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator == "Exists":
+            return True
+        return self.operator in ("Equal", "") and self.value == taint.value
+
+
+@final
+@attrs.frozen(slots=True)
+class DeviceCounterConsumption:
+    counter_set: str
+    counters: Mapping[str, Quantity]
+
+
+@final
+@attrs.frozen(slots=True)
+class CounterSet:
+    name: str
+    counters: Mapping[str, Quantity]
+
+
+@final
+@attrs.frozen(slots=True)
+class Device:
+    """A device in a ResourceSlice; attribute and capacity names as written (domain optional)."""
+
+    name: str
+    attributes: Mapping[str, DeviceAttribute] = attrs.field(factory=dict)
+    capacity: Mapping[str, Quantity] = attrs.field(factory=dict)
+    consumes_counters: tuple[DeviceCounterConsumption, ...] = ()
+    taints: tuple[DeviceTaint, ...] = ()
+    allow_multiple_allocations: bool = False
+    binds_to_node: bool = False
+    binding_conditions: tuple[str, ...] = ()
+    node_name: str | None = None
+    all_nodes: bool = False
+    node_selector: NodeSelector | None = None
+
+
+@final
+@attrs.frozen(slots=True)
+class ResourceSlice:
+    """One slice of a driver's pool of devices; where they are reachable from is one of
+    ``node_name``, ``node_selector``, ``all_nodes`` or ``per_device_node_selection``."""
+
+    name: str
+    driver: str
+    pool: str
+    generation: int = 0
+    slice_count: int = 1
+    node_name: str | None = None
+    node_selector: NodeSelector | None = None
+    node_selector_raw: Mapping[str, object] | None = None
+    all_nodes: bool = False
+    per_device_node_selection: bool = False
+    devices: tuple[Device, ...] = ()
+    shared_counters: tuple[CounterSet, ...] = ()
+
+
+@final
+@attrs.frozen(slots=True)
+class DeviceClass:
+    name: str
+    selectors: tuple[str, ...] = ()
+    extended_resource_name: str | None = None
+
+
+@final
+@attrs.frozen(slots=True)
+class ExactRequest:
+    """What to allocate for a request (``exactly``) or one ``firstAvailable`` subrequest."""
+
+    name: str
+    device_class_name: str
+    selectors: tuple[str, ...] = ()
+    allocation_mode: str = ALLOCATION_MODE_EXACT_COUNT
+    count: int = 1
+    admin_access: bool | None = None
+    tolerations: tuple[DeviceToleration, ...] = ()
+    capacity: Mapping[str, Quantity] | None = None
+
+
+@final
+@attrs.frozen(slots=True)
+class DeviceRequest:
+    """A claim's request: ``exactly`` one device spec, or a prioritized list ``first_available``."""
+
+    name: str
+    exactly: ExactRequest | None = None
+    first_available: tuple[ExactRequest, ...] = ()
+
+
+@final
+@attrs.frozen(slots=True)
+class DeviceConstraint:
+    requests: tuple[str, ...] = ()
+    match_attribute: str | None = None
+    distinct_attribute: str | None = None
+
+
+@final
+@attrs.frozen(slots=True)
+class DeviceAllocation:
+    """One allocated device (``status.allocation.devices.results[]``)."""
+
+    request: str
+    driver: str
+    pool: str
+    device: str
+    admin_access: bool | None = None
+    consumed_capacity: Mapping[str, Quantity] | None = None
+    share_id: str | None = None
+
+    @property
+    def device_id(self) -> tuple[str, str, str]:
+        return (self.driver, self.pool, self.device)
+
+
+@final
+@attrs.frozen(slots=True)
+class AllocationResult:
+    devices: tuple[DeviceAllocation, ...] = ()
+    node_selector: NodeSelector | None = None
+    node_selector_raw: Mapping[str, object] | None = None
+    """The node selector as a v1 dict (what ``explain`` prints)."""
+
+
+@final
+@attrs.frozen(slots=True)
+class ClaimConsumer:
+    """An entry of ``status.reservedFor``."""
+
+    name: str
+    uid: str
+    resource: str = "pods"
+
+
+@final
+@attrs.frozen(slots=True)
+class ResourceClaim:
+    name: str
+    namespace: str = "default"
+    uid: str = ""
+    annotations: Mapping[str, str] = attrs.field(factory=dict)
+    owner_references: tuple[OwnerReference, ...] = ()
+    requests: tuple[DeviceRequest, ...] = ()
+    constraints: tuple[DeviceConstraint, ...] = ()
+    allocation: AllocationResult | None = None
+    reserved_for: tuple[ClaimConsumer, ...] = ()
+    deletion_timestamp: float | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@final
+@attrs.frozen(slots=True)
+class ResourceClaimTemplate:
+    name: str
+    namespace: str = "default"
+    requests: tuple[DeviceRequest, ...] = ()
+    constraints: tuple[DeviceConstraint, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"

@@ -1,0 +1,279 @@
+"""The structured allocator on plain Python predicates (no CEL): search order, modes and rules.
+
+Selectors here are names of predicates (``"model=a100"``), so each case reads as the allocator's rule
+it pins: first fit in pool/slice/device order, ``All``, prioritized lists, ``matchAttribute``,
+admin access, taints, shared counters, consumable capacity, pools and generations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from kschedlib.dra._allocator import (
+    ALLOCATION_RESULTS_MAX_SIZE,
+    AllocatedState,
+    AllocationError,
+    Allocator,
+    Features,
+    lookup_attribute,
+)
+from kschedlib.dra._selectors import SelectorCache, SelectorError, SelectorPredicate, SelectorRuntimeError
+from kschedlib.model.dra import (
+    ALLOCATION_MODE_ALL,
+    AllocationResult,
+    CounterSet,
+    Device,
+    DeviceAttribute,
+    DeviceClass,
+    DeviceConstraint,
+    DeviceCounterConsumption,
+    DeviceRequest,
+    DeviceTaint,
+    DeviceToleration,
+    ExactRequest,
+    ResourceClaim,
+    ResourceSlice,
+)
+from kschedlib.model.labels import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
+from kschedlib.model.objects import Node
+from kschedlib.model.quantity import parse_quantity
+
+DRIVER = "gpu.example.com"
+
+
+def _missing(device: Device, driver: str) -> bool:
+    raise SelectorRuntimeError("no such key: numa")
+
+
+def _predicate(expression: str) -> SelectorPredicate:
+    """``driver``, ``key=value`` (string attribute), ``bad`` (does not compile), ``boom`` (fails on use)."""
+    if expression == "driver":
+        return lambda device, driver: driver == DRIVER
+    if expression == "bad":
+        raise SelectorError("ERROR: <input>:1:1: undeclared reference to 'bad'")
+    if expression == "boom":
+        return _missing
+    key, _, value = expression.partition("=")
+
+    def match(device: Device, driver: str) -> bool:
+        attribute = device.attributes.get(key)
+        return attribute is not None and str(attribute.value) == value
+
+    return match
+
+
+CLASSES = {"gpu": DeviceClass("gpu", ("driver",)), "broken": DeviceClass("broken", ("boom",))}
+
+
+def gpu(name: str, **attributes: int | str) -> Device:
+    return Device(name, {k: DeviceAttribute("int" if isinstance(v, int) else "string", v)
+                         for k, v in attributes.items()})
+
+
+def node_slice(node: str, *devices: Device, pool: str | None = None, generation: int = 1, count: int = 1,
+               name: str | None = None) -> ResourceSlice:
+    return ResourceSlice(name or f"{node}-{pool or node}", DRIVER, pool or node, generation, count, node_name=node,
+                         devices=devices)
+
+
+def claim(*requests: DeviceRequest, constraints: Sequence[DeviceConstraint] = (), name: str = "c") -> ResourceClaim:
+    return ResourceClaim(name, requests=tuple(requests), constraints=tuple(constraints))
+
+
+def exactly(name: str = "gpu", count: int = 1, selectors: tuple[str, ...] = (), device_class: str = "gpu",
+            **kwargs: object) -> DeviceRequest:
+    return DeviceRequest(name, ExactRequest(name, device_class, selectors, count=count, **kwargs))  # type: ignore[arg-type]
+
+
+def allocate(slices: Sequence[ResourceSlice], claims: Sequence[ResourceClaim], node: str = "n1", *,
+             allocated: AllocatedState | None = None, features: Features | None = None,
+             labels: dict[str, str] | None = None) -> list[AllocationResult] | None:
+    allocator = Allocator(features or Features(), allocated or AllocatedState(), CLASSES, slices,
+                          SelectorCache(_predicate))
+    return allocator.allocate(Node(node, labels=labels or {}), claims)
+
+
+def picked(results: list[AllocationResult] | None) -> list[list[tuple[str, str]]] | None:
+    if results is None:
+        return None
+    return [[(d.request, d.device) for d in r.devices] for r in results]
+
+
+def test_first_fit_in_device_order() -> None:
+    slices = [node_slice("n1", gpu("g0"), gpu("g1"), gpu("g2"))]
+    assert picked(allocate(slices, [claim(exactly(count=2))])) == [[("gpu", "g0"), ("gpu", "g1")]]
+
+
+def test_devices_of_other_nodes_are_not_reachable() -> None:
+    assert allocate([node_slice("n2", gpu("g0"))], [claim(exactly())]) is None
+
+
+def test_allocated_devices_are_skipped_unless_admin_access() -> None:
+    slices = [node_slice("n1", gpu("g0"), gpu("g1"))]
+    used = AllocatedState(frozenset({(DRIVER, "n1", "g0")}))
+    assert picked(allocate(slices, [claim(exactly())], allocated=used)) == [[("gpu", "g1")]]
+    admin = allocate(slices, [claim(exactly(admin_access=True))], allocated=used)
+    assert admin is not None
+    assert admin[0].devices[0].device == "g0"
+    assert admin[0].devices[0].admin_access is True
+
+
+def test_two_claims_never_share_a_device() -> None:
+    slices = [node_slice("n1", gpu("g0"), gpu("g1"))]
+    result = picked(allocate(slices, [claim(exactly(), name="a"), claim(exactly(), name="b")]))
+    assert result == [[("gpu", "g0")], [("gpu", "g1")]]
+    assert allocate(slices, [claim(exactly(count=2), name="a"), claim(exactly(), name="b")]) is None
+
+
+def test_request_selectors_narrow_the_class() -> None:
+    slices = [node_slice("n1", gpu("g0", model="t4"), gpu("g1", model="a100"))]
+    assert picked(allocate(slices, [claim(exactly(selectors=("model=a100",)))])) == [[("gpu", "g1")]]
+
+
+def test_all_mode_takes_every_matching_device_and_fails_if_one_is_used() -> None:
+    slices = [node_slice("n1", gpu("g0", model="a"), gpu("g1", model="b"), gpu("g2", model="a"))]
+    request = DeviceRequest("gpu", ExactRequest("gpu", "gpu", ("model=a",), ALLOCATION_MODE_ALL))
+    assert picked(allocate(slices, [claim(request)])) == [[("gpu", "g0"), ("gpu", "g2")]]
+    used = AllocatedState(frozenset({(DRIVER, "n1", "g2")}))
+    assert allocate(slices, [claim(request)], allocated=used) is None
+    assert allocate([node_slice("n1", gpu("g0", model="b"))], [claim(request)]) is None
+
+
+def test_all_mode_over_an_incomplete_pool_is_an_error() -> None:
+    slices = [node_slice("n1", gpu("g0"), count=2)]
+    request = DeviceRequest("gpu", ExactRequest("gpu", "gpu", (), ALLOCATION_MODE_ALL))
+    with pytest.raises(AllocationError, match=r"asks for all devices, but resource pool gpu\.example\.com/n1 is "
+                                              r"currently being updated"):
+        allocate(slices, [claim(request)])
+
+
+def test_prioritized_list_takes_the_first_subrequest_that_fits() -> None:
+    request = DeviceRequest("gpu", None, (ExactRequest("big", "gpu", ("model=h100",)),
+                                          ExactRequest("small", "gpu", ("model=t4",), count=2)))
+    t4s = [node_slice("n1", gpu("g0", model="t4"), gpu("g1", model="t4"))]
+    assert picked(allocate(t4s, [claim(request)])) == [[("gpu/small", "g0"), ("gpu/small", "g1")]]
+    h100 = [node_slice("n1", gpu("g0", model="t4"), gpu("g1", model="h100"))]
+    assert picked(allocate(h100, [claim(request)])) == [[("gpu/big", "g1")]]
+    with pytest.raises(AllocationError, match="DRAPrioritizedList feature is disabled"):
+        allocate(h100, [claim(request)], features=Features(prioritized_list=False))
+
+
+def test_match_attribute_backtracks() -> None:
+    slices = [node_slice("n1", gpu("g0", numa=0), gpu("g1", numa=1), gpu("g2", numa=1))]
+    constraint = DeviceConstraint(("a", "b"), "gpu.example.com/numa")
+    result = picked(allocate(slices, [claim(exactly("a"), exactly("b"), constraints=[constraint])]))
+    assert result == [[("a", "g1"), ("b", "g2")]]
+    missing = [node_slice("n1", gpu("g0"), gpu("g1"))]
+    assert allocate(missing, [claim(exactly("a"), exactly("b"), constraints=[constraint])]) is None
+
+
+def test_lookup_attribute_qualifies_with_the_driver() -> None:
+    device = gpu("g0", numa=3)
+    assert lookup_attribute(device, DRIVER, "gpu.example.com/numa") == DeviceAttribute("int", 3)
+    assert lookup_attribute(device, DRIVER, "other.com/numa") is None
+    assert lookup_attribute(device, DRIVER, "gpu.example.com/model") is None
+    assert lookup_attribute(device, DRIVER, "model") is None
+
+
+def test_taints_need_tolerations() -> None:
+    tainted = Device("g0", taints=(DeviceTaint("broken", "ecc", "NoSchedule"),))
+    slices = [node_slice("n1", tainted)]
+    assert allocate(slices, [claim(exactly())]) is None
+    tolerated = exactly(tolerations=(DeviceToleration("broken", "Exists", effect="NoSchedule"),))
+    assert picked(allocate(slices, [claim(tolerated)])) == [[("gpu", "g0")]]
+    assert picked(allocate(slices, [claim(exactly())], features=Features(device_taints=False))) == [[("gpu", "g0")]]
+    none_effect = [node_slice("n1", Device("g0", taints=(DeviceTaint("k", "v", "None"),)))]
+    assert picked(allocate(none_effect, [claim(exactly())])) == [[("gpu", "g0")]]
+
+
+def test_shared_counters_limit_partitions() -> None:
+    counters = (CounterSet("mem", {"memory": parse_quantity("40Gi")}),)
+
+    def part(name: str, size: str) -> Device:
+        return Device(name, consumes_counters=(DeviceCounterConsumption("mem", {"memory": parse_quantity(size)}),))
+
+    slices = [ResourceSlice("s", DRIVER, "n1", 1, 1, node_name="n1", devices=(part("whole", "40Gi"),
+                            part("half-a", "20Gi"), part("half-b", "20Gi")), shared_counters=counters)]
+    assert picked(allocate(slices, [claim(exactly(count=2))])) == [[("gpu", "half-a"), ("gpu", "half-b")]]
+    used = AllocatedState(frozenset({(DRIVER, "n1", "half-a")}))
+    assert picked(allocate(slices, [claim(exactly())], allocated=used)) == [[("gpu", "half-b")]]
+    assert allocate(slices, [claim(exactly(count=2))], allocated=used) is None
+    assert allocate(slices, [claim(exactly())], features=Features(partitionable_devices=False)) is None
+
+
+def test_consumable_capacity_shares_a_device() -> None:
+    shared = Device("nic", capacity={"bw": parse_quantity("10G")}, allow_multiple_allocations=True)
+    slices = [node_slice("n1", shared)]
+    want = exactly(capacity={"bw": parse_quantity("4G")})
+    result = allocate(slices, [claim(want, name="a"), claim(want, name="b")])
+    assert result is not None
+    assert [r.devices[0].consumed_capacity for r in result] == [{"bw": parse_quantity("4G")}] * 2
+    assert allocate(slices, [claim(want, name="a"), claim(want, name="b"), claim(want, name="c")]) is None
+    used = AllocatedState(capacity={(DRIVER, "n1", "nic"): {"bw": parse_quantity("8G")}})
+    assert allocate(slices, [claim(want)], allocated=used) is None
+    with pytest.raises(AllocationError, match="DRAConsumableCapacity feature is disabled"):
+        allocate(slices, [claim(want)], features=Features(consumable_capacity=False))
+    unknown = exactly(capacity={"other": parse_quantity("1")})
+    assert allocate(slices, [claim(unknown)]) is None
+
+
+def test_newest_generation_wins_and_incomplete_pools_are_skipped() -> None:
+    old = node_slice("n1", gpu("g0"), gpu("g1"), name="old", generation=1)
+    new = node_slice("n1", gpu("g5"), name="new", generation=2)
+    assert picked(allocate([old, new], [claim(exactly())])) == [[("gpu", "g5")]]
+    assert allocate([old, new], [claim(exactly(count=2))]) is None
+    half = node_slice("n1", gpu("g0"), name="a", count=2)
+    assert allocate([half], [claim(exactly())]) is None
+    other_half = node_slice("n1", gpu("g1"), name="b", count=2)
+    assert picked(allocate([half, other_half], [claim(exactly(count=2))])) == [[("gpu", "g0"), ("gpu", "g1")]]
+
+
+def test_network_slices_and_node_selectors() -> None:
+    everywhere = ResourceSlice("net", DRIVER, "net", 1, 1, all_nodes=True, devices=(gpu("g0"),))
+    result = allocate([everywhere], [claim(exactly())])
+    assert result is not None
+    assert result[0].node_selector is None
+    rack = NodeSelector((NodeSelectorTerm((NodeSelectorRequirement("rack", "In", ("r1",)),)),))
+    raw = {"nodeSelectorTerms": [{"matchExpressions": [{"key": "rack", "operator": "In", "values": ["r1"]}]}]}
+    racked = ResourceSlice("rack", DRIVER, "rack", 1, 1, node_selector=rack, node_selector_raw=raw,
+                           devices=(gpu("g0"),))
+    assert allocate([racked], [claim(exactly())], labels={"rack": "r2"}) is None
+    chosen = allocate([racked], [claim(exactly())], labels={"rack": "r1"})
+    assert chosen is not None
+    assert chosen[0].node_selector_raw == raw
+    local = allocate([node_slice("n1", gpu("g0"))], [claim(exactly())])
+    assert local is not None
+    assert local[0].node_selector_raw == {
+        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}
+
+
+def test_claim_errors() -> None:
+    slices = [node_slice("n1", gpu("g0"))]
+    with pytest.raises(AllocationError, match="could not retrieve device class nope"):
+        allocate(slices, [claim(exactly(device_class="nope"))])
+    with pytest.raises(AllocationError, match=r"class broken: selector #0 on device gpu.example.com/n1/g0: "
+                                              r"CEL runtime error: no such key: numa"):
+        allocate(slices, [claim(exactly(device_class="broken"))])
+    with pytest.raises(AllocationError, match="claim default/c: selector #0: CEL compile error"):
+        allocate(slices, [claim(exactly(selectors=("bad",)))])
+    with pytest.raises(AllocationError, match="exceeds the claim limit of 32"):
+        allocate(slices, [claim(exactly(count=ALLOCATION_RESULTS_MAX_SIZE + 1))])
+    with pytest.raises(AllocationError, match="admin access is requested, but the feature is disabled"):
+        allocate(slices, [claim(exactly(admin_access=True))], features=Features(admin_access=False))
+    with pytest.raises(AllocationError, match="empty constraint"):
+        allocate(slices, [claim(exactly(), constraints=[DeviceConstraint(("gpu",))])])
+
+
+def test_duplicate_device_names_make_a_pool_invalid() -> None:
+    slices = [node_slice("n1", gpu("g0"), name="a", count=2), node_slice("n1", gpu("g0"), name="b", count=2)]
+    with pytest.raises(AllocationError, match="invalid resource pools were encountered"):
+        allocate(slices, [claim(exactly())])
+
+
+def test_a_deadline_stops_the_search() -> None:
+    allocator = Allocator(Features(), AllocatedState(), CLASSES, [node_slice("n1", gpu("g0"))],
+                          SelectorCache(_predicate))
+    with pytest.raises(TimeoutError):
+        allocator.allocate(Node("n1"), [claim(exactly())], deadline=lambda: True)
