@@ -14,6 +14,7 @@ which the plugin reports as an Error status.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final, final
 
@@ -35,11 +36,12 @@ from kschedlib.model.dra import (
     ResourceClaim,
     ResourceSlice,
 )
-from kschedlib.model.labels import NodeSelector
+from kschedlib.model.labels import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
 from kschedlib.model.objects import Node
 from kschedlib.model.quantity import Quantity
 
-__all__ = ["ALLOCATION_RESULTS_MAX_SIZE", "AllocatedState", "AllocationError", "Allocator", "DeviceID", "Features"]
+__all__ = ["ALLOCATION_RESULTS_MAX_SIZE", "AllocatedState", "AllocationError", "Allocator", "DeviceID", "Features",
+           "NodeAllocationFailed"]
 
 ALLOCATION_RESULTS_MAX_SIZE: Final = 32
 DeviceID = tuple[str, str, str]
@@ -49,6 +51,10 @@ _ZERO: Final = Quantity.from_int(0)
 
 class AllocationError(Exception):
     """The claims cannot be allocated anywhere as written (kube: an Error from Filter)."""
+
+
+class NodeAllocationFailed(AllocationError):
+    """Allocation failed on this node only (invalid pools): kube rejects the node with this text."""
 
 
 @final
@@ -162,11 +168,11 @@ class Allocator:
     __slots__ = ("_allocated", "_classes", "_features", "_pools", "_selectors")
 
     def __init__(self, features: Features, allocated: AllocatedState, classes: Mapping[str, DeviceClass],
-                 slices: Sequence[ResourceSlice], selectors: SelectorCache) -> None:
+                 slices: Sequence[ResourceSlice] | PoolIndex, selectors: SelectorCache) -> None:
         self._features = features
         self._allocated = allocated
         self._classes = classes
-        self._pools = PoolIndex(slices)
+        self._pools = slices if isinstance(slices, PoolIndex) else PoolIndex(slices)
         self._selectors = selectors
 
     def allocate(self, node: Node, claims: Sequence[ResourceClaim],
@@ -194,6 +200,7 @@ class _Search:
         self.consumed_counters: dict[str, dict[str, dict[str, Quantity]]] = {}
         self.available_counters: dict[str, dict[str, dict[str, Quantity]]] = {}
         self.matches: dict[tuple[DeviceID, int, int, int], bool] = {}
+        self.calls = -1
 
     # --- preparation ------------------------------------------------------------------------
 
@@ -217,9 +224,11 @@ class _Search:
                 raise AllocationError(f"claim {claim.key}: number of requested devices {minimum} exceeds the "
                                       f"claim limit of {ALLOCATION_RESULTS_MAX_SIZE}")
             self.constraints.append([self._constraint(claim, i, c) for i, c in enumerate(claim.constraints)])
+        if not self.pools and all(claim.requests for claim in self.claims):
+            return None  # nothing reachable: every request needs at least one device
         if not self._one(0, 0, 0, 0, sub_fixed=False, start=(0, 0, 0)):
             if any(pool.invalid for pool in self.pools):
-                raise AllocationError("invalid resource pools were encountered")
+                raise NodeAllocationFailed("invalid resource pools were encountered")
             return None
         return [self._result(ci) for ci in range(len(self.claims))]
 
@@ -300,20 +309,18 @@ class _Search:
 
     def _selectors_match(self, key: tuple[int, int, int], candidate: _Candidate, selectors: Sequence[str],
                          device_class: DeviceClass | None) -> bool:
-        owner = (f"class {device_class.name}" if device_class is not None
-                 else f"claim {self.claims[key[0]].key}")
+        match = self.a._selectors.match
         for i, expression in enumerate(selectors):
             try:
-                predicate = self.a._selectors.get(expression)
-            except SelectorError as exc:
-                raise AllocationError(f"{owner}: selector #{i}: CEL compile error: {exc}") from exc
-            try:
-                matched = predicate(candidate.device, candidate.id[0])
-            except SelectorRuntimeError as exc:
+                if not match(expression, candidate.device, candidate.id[0]):
+                    return False
+            except (SelectorError, SelectorRuntimeError) as exc:
+                owner = (f"class {device_class.name}" if device_class is not None
+                         else f"claim {self.claims[key[0]].key}")
+                if isinstance(exc, SelectorError):
+                    raise AllocationError(f"{owner}: selector #{i}: CEL compile error: {exc}") from exc
                 device = "/".join(candidate.id)
                 raise AllocationError(f"{owner}: selector #{i} on device {device}: CEL runtime error: {exc}") from exc
-            if not matched:
-                return False
         return True
 
     def _in_use(self, device_id: DeviceID) -> bool:
@@ -381,8 +388,10 @@ class _Search:
     # --- the search ---------------------------------------------------------------------------
 
     def _one(self, ci: int, ri: int, si: int, di: int, *, sub_fixed: bool, start: tuple[int, int, int]) -> bool:
-        if self.deadline is not None and self.deadline():
-            raise TimeoutError
+        if self.deadline is not None:
+            self.calls += 1
+            if not self.calls & 63 and self.deadline():
+                raise TimeoutError
         if ci >= len(self.claims):
             return True
         claim = self.claims[ci]
@@ -426,6 +435,9 @@ class _Search:
             return done
         request = data.request
         admin = bool(request.admin_access)
+        allocated = self.a._allocated.devices
+        allocating = self.allocating
+        shareable = self.a._features.consumable_capacity
         for pi in range(start[0], len(self.pools)):
             pool = self.pools[pi]
             if pool.incomplete or pool.invalid:
@@ -434,14 +446,17 @@ class _Search:
             for si2 in range(slice_start, len(pool.slices)):
                 slice_ = pool.slices[si2]
                 first = start[2] if pi == start[0] and si2 == start[1] else 0
-                for dj in range(first, len(slice_.devices)):
-                    device = slice_.devices[dj]
-                    candidate = _Candidate((pool.driver, pool.name, device.name), device, slice_, pool)
-                    if admin and ci in self.allocating.get(candidate.id, ()):
+                devices = slice_.devices
+                for dj in range(first, len(devices)):
+                    device = devices[dj]
+                    device_id = (pool.driver, pool.name, device.name)
+                    if admin:
+                        if ci in allocating.get(device_id, ()):
+                            continue
+                    elif (device_id in allocated or allocating.get(device_id)) and not (
+                            shareable and device.allow_multiple_allocations):
                         continue
-                    if not admin and self._in_use(candidate.id) and not (
-                            self.a._features.consumable_capacity and device.allow_multiple_allocations):
-                        continue
+                    candidate = _Candidate(device_id, device, slice_, pool)
                     if not self._selectable((ci, ri, si), candidate):
                         continue
                     if not self._capacity_fits(request, candidate):
@@ -536,6 +551,14 @@ def _consumed(requested: Mapping[str, Quantity], capacity: Mapping[str, Quantity
     return {name: requested.get(name, total) for name, total in capacity.items()}
 
 
+@functools.lru_cache(maxsize=8192)
+def _node_local(node_name: str) -> tuple[NodeSelector, Mapping[str, object]]:
+    """The selector of an allocation bound to one node (``metadata.name In [node]``), shared per node."""
+    raw = {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}
+    term = NodeSelectorTerm(match_fields=(NodeSelectorRequirement("metadata.name", "In", (node_name,)),))
+    return NodeSelector((term,)), raw
+
+
 def _requirement_key(requirement: Mapping[str, object]) -> tuple[object, object, frozenset[str]]:
     values = requirement.get("values") or []
     return requirement.get("key"), requirement.get("operator"), frozenset(str(v) for v in values)  # type: ignore[attr-defined]
@@ -556,9 +579,7 @@ def node_selector_for(
             node_name, binds = candidate.slice.node_name, candidate.device.binds_to_node
             raw = candidate.slice.node_selector_raw
         if node_name is not None or binds:
-            raw_selector: dict[str, object] = {"nodeSelectorTerms": [{"matchFields": [
-                {"key": "metadata.name", "operator": "In", "values": [node.name]}]}]}
-            return node_selector(Reader("AllocationResult"), raw_selector, "nodeSelector"), raw_selector
+            return _node_local(node.name)
         terms = raw.get("nodeSelectorTerms") if raw is not None else None
         if isinstance(terms, list) and len(terms) == 1 and isinstance(terms[0], Mapping):
             for target, key in ((fields, "matchFields"), (expressions, "matchExpressions")):

@@ -49,7 +49,7 @@ def slice_reaches(slice_: ResourceSlice, node: Node) -> bool:
 class PoolIndex:
     """The slices grouped once per allocator: by pool (newest generation only) and by node."""
 
-    __slots__ = ("_by_node", "_current", "_shared")
+    __slots__ = ("_by_node", "_current", "_gathered", "_shared")
 
     def __init__(self, slices: Sequence[ResourceSlice]) -> None:
         newest: dict[tuple[str, str], int] = {}
@@ -60,6 +60,7 @@ class PoolIndex:
         self._current: dict[tuple[str, str], list[ResourceSlice]] = {}
         self._by_node: dict[str, list[ResourceSlice]] = {}
         self._shared: list[ResourceSlice] = []
+        self._gathered: dict[str, tuple[Node, list[Pool]]] = {}
         for s in slices:
             if s.generation != newest[s.driver, s.pool]:
                 continue
@@ -70,7 +71,15 @@ class PoolIndex:
                 self._shared.append(s)
 
     def gather(self, node: Node) -> list[Pool]:
-        """The pools ``node`` reaches, node-local slices first."""
+        """The pools ``node`` reaches, node-local slices first (kept per node object: nodes are immutable)."""
+        known = self._gathered.get(node.name)
+        if known is not None and known[0] is node:
+            return known[1]
+        pools = self._gather(node)
+        self._gathered[node.name] = (node, pools)
+        return pools
+
+    def _gather(self, node: Node) -> list[Pool]:
         reaching: dict[tuple[str, str], list[ResourceSlice]] = {}
         for s in (*self._by_node.get(node.name, ()), *self._shared):
             if (s.devices or s.shared_counters) and slice_reaches(s, node):

@@ -8,10 +8,13 @@ environment of :mod:`kschedlib.dra._cel` (the ``kschedlib[dra]`` extra).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Final
 
 from kschedlib.model.dra import Device
 
 __all__ = ["CompileSelector", "SelectorError", "SelectorPredicate", "SelectorRuntimeError", "SelectorCache"]
+
+_RESULTS_MAX: Final = 1 << 18
 
 SelectorPredicate = Callable[[Device, str], bool]
 """Whether the device (published by the driver named) matches."""
@@ -30,11 +33,25 @@ class SelectorRuntimeError(Exception):
 class SelectorCache:
     """Compiled selectors by expression, shared by all cycles (kube keeps a CEL cache too)."""
 
-    __slots__ = ("_compile", "_compiled")
+    __slots__ = ("_compile", "_compiled", "_results")
 
     def __init__(self, compile_selector: CompileSelector) -> None:
         self._compile = compile_selector
         self._compiled: dict[str, SelectorPredicate | SelectorError] = {}
+        self._results: dict[tuple[str, int], tuple[Device, bool]] = {}
+
+    def match(self, expression: str, device: Device, driver: str) -> bool:
+        """Whether ``device`` matches, remembered per (expression, device object): devices are immutable
+        and shared by every cycle until their slice changes."""
+        key = (expression, id(device))
+        known = self._results.get(key)
+        if known is not None and known[0] is device:
+            return known[1]
+        result = self.get(expression)(device, driver)
+        if len(self._results) >= _RESULTS_MAX:
+            self._results.clear()
+        self._results[key] = (device, result)
+        return result
 
     def get(self, expression: str) -> SelectorPredicate:
         """The predicate for ``expression``; raises the (cached) :class:`SelectorError`."""

@@ -14,6 +14,7 @@ from typing import Final, final
 import attrs
 
 from kschedlib.dra._allocator import AllocatedState, DeviceID
+from kschedlib.dra._pools import PoolIndex
 from kschedlib.model.dra import ClaimConsumer, DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from kschedlib.model.objects import Pod
 from kschedlib.model.quantity import Quantity
@@ -43,7 +44,7 @@ def pod_claim_name(pod: Pod, pod_claim: str, direct: str | None) -> str | None:
 class DraStore:
     """Read by the DynamicResources plugin through ``handle.dra``."""
 
-    __slots__ = ("claims", "classes", "in_flight", "slices", "templates")
+    __slots__ = ("_pool_index", "claims", "classes", "in_flight", "slices", "templates")
 
     def __init__(self) -> None:
         self.classes: dict[str, DeviceClass] = {}
@@ -52,6 +53,7 @@ class DraStore:
         self.templates: dict[str, ResourceClaimTemplate] = {}
         self.in_flight: dict[str, ResourceClaim] = {}
         """claim uid -> the claim with the allocation a reserved pod is about to write."""
+        self._pool_index: PoolIndex | None = None
 
     def add(self, obj: object) -> bool:
         """Record (or replace) ``obj`` if it is a DRA object; returns whether it was one."""
@@ -59,6 +61,7 @@ class DraStore:
             self.classes[obj.name] = obj
         elif isinstance(obj, ResourceSlice):
             self.slices[obj.name] = obj
+            self._pool_index = None
         elif isinstance(obj, ResourceClaim):
             self.claims[obj.key] = obj
         elif isinstance(obj, ResourceClaimTemplate):
@@ -74,7 +77,14 @@ class DraStore:
         other.claims = dict(self.claims)
         other.templates = dict(self.templates)
         other.in_flight = dict(self.in_flight)
+        other._pool_index = self._pool_index
         return other
+
+    def pool_index(self) -> PoolIndex:
+        """The slices grouped by pool and node, rebuilt only after a ResourceSlice changes."""
+        if self._pool_index is None:
+            self._pool_index = PoolIndex(tuple(self.slices.values()))
+        return self._pool_index
 
     def get_claim(self, namespace: str, name: str) -> ResourceClaim | None:
         return self.claims.get(f"{namespace}/{name}")

@@ -283,6 +283,10 @@ def pod_to_dict(pod: Pod) -> JsonDict:
     _put(status, "startTime", _timestamp(pod.start_time))
     _put(status, "containerStatuses", [_container_status(c) for c in pod.container_statuses])
     _put(status, "initContainerStatuses", [_container_status(c) for c in pod.init_container_statuses])
+    _put(status, "resourceClaimStatuses", [
+        {"name": name} if claim is None else {"name": name, "resourceClaimName": claim}
+        for name, claim in pod.resource_claim_statuses
+    ])
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": _pod_spec(pod), "status": status}
 
 

@@ -28,7 +28,7 @@ from typing import Any, ClassVar, Final, final
 
 import attrs
 
-from kschedlib.dra._allocator import AllocationError, Allocator, Features
+from kschedlib.dra._allocator import AllocationError, Allocator, Features, NodeAllocationFailed
 from kschedlib.dra._selectors import SelectorCache
 from kschedlib.dra._store import EXTENDED_CLAIM_SUFFIX, ClaimProblem, DraStore, pod_claim_name
 from kschedlib.errors import ConfigError
@@ -146,7 +146,6 @@ def _pod_claims(pod: Pod, store: DraStore) -> list[ResourceClaim]:
         claim = store.get_claim(pod.namespace, name)
         if claim is None:
             raise ClaimProblem(f'could not find ResourceClaim "{pod.namespace}/{name}"')
-        claim = store.in_flight.get(claim.uid, claim) if claim.uid else claim
         if claim.deletion_timestamp is not None:
             raise ClaimProblem(f'resourceclaim "{name}" is being deleted')
         if pod_claim.resource_claim_name is None and not any(
@@ -256,7 +255,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
             if self._selectors is None:
                 self._selectors = _selector_compiler()
             data.allocator = Allocator(self._features, store.allocated_state(), store.classes,
-                                       tuple(store.slices.values()), self._selectors)
+                                       store.pool_index(), self._selectors)
         data.claims, data.available_on, data.extended = claims, available_on, extended
         return Status.success()
 
@@ -313,6 +312,8 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
                     results = data.allocator.allocate(node, claims, deadline)
                 except TimeoutError:
                     return Status.from_error(f"node {node.name}: timed out trying to allocate devices")
+                except NodeAllocationFailed as exc:
+                    return Status.unresolvable(str(exc))
                 except AllocationError as exc:
                     return Status.from_error(str(exc))
                 if results is None:
@@ -375,7 +376,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         data = state.get(_STATE)
         if data is None or (not data.claims and not data.node_allocations.get(node_name)):
-            return Status.skip()
+            return Status.success()
         store = self._store
         for claim in data.claims:
             if claim.allocation is not None:

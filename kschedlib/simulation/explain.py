@@ -62,7 +62,8 @@ class Explanation:
         data = self._to_dict()
         if self.outcome is not None and self.pod.resource_claims:
             allocations = dra_allocations(self.outcome.state, self.outcome.feasible)
-            data["dra_allocations"] = allocations if allocations is not None else {}
+            if allocations is not None:  # None: DynamicResources did not run (v1.30-v1.33, or PreFilter stopped)
+                data["dra_allocations"] = allocations
         return data
 
     def _to_dict(self) -> dict[str, Any]:

@@ -43,6 +43,9 @@ def explanation_text(explanation: Explanation) -> str:
         rows.append([node, f"{status['plugin'] or 'PreFilter'}: {reason}", *["" for _ in plugins], ""])
     lines.append(table(["node", "verdict", *plugins, "total"], rows))
     lines.append(f"evaluated {data['evaluated_nodes']} of {data['num_all_nodes']} nodes")
+    for entry in data.get("dra_allocations", {}).get(data["selected"], ()):
+        devices = ", ".join(f"{d['driver']}/{d['pool']}/{d['device']}" for d in entry["devices"])
+        lines.append(f"devices for {entry['claim']} on {data['selected']}: {devices}")
     if data["message"]:
         lines.append(data["message"])
     post = data.get("postfilter")

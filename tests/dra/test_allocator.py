@@ -17,6 +17,7 @@ from kschedlib.dra._allocator import (
     AllocationError,
     Allocator,
     Features,
+    NodeAllocationFailed,
     lookup_attribute,
 )
 from kschedlib.dra._selectors import SelectorCache, SelectorError, SelectorPredicate, SelectorRuntimeError
@@ -268,7 +269,7 @@ def test_claim_errors() -> None:
 
 def test_duplicate_device_names_make_a_pool_invalid() -> None:
     slices = [node_slice("n1", gpu("g0"), name="a", count=2), node_slice("n1", gpu("g0"), name="b", count=2)]
-    with pytest.raises(AllocationError, match="invalid resource pools were encountered"):
+    with pytest.raises(NodeAllocationFailed, match="invalid resource pools were encountered"):
         allocate(slices, [claim(exactly())])
 
 
@@ -277,3 +278,76 @@ def test_a_deadline_stops_the_search() -> None:
                           SelectorCache(_predicate))
     with pytest.raises(TimeoutError):
         allocator.allocate(Node("n1"), [claim(exactly())], deadline=lambda: True)
+
+
+# --- cases after the upstream allocator tables (allocatortesting) ------------------------------
+
+def _selector_slice(pool: str, raw: dict[str, object] | None, *, all_nodes: bool = False) -> ResourceSlice:
+    from kschedlib.model._convert_base import Reader, node_selector
+
+    model = node_selector(Reader("test"), raw, "nodeSelector") if raw is not None else None
+    return ResourceSlice(f"s-{pool}", DRIVER, pool, 1, 1, node_selector=model, node_selector_raw=raw,
+                         all_nodes=all_nodes, devices=(gpu("g1"),))
+
+
+def _label_selector(key: str, value: str) -> dict[str, object]:
+    return {"nodeSelectorTerms": [{"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]}]}
+
+
+def _field_selector(node: str) -> dict[str, object]:
+    return {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]}
+
+
+def test_many_network_attached_devices_get_the_union_of_their_selectors() -> None:
+    slices = [_selector_slice("p1", _label_selector("region", "r1")), _selector_slice("p2", None, all_nodes=True),
+              _selector_slice("p3", _label_selector("planet", "earth")), _selector_slice("p4", _field_selector("n1"))]
+    result = allocate(slices, [claim(exactly(count=4))], labels={"region": "r1", "planet": "earth"})
+    assert result is not None
+    assert [d.pool for d in result[0].devices] == ["p1", "p2", "p3", "p4"]
+    assert result[0].node_selector_raw == {"nodeSelectorTerms": [{
+        "matchExpressions": [{"key": "region", "operator": "In", "values": ["r1"]},
+                             {"key": "planet", "operator": "In", "values": ["earth"]}],
+        "matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}
+    assert result[0].node_selector is not None
+    assert result[0].node_selector.matches("n1", {"region": "r1", "planet": "earth"})
+
+
+def test_one_node_local_device_pins_the_allocation_to_the_node() -> None:
+    slices = [_selector_slice("p1", _label_selector("region", "r1")), node_slice("n1", gpu("g1"), pool="p2")]
+    result = allocate(slices, [claim(exactly(count=2))], labels={"region": "r1"})
+    assert result is not None
+    assert result[0].node_selector_raw == _field_selector("n1")
+
+
+def test_constraint_for_one_request_with_a_retry() -> None:
+    def device(name: str, version: str, text: str) -> Device:
+        return Device(name, {"driverVersion": DeviceAttribute("version", version),
+                             "stringAttribute": DeviceAttribute("string", text)})
+
+    slices = [node_slice("n1", device("d1", "1.0.0", "a"), device("d2", "2.0.0", "b"), device("d3", "3.0.0", "b"))]
+    constraints = [DeviceConstraint(("r0",), "gpu.example.com/driverVersion"),
+                   DeviceConstraint((), "gpu.example.com/stringAttribute")]
+    result = picked(allocate(slices, [claim(exactly("r0"), exactly("r1"), constraints=constraints)]))
+    assert result == [[("r0", "d2"), ("r1", "d3")]]
+
+
+def test_all_devices_that_break_a_constraint_are_an_error() -> None:
+    slices = [node_slice("n1", gpu("d1", numa=1), gpu("d2", numa=2))]
+    request = DeviceRequest("r0", ExactRequest("r0", "gpu", (), ALLOCATION_MODE_ALL))
+    with pytest.raises(AllocationError, match=r"claim default/c, request r0: cannot add device "
+                                              r"gpu\.example\.com/n1/d2 because a claim constraint would not be "
+                                              r"satisfied"):
+        allocate(slices, [claim(request, constraints=[DeviceConstraint((), "gpu.example.com/numa")])])
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    pytest.param(DeviceAttribute("int", 1), DeviceAttribute("int", 2), id="int"),
+    pytest.param(DeviceAttribute("string", "x"), DeviceAttribute("string", "y"), id="string"),
+    pytest.param(DeviceAttribute("bool", True), DeviceAttribute("bool", False), id="bool"),
+    pytest.param(DeviceAttribute("version", "1.0.0"), DeviceAttribute("version", "2.0.0"), id="version"),
+])
+def test_constraint_not_matching(first: DeviceAttribute, second: DeviceAttribute) -> None:
+    slices = [node_slice("n1", Device("d1", {"a": first}), Device("d2", {"a": second}))]
+    constraint = DeviceConstraint((), "gpu.example.com/a")
+    assert allocate(slices, [claim(exactly(count=2), constraints=[constraint])]) is None
+    assert allocate(slices, [claim(exactly("r0"), exactly("r1"), constraints=[constraint])]) is None

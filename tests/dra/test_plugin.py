@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -174,3 +175,112 @@ def test_the_v130_scheduler_ignores_claims() -> None:
     sched.add_objects(load_cluster([node("a"), pod("p", "missing")]).objects)
     [result] = sched.run_until_idle()
     assert result.node_name == "a"
+
+
+def _status(result: object) -> Status:
+    assert isinstance(result, Status)
+    return result
+
+
+def test_claims_that_cannot_be_used() -> None:
+    handle_sched = scheduler(node("a"), DEVICE_CLASS,
+                             {**claim("gone"), "metadata": {**claim("gone")["metadata"],
+                                                            "deletionTimestamp": "2026-01-01T00:00:00Z"}})
+    plugin = DynamicResources(None, handle_sched.engine.handles["default-scheduler"])
+    refused = plugin.pre_enqueue(pod_from_dict(pod("p", "gone")))
+    assert refused.reasons == ('resourceclaim "gone" is being deleted',)
+    nothing_needed = pod("q")
+    nothing_needed["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": "t"}]
+    nothing_needed["status"] = {"resourceClaimStatuses": [{"name": "gpu"}]}
+    target = pod_from_dict(nothing_needed)
+    assert plugin.pre_enqueue(target).is_success
+    assert _status(plugin.pre_filter(CycleState(), target)).code is Code.SKIP
+
+
+def test_prefilter_checks_classes_and_allocations_in_flight() -> None:
+    unnamed = claim("c0")
+    unnamed["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"] = ""
+    listed = claim("c2")
+    listed["spec"]["devices"]["requests"] = [{"name": "gpu", "firstAvailable": [
+        {"name": "big", "deviceClassName": "nope"}]}]
+    sched = scheduler(node("a"), gpus("a", "g0"), DEVICE_CLASS, unnamed, claim("c1"), listed)
+    plugin, state, first = _cycle(sched, pod("p", "c1"))
+    assert plugin.filter(state, first, sched.snapshot().get("a")).is_success
+    assert plugin.reserve(state, first, "a").is_success
+    second = pod_from_dict(pod("q", "c1"))
+    assert _status(plugin.pre_filter(CycleState(), second)).reasons == (
+        "resource claim default/c1 is in the process of being allocated",)
+    assert _status(plugin.pre_filter(CycleState(), pod_from_dict(pod("r", "c0")))).code is Code.ERROR
+    assert _status(plugin.pre_filter(CycleState(), pod_from_dict(pod("s", "c2")))).reasons == (
+        "request gpu/big: device class nope does not exist",)
+
+
+def test_filter_errors_and_timeouts(monkeypatch: pytest.MonkeyPatch) -> None:
+    everything = claim("all")
+    everything["spec"]["devices"]["requests"][0]["exactly"] = {"deviceClassName": "gpu", "allocationMode": "All"}
+    half = gpus("a", "g0")
+    half["spec"]["pool"]["resourceSliceCount"] = 2
+    sched = scheduler(node("a"), half, DEVICE_CLASS, everything, claim("c1"))
+    plugin, state, target = _cycle(sched, pod("p", "all"))
+    error = plugin.filter(state, target, sched.snapshot().get("a"))
+    assert error.code is Code.ERROR
+    assert "asks for all devices" in error.message()
+    plugin, state, target = _cycle(sched, pod("q", "c1"))
+    ticks = iter(range(0, 1000, 20))
+    monkeypatch.setattr(time, "monotonic", lambda: float(next(ticks)))
+    timed_out = plugin.filter(state, target, sched.snapshot().get("a"))
+    assert timed_out.reasons == ("node a: timed out trying to allocate devices",)
+
+
+def test_reserve_and_prebind_for_claims_already_allocated() -> None:
+    allocated: dict[str, Any] = {"allocation": {"devices": {"results": [
+        {"request": "gpu", "driver": DRIVER, "pool": "a", "device": "g0"}]}},
+        "reservedFor": [{"resource": "pods", "name": "other", "uid": "uid-other"}]}
+    sched = scheduler(node("a"), node("b"), gpus("a", "g0"), DEVICE_CLASS, claim("c1", status=allocated))
+    plugin, state, target = _cycle(sched, pod("p", "c1"))
+    assert plugin.filter(state, target, sched.snapshot().get("b")).is_success
+    assert plugin.reserve(state, target, "b").is_success
+    assert plugin.pre_bind(state, target, "b").is_success
+    written = sched.engine.store.dra.claims["default/c1"]
+    assert [c.uid for c in written.reserved_for] == ["uid-other", "uid-p"]
+    assert dra_allocations(state, ["b"]) == {}
+    assert dra_allocations(CycleState(), ["b"]) is None
+
+
+def test_postfilter_keeps_claims_other_pods_use() -> None:
+    allocated: dict[str, Any] = {"allocation": {"devices": {"results": []}, "nodeSelector": {"nodeSelectorTerms": [
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a"]}]}]}},
+        "reservedFor": [{"resource": "pods", "name": "other", "uid": "uid-other"}]}
+    sched = scheduler(node("a"), node("b"), DEVICE_CLASS, claim("c1", status=allocated))
+    plugin, state, target = _cycle(sched, pod("p", "c1"))
+    refused = plugin.filter(state, target, sched.snapshot().get("b"))
+    assert plugin.post_filter(state, target, {"b": refused}).status.reasons == ("still not schedulable",)
+
+
+def test_reserve_without_an_allocation_for_the_node_is_an_error() -> None:
+    sched = scheduler(node("a"), gpus("a", "g0"), DEVICE_CLASS, claim("c1"))
+    plugin, state, target = _cycle(sched, pod("p", "c1"))
+    assert plugin.reserve(state, target, "a").code is Code.ERROR
+    plugin.unreserve(CycleState(), target, "a")
+
+
+def test_shared_and_admin_devices_in_dra_allocations() -> None:
+    shared = gpus("a", "nic")
+    shared["spec"]["devices"][0].update(allowMultipleAllocations=True, capacity={"bw": {"value": "10G"}})
+    wants = claim("c1")
+    wants["spec"]["devices"]["requests"][0]["exactly"]["capacity"] = {"requests": {"bw": "4G"}}
+    sched = scheduler(node("a"), shared, DEVICE_CLASS, wants)
+    plugin, state, target = _cycle(sched, pod("p", "c1"))
+    assert plugin.filter(state, target, sched.snapshot().get("a")).is_success
+    [entry] = (dra_allocations(state, ["a"]) or {})["a"]
+    assert entry["devices"] == [{"request": "gpu", "driver": DRIVER, "pool": "a", "device": "nic",
+                                 "consumedCapacity": {"bw": "4G"}}]
+
+
+def test_invalid_pools_reject_only_the_node() -> None:
+    twice = gpus("a", "g0", "g0")
+    sched = scheduler(node("a"), twice, DEVICE_CLASS, claim("c1", 3))
+    plugin, state, target = _cycle(sched, pod("p", "c1"))
+    refused = plugin.filter(state, target, sched.snapshot().get("a"))
+    assert (refused.code, refused.reasons) == (Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                                               ("invalid resource pools were encountered",))

@@ -366,6 +366,7 @@ FULL_POD: dict[str, Any] = {
         "resources": {"requests": {"cpu": "1", "memory": "2Gi"}, "limits": {"memory": "2Gi"}},
     },
     "status": {
+        "resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "web-1-gpu-x7k2q"}],
         "containerStatuses": [
             {"name": "app", "resources": {"requests": {"cpu": "2"}}, "allocatedResources": {"cpu": "1500m"},
              "ready": True},
@@ -497,6 +498,7 @@ EXPECTED_POD = Pod(
     pod_level_limits={"memory": q("2Gi")},
     container_statuses=(ContainerStatus("app", {"cpu": q("2")}, {"cpu": q("1500m")}),),
     init_container_statuses=(ContainerStatus("init", {}),),
+    resource_claim_statuses=(("gpu", "web-1-gpu-x7k2q"),),
 )
 
 
