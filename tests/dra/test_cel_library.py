@@ -439,3 +439,22 @@ MORE_ERRORS = {
 @pytest.mark.parametrize(("expression", "message"), MORE_ERRORS.values(), ids=MORE_ERRORS.keys())
 def test_more_runtime_errors(expression: str, message: str) -> None:
     assert error_of(expression) == message
+
+
+PRECEDENCE = {
+    "multiplication_before_addition": ("1 + 2 * 3", 7),
+    "unary_minus_binds_tighter": ("-1 * 2", -2),
+    "and_before_or": ("true || false && false", True),
+    "not_binds_tighter_than_and": ("!false && false", False),
+    "ternary_is_right_associative": ("true ? 1 : false ? 2 : 3", 1),
+    "ternary_nested_else": ("false ? 1 : false ? 2 : 3", 3),
+    "relations_left_associative": ("1 < 2 == true", True),
+    "parentheses": ("(1 + 2) * 3", 9),
+    "member_after_index": ('{"a": "xy"}["a"].size()', 2),
+    "double_negation": ("!!true", True),
+}
+
+
+@pytest.mark.parametrize(("expression", "expected"), PRECEDENCE.values(), ids=PRECEDENCE.keys())
+def test_operator_precedence(expression: str, expected: object) -> None:
+    assert value_of(expression) == expected
