@@ -12,6 +12,7 @@ import itertools
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence, Sized
+from decimal import Decimal
 from fractions import Fraction
 from typing import Final, NamedTuple
 
@@ -73,10 +74,9 @@ def _to_int(value: object) -> int:
             raise Fault("double out of int range")
         return int(value)
     if type(value) is str:
-        try:
-            return check_int(int(value, 10))
-        except ValueError:
-            raise Fault(f"cannot convert string '{value}' to int") from None
+        if _GO_INT.fullmatch(value) is None:
+            raise Fault(f"cannot convert string '{value}' to int")
+        return check_int(int(value, 10))
     assert isinstance(value, int)
     if int(value) > _INT64_MAX:
         raise Fault("integer overflow")
@@ -89,16 +89,17 @@ def _to_uint(value: object) -> Uint:
             raise Fault("double out of uint range")
         return Uint(int(value))
     if type(value) is str:
-        try:
-            return check_uint(int(value, 10))
-        except ValueError:
-            raise Fault(f"cannot convert string '{value}' to uint") from None
+        if _GO_INT.fullmatch(value) is None or value.startswith("-"):
+            raise Fault(f"cannot convert string '{value}' to uint")
+        return check_uint(int(value, 10))
     assert isinstance(value, int)
     return check_uint(int(value))
 
 
 def _to_double(value: object) -> float:
     if type(value) is str:
+        if "_" in value or value != value.strip():
+            raise Fault(f"cannot convert string '{value}' to double")
         try:
             return float(value)
         except ValueError:
@@ -121,14 +122,30 @@ def _to_string(value: object) -> str:
 
 
 def _format_double(value: float) -> str:
+    """Go's ``%g``: the shortest digits, in exponent form when the exponent is below -4 or at least 6."""
     if math.isinf(value):
         return "+Inf" if value > 0 else "-Inf"
     if math.isnan(value):
         return "NaN"
-    text = repr(value)
-    return text[:-2] if text.endswith(".0") else text
+    if value == 0:
+        return "-0" if math.copysign(1, value) < 0 else "0"
+    sign, digits, exponent = Decimal(repr(value)).normalize().as_tuple()
+    assert isinstance(exponent, int)
+    text = "".join(map(str, digits))
+    point = exponent + len(text)  # digits before the decimal point
+    prefix = "-" if sign else ""
+    if not -4 <= point - 1 < 6:
+        mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
+        power = point - 1
+        return f"{prefix}{mantissa}e{'-' if power < 0 else '+'}{abs(power):02d}"
+    if point <= 0:
+        return f"{prefix}0.{'0' * -point}{text}"
+    if point >= len(text):
+        return prefix + text + "0" * (point - len(text))
+    return f"{prefix}{text[:point]}.{text[point:]}"
 
 
+_GO_INT: Final = re.compile(r"[+-]?[0-9]+")
 _BOOL_STRINGS: Final = {"1": True, "t": True, "true": True, "TRUE": True, "True": True,
                         "0": False, "f": False, "false": False, "FALSE": False, "False": False}  # fmt: skip
 
