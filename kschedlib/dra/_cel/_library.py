@@ -26,6 +26,7 @@ from kschedlib.dra._cel._values import (
     cel_equal,
     check_int,
     check_uint,
+    format_value,
     type_name,
 )
 from kschedlib.errors import QuantityError
@@ -169,15 +170,22 @@ def _char_at(text: str, index: int) -> str:
 
 
 def _index_of(text: str, sub: str, start: int = 0) -> int:
-    if not 0 <= start <= len(text):
+    # cel-go's order of checks: an empty needle is found at the offset, before any bounds check.
+    if not sub:
+        return start
+    if not 0 <= start < len(text):
         raise Fault(f"index out of range: {start}")
     return text.find(sub, start)
 
 
 def _last_index_of(text: str, sub: str, last: int | None = None) -> int:
     if last is None:
-        return text.rfind(sub)
-    if not 0 <= last <= len(text):
+        if not sub:
+            return len(text)
+        last = len(text) - 1
+    if not sub:
+        return last
+    if not 0 <= last < len(text):
         raise Fault(f"index out of range: {last}")
     return text.rfind(sub, 0, last + len(sub))
 
@@ -207,6 +215,8 @@ def _split(text: str, sep: str, limit: int = -1) -> tuple[str, ...]:
 
 def _substring(text: str, start: int, end: int | None = None) -> str:
     stop = len(text) if end is None else end
+    if end is not None and start > end:
+        raise Fault(f"invalid substring range. start: {start}, end: {end}")
     if not 0 <= start <= len(text):
         raise Fault(f"index out of range: {start}")
     if not start <= stop <= len(text):
@@ -222,8 +232,9 @@ def _trim(text: str) -> str:
 
 
 def _join(items: Sequence[object], sep: str = "") -> str:
-    if not all(type(i) is str for i in items):
-        raise Fault(NO_SUCH_OVERLOAD)
+    for item in items:
+        if type(item) is not str:
+            raise Fault(f"join: invalid input: {format_value(item)}")
     return sep.join(str(i) for i in items)
 
 
