@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Final
 
 from kschedlib.dra._cel import _ops
-from kschedlib.dra._cel._library import FUNCTIONS, Overload
+from kschedlib.dra._cel._library import FUNCTIONS
 from kschedlib.dra._cel._nodes import (
     Binary,
     Bind,
@@ -29,6 +29,7 @@ from kschedlib.dra._cel._nodes import (
     Unary,
 )
 from kschedlib.dra._cel._ops import COST, COST_LIMIT, NOT_CONSTANT
+from kschedlib.dra._cel._overloads import Overload
 from kschedlib.dra._cel._types import DYN, element_type, is_dyn, join, map_types, match, substitute
 from kschedlib.dra._cel._values import DEVICE_TYPE, Fault, type_name
 

@@ -23,7 +23,7 @@ from kschedlib.dra._cel._values import (
 from kschedlib.model.quantity import Quantity
 
 if TYPE_CHECKING:
-    from kschedlib.dra._cel._library import Impl, Overload
+    from kschedlib.dra._cel._overloads import Impl, Overload
 
 __all__ = ["binary", "check_binary", "comprehension", "conditional"]
 
