@@ -226,6 +226,10 @@ EXTENSIONS = {
     "indexOf_start": ('"hello mellow".indexOf("ello", 2)', 7),
     "lastIndexOf": ('"hello mellow".lastIndexOf("ello")', 7),
     "lastIndexOf_before": ('"hello mellow".lastIndexOf("ello", 6)', 1),
+    "indexOf_empty_needle": ('"abc".indexOf("", 2)', 2),
+    "lastIndexOf_empty_needle": ('"abc".lastIndexOf("")', 3),
+    "lastIndexOf_empty_needle_offset": ('"abc".lastIndexOf("", 1)', 1),
+    "lastIndexOf_clamped": ("'tacocat'.lastIndexOf('at', 6)", 5),
     "lowerAscii": ('"TacoCat".lowerAscii()', "tacocat"),
     "upperAscii": ('"TacoCat".upperAscii()', "TACOCAT"),
     "replace": ('"hello hello".replace("he", "we")', "wello wello"),
@@ -325,6 +329,14 @@ MORE_VALUES = {
     "string_of_negative_inf": ("string(-1.0 / 0.0)", "-Inf"),
     "string_of_nan": ("string(0.0 / 0.0)", "NaN"),
     "string_of_uint": ("string(3u)", "3"),
+    "string_of_whole_double": ("string(100.0)", "100"),
+    "string_of_million": ("string(1000000.0)", "1e+06"),
+    "string_of_big_double": ("string(123456789.0)", "1.23456789e+08"),
+    "string_of_small_double": ("string(0.00001)", "1e-05"),
+    "string_of_tenth": ("string(0.0001)", "0.0001"),
+    "string_of_fraction": ("string(123456.7)", "123456.7"),
+    "string_of_negative_zero": ("string(-0.0)", "-0"),
+    "string_of_zero": ("string(0.0)", "0"),
     "bool_of_bool": ("bool(false)", False),
     "bytes_of_bytes": ('bytes(b"a")', b"a"),
     "split_empty_separator": ('"abc".split("")', ("a", "b", "c")),
@@ -392,6 +404,10 @@ MORE_ERRORS = {
     "bad_regex": ('"a".matches("(")', "error parsing regexp: missing ), unterminated subpattern at position 0: `(`"),
     "int_of_nan": ("int(0.0 / 0.0)", "double out of int range"),
     "int_of_string": ('int("x")', "cannot convert string 'x' to int"),
+    "int_of_padded_string": ('int(" 1")', "cannot convert string ' 1' to int"),
+    "int_of_underscored_string": ('int("1_000")', "cannot convert string '1_000' to int"),
+    "uint_of_negative_string": ('uint("-1")', "cannot convert string '-1' to uint"),
+    "double_of_padded_string": ('double("1.5 ")', "cannot convert string '1.5 ' to double"),
     "int_of_big_uint": ("int(18446744073709551615u)", "integer overflow"),
     "uint_of_negative": ("uint(-1)", "unsigned integer overflow"),
     "uint_of_negative_double": ("uint(-1.5)", "double out of uint range"),
@@ -403,13 +419,23 @@ MORE_ERRORS = {
     "indexOf_out_of_range": ('"ab".indexOf("a", 3)', "index out of range: 3"),
     "lastIndexOf_out_of_range": ('"ab".lastIndexOf("a", -1)', "index out of range: -1"),
     "substring_start": ('"ab".substring(3)', "index out of range: 3"),
-    "substring_end": ('"ab".substring(1, 0)', "index out of range: 0"),
-    "join_non_string": ("dyn([1]).join()", "no such overload"),
+    "substring_end": ('"ab".substring(1, 3)', "index out of range: 3"),
+    "substring_reversed": ('"tacocat".substring(4, 3)', "invalid substring range. start: 4, end: 3"),
+    "substring_negative": ('"tacocat".substring(-1)', "index out of range: -1"),
+    "indexOf_far_offset": ("'tacocat'.indexOf('a', 30)", "index out of range: 30"),
+    "indexOf_in_empty": ('"".indexOf("a")', "index out of range: 0"),
+    "lastIndexOf_far_offset": ("'tacocat'.lastIndexOf('a', 30)", "index out of range: 30"),
+    "join_non_string": ("dyn([1]).join()", "join: invalid input: 1"),
+    "join_on_map": ("dyn({}).join()", "no such overload: join(map)"),
     "max_mixed": ('[1, "a"].max()', "no such overload"),
     "min_empty": ("[].min()", "min(list) argument must not be empty"),
     "max_empty": ("[].max()", "max(list) argument must not be empty"),
-    "compare_mixed": ('dyn(quantity("1")).compareTo(dyn(semver("1.0.0")))', "no such overload"),
-    "dispatch_miss": ('dyn("a").compareTo(dyn("b"))', "no such overload"),
+    "compare_mixed": (
+        'dyn(quantity("1")).compareTo(dyn(semver("1.0.0")))',
+        "no such overload: compareTo(kubernetes.Quantity, kubernetes.Semver)",
+    ),
+    "dispatch_miss": ('dyn("a").compareTo(dyn("b"))', "no such overload: compareTo(string, string)"),
+    "global_dispatch_miss": ("size(dyn(1))", "no such overload: size(int)"),
     "select_on_string": ('dyn("a").b', "type 'string' does not support field selection"),
     "has_on_string": ('has(dyn("a").b)', "invalid type for field selection: string"),
     "index_on_int": ("dyn(1)[0]", "no such overload"),
@@ -434,3 +460,22 @@ MORE_ERRORS = {
 @pytest.mark.parametrize(("expression", "message"), MORE_ERRORS.values(), ids=MORE_ERRORS.keys())
 def test_more_runtime_errors(expression: str, message: str) -> None:
     assert error_of(expression) == message
+
+
+PRECEDENCE = {
+    "multiplication_before_addition": ("1 + 2 * 3", 7),
+    "unary_minus_binds_tighter": ("-1 * 2", -2),
+    "and_before_or": ("true || false && false", True),
+    "not_binds_tighter_than_and": ("!false && false", False),
+    "ternary_is_right_associative": ("true ? 1 : false ? 2 : 3", 1),
+    "ternary_nested_else": ("false ? 1 : false ? 2 : 3", 3),
+    "relations_left_associative": ("1 < 2 == true", True),
+    "parentheses": ("(1 + 2) * 3", 9),
+    "member_after_index": ('{"a": "xy"}["a"].size()', 2),
+    "double_negation": ("!!true", True),
+}
+
+
+@pytest.mark.parametrize(("expression", "expected"), PRECEDENCE.values(), ids=PRECEDENCE.keys())
+def test_operator_precedence(expression: str, expected: object) -> None:
+    assert value_of(expression) == expected

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Final
 
 from kschedlib.dra._cel import _ops
-from kschedlib.dra._cel._library import FUNCTIONS, Overload
+from kschedlib.dra._cel._library import FUNCTIONS
 from kschedlib.dra._cel._nodes import (
     Binary,
     Bind,
@@ -29,6 +29,7 @@ from kschedlib.dra._cel._nodes import (
     Unary,
 )
 from kschedlib.dra._cel._ops import COST, COST_LIMIT, NOT_CONSTANT
+from kschedlib.dra._cel._overloads import Overload
 from kschedlib.dra._cel._types import DYN, element_type, is_dyn, join, map_types, match, substitute
 from kschedlib.dra._cel._values import DEVICE_TYPE, Fault, type_name
 
@@ -225,7 +226,7 @@ class _Compiler:
         chosen = [c for c, _ in candidates]
         if len(chosen) == 1 and not any(is_dyn(t) or "dyn" in t for t in arg_types):
             return result, _ops.call_direct(chosen[0].impl, evaluators)
-        return result, _ops.call_dispatch(chosen, evaluators)
+        return result, _ops.call_dispatch(name, chosen, evaluators)
 
     # -- macros
     def _comprehension(self, node: Comprehension, scope: dict[str, str]) -> tuple[str, Evaluator]:

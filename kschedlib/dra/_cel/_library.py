@@ -1,66 +1,31 @@
-"""The functions a device selector may call: CEL's standard library plus the Kubernetes libraries.
-
-Each overload has a signature (for the type check) and a Python implementation (for evaluation).
-Types are written as cel-go prints them: ``int``, ``list(string)``, ``kubernetes.Quantity``;
-``A`` is a type parameter and ``dyn`` accepts anything.
-"""
+"""The functions a device selector may call: CEL's standard library, cel-go's string extension, and
+(from :mod:`._kubernetes`) the Kubernetes libraries, in one table by function name."""
 
 from __future__ import annotations
 
-import functools
-import itertools
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence, Sized
-from fractions import Fraction
-from typing import Final, NamedTuple
+from collections.abc import Sequence, Sized
+from decimal import Decimal
+from typing import Final
 
+from kschedlib.dra._cel._kubernetes import KUBERNETES_FUNCTIONS, list_index_of, list_last_index_of
 from kschedlib.dra._cel._nodes import Uint
-from kschedlib.dra._cel._semver import Semver, SemverParseError, parse_semver
-from kschedlib.dra._cel._values import (
-    NO_SUCH_OVERLOAD,
-    QUANTITY_TYPE,
-    SEMVER_TYPE,
-    Fault,
-    cel_equal,
-    check_int,
-    check_uint,
-    type_name,
-)
-from kschedlib.errors import QuantityError
-from kschedlib.model.quantity import Quantity, parse_quantity
+from kschedlib.dra._cel._overloads import Overload
+from kschedlib.dra._cel._overloads import global_overload as _g
+from kschedlib.dra._cel._overloads import member_overload as _m
+from kschedlib.dra._cel._regex import compiled as _regex
+from kschedlib.dra._cel._values import Fault, check_int, check_uint, format_value
 
-__all__ = ["FUNCTIONS", "MAX_INCLUDES_VALUES", "Overload"]
-
-Impl = Callable[..., object]
-
-MAX_INCLUDES_VALUES: Final = 48
-"""``ResourceSliceMaxAttributeValuesPerDevice``: ``includes`` refuses longer lists."""
+__all__ = ["FUNCTIONS"]
 
 _INT64_MAX: Final = 2**63 - 1
-
-
-class Overload(NamedTuple):
-    member: bool
-    params: tuple[str, ...]
-    """Parameter types, the receiver first for a member overload."""
-    result: str
-    impl: Impl
-
 
 # -- standard library -------------------------------------------------------------------------------
 
 
 def _size(value: Sized) -> int:
     return len(value)
-
-
-@functools.lru_cache(maxsize=256)
-def _regex(pattern: str) -> re.Pattern[str]:
-    try:
-        return re.compile(pattern)
-    except re.error as exc:
-        raise Fault(f"error parsing regexp: {exc}: `{pattern}`") from None
 
 
 def _matches(text: str, pattern: str) -> bool:
@@ -73,10 +38,9 @@ def _to_int(value: object) -> int:
             raise Fault("double out of int range")
         return int(value)
     if type(value) is str:
-        try:
-            return check_int(int(value, 10))
-        except ValueError:
-            raise Fault(f"cannot convert string '{value}' to int") from None
+        if _GO_INT.fullmatch(value) is None:
+            raise Fault(f"cannot convert string '{value}' to int")
+        return check_int(int(value, 10))
     assert isinstance(value, int)
     if int(value) > _INT64_MAX:
         raise Fault("integer overflow")
@@ -89,16 +53,17 @@ def _to_uint(value: object) -> Uint:
             raise Fault("double out of uint range")
         return Uint(int(value))
     if type(value) is str:
-        try:
-            return check_uint(int(value, 10))
-        except ValueError:
-            raise Fault(f"cannot convert string '{value}' to uint") from None
+        if _GO_INT.fullmatch(value) is None or value.startswith("-"):
+            raise Fault(f"cannot convert string '{value}' to uint")
+        return check_uint(int(value, 10))
     assert isinstance(value, int)
     return check_uint(int(value))
 
 
 def _to_double(value: object) -> float:
     if type(value) is str:
+        if "_" in value or value != value.strip():
+            raise Fault(f"cannot convert string '{value}' to double")
         try:
             return float(value)
         except ValueError:
@@ -121,14 +86,30 @@ def _to_string(value: object) -> str:
 
 
 def _format_double(value: float) -> str:
+    """Go's ``%g``: the shortest digits, in exponent form when the exponent is below -4 or at least 6."""
     if math.isinf(value):
         return "+Inf" if value > 0 else "-Inf"
     if math.isnan(value):
         return "NaN"
-    text = repr(value)
-    return text[:-2] if text.endswith(".0") else text
+    if value == 0:
+        return "-0" if math.copysign(1, value) < 0 else "0"
+    sign, digits, exponent = Decimal(repr(value)).normalize().as_tuple()
+    assert isinstance(exponent, int)
+    text = "".join(map(str, digits))
+    point = exponent + len(text)  # digits before the decimal point
+    prefix = "-" if sign else ""
+    if not -4 <= point - 1 < 6:
+        mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
+        power = point - 1
+        return f"{prefix}{mantissa}e{'-' if power < 0 else '+'}{abs(power):02d}"
+    if point <= 0:
+        return f"{prefix}0.{'0' * -point}{text}"
+    if point >= len(text):
+        return prefix + text + "0" * (point - len(text))
+    return f"{prefix}{text[:point]}.{text[point:]}"
 
 
+_GO_INT: Final = re.compile(r"[+-]?[0-9]+")
 _BOOL_STRINGS: Final = {"1": True, "t": True, "true": True, "TRUE": True, "True": True,
                         "0": False, "f": False, "false": False, "FALSE": False, "False": False}  # fmt: skip
 
@@ -152,15 +133,22 @@ def _char_at(text: str, index: int) -> str:
 
 
 def _index_of(text: str, sub: str, start: int = 0) -> int:
-    if not 0 <= start <= len(text):
+    # cel-go's order of checks: an empty needle is found at the offset, before any bounds check.
+    if not sub:
+        return start
+    if not 0 <= start < len(text):
         raise Fault(f"index out of range: {start}")
     return text.find(sub, start)
 
 
 def _last_index_of(text: str, sub: str, last: int | None = None) -> int:
     if last is None:
-        return text.rfind(sub)
-    if not 0 <= last <= len(text):
+        if not sub:
+            return len(text)
+        last = len(text) - 1
+    if not sub:
+        return last
+    if not 0 <= last < len(text):
         raise Fault(f"index out of range: {last}")
     return text.rfind(sub, 0, last + len(sub))
 
@@ -190,6 +178,8 @@ def _split(text: str, sep: str, limit: int = -1) -> tuple[str, ...]:
 
 def _substring(text: str, start: int, end: int | None = None) -> str:
     stop = len(text) if end is None else end
+    if end is not None and start > end:
+        raise Fault(f"invalid substring range. start: {start}, end: {end}")
     if not 0 <= start <= len(text):
         raise Fault(f"index out of range: {start}")
     if not start <= stop <= len(text):
@@ -205,195 +195,10 @@ def _trim(text: str) -> str:
 
 
 def _join(items: Sequence[object], sep: str = "") -> str:
-    if not all(type(i) is str for i in items):
-        raise Fault(NO_SUCH_OVERLOAD)
+    for item in items:
+        if type(item) is not str:
+            raise Fault(f"join: invalid input: {format_value(item)}")
     return sep.join(str(i) for i in items)
-
-
-# -- Kubernetes regex and lists libraries -----------------------------------------------------------
-
-
-def _find(text: str, pattern: str) -> str:
-    match = _regex(pattern).search(text)
-    return match.group() if match else ""
-
-
-def _find_all(text: str, pattern: str, limit: int = -1) -> tuple[str, ...]:
-    if limit == 0:
-        return ()
-    found = [m.group() for m in _regex(pattern).finditer(text)]
-    return tuple(found[:limit] if limit > 0 else found)
-
-
-def _comparable(items: Sequence[object]) -> list[object]:
-    kinds = {type_name(i) for i in items}
-    if len(kinds) > 1 or kinds & {"list", "map", "null_type", QUANTITY_TYPE, SEMVER_TYPE}:
-        raise Fault(NO_SUCH_OVERLOAD)
-    return list(items)
-
-
-def _is_sorted(items: Sequence[object]) -> bool:
-    values = _comparable(items)
-    return all(not (b < a) for a, b in itertools.pairwise(values))  # type: ignore[operator]
-
-
-def _sum(items: Sequence[object]) -> object:
-    if not items:
-        return 0
-    _comparable(items)
-    total = items[0]
-    for item in items[1:]:
-        total = total + item  # type: ignore[operator]
-    if type(items[0]) is int:
-        return check_int(total)  # type: ignore[arg-type]
-    return total
-
-
-def _min(items: Sequence[object]) -> object:
-    if not items:
-        raise Fault("min(list) argument must not be empty")
-    return min(_comparable(items))  # type: ignore[type-var]
-
-
-def _max(items: Sequence[object]) -> object:
-    if not items:
-        raise Fault("max(list) argument must not be empty")
-    return max(_comparable(items))  # type: ignore[type-var]
-
-
-def _list_index_of(items: Sequence[object], value: object) -> int:
-    for i, item in enumerate(items):
-        if cel_equal(item, value):
-            return i
-    return -1
-
-
-def _list_last_index_of(items: Sequence[object], value: object) -> int:
-    for i in range(len(items) - 1, -1, -1):
-        if cel_equal(items[i], value):
-            return i
-    return -1
-
-
-def _sets_contains(items: Sequence[object], wanted: Sequence[object]) -> bool:
-    return all(any(cel_equal(w, i) for i in items) for w in wanted)
-
-
-def _sets_equivalent(left: Sequence[object], right: Sequence[object]) -> bool:
-    return _sets_contains(left, right) and _sets_contains(right, left)
-
-
-def _sets_intersects(left: Sequence[object], right: Sequence[object]) -> bool:
-    return any(any(cel_equal(a, b) for b in right) for a in left)
-
-
-def _includes(target: object, value: object) -> bool:
-    if isinstance(target, (list, tuple)):
-        for i, item in enumerate(target):
-            if i >= MAX_INCLUDES_VALUES:
-                raise Fault(f"'includes' function cannot be applied to lists longer than {MAX_INCLUDES_VALUES} values")
-            if cel_equal(item, value):
-                return True
-        return False
-    return cel_equal(target, value)
-
-
-# -- Kubernetes quantity library ---------------------------------------------------------------------
-
-
-def _parse_quantity(text: str) -> Quantity:
-    if text != text.strip() or not text:
-        raise QuantityError(
-            "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
-        )
-    return parse_quantity(text)
-
-
-def _quantity(text: str) -> Quantity:
-    try:
-        return _parse_quantity(text)
-    except QuantityError as exc:
-        raise Fault(exc.message) from None
-
-
-def _is_quantity(text: str) -> bool:
-    try:
-        _parse_quantity(text)
-    except QuantityError:
-        return False
-    return True
-
-
-def _compare(a: Quantity | Semver, b: Quantity | Semver) -> int:
-    if isinstance(a, Semver) and isinstance(b, Semver):
-        return a.compare(b)
-    if isinstance(a, Quantity) and isinstance(b, Quantity):
-        return (a.amount > b.amount) - (a.amount < b.amount)
-    raise Fault(NO_SUCH_OVERLOAD)
-
-
-def _as_integer(q: Quantity) -> int:
-    amount = q.amount
-    if amount.denominator != 1 or not -(2**63) <= amount.numerator <= _INT64_MAX:
-        raise Fault("cannot convert value to integer")
-    return amount.numerator
-
-
-def _is_integer(q: Quantity) -> bool:
-    amount = q.amount
-    return amount.denominator == 1 and -(2**63) <= amount.numerator <= _INT64_MAX
-
-
-def _as_float(q: Quantity) -> float:
-    try:
-        return float(q.amount)
-    except OverflowError:
-        return math.inf if q.amount > 0 else -math.inf
-
-
-def _add(q: Quantity, other: Quantity | int) -> Quantity:
-    amount = other.amount if isinstance(other, Quantity) else Fraction(other)
-    return Quantity(q.amount + amount, q.format)
-
-
-def _sub(q: Quantity, other: Quantity | int) -> Quantity:
-    amount = other.amount if isinstance(other, Quantity) else Fraction(other)
-    return Quantity(q.amount - amount, q.format)
-
-
-def _sign(q: Quantity) -> int:
-    return (q.amount > 0) - (q.amount < 0)
-
-
-# -- Kubernetes semver library -----------------------------------------------------------------------
-
-
-def _semver(text: str, normalize: bool = False) -> Semver:
-    try:
-        return parse_semver(text, normalize)
-    except SemverParseError as exc:
-        raise Fault(str(exc)) from None
-
-
-def _is_semver(text: str, normalize: bool = False) -> bool:
-    try:
-        parse_semver(text, normalize)
-    except SemverParseError:
-        return False
-    return True
-
-
-# -- the table ---------------------------------------------------------------------------------------
-
-Q, SV = QUANTITY_TYPE, SEMVER_TYPE
-
-
-def _g(params: Iterable[str], result: str, impl: Impl) -> Overload:
-    return Overload(False, tuple(params), result, impl)
-
-
-def _m(params: Iterable[str], result: str, impl: Impl) -> Overload:
-    return Overload(True, tuple(params), result, impl)
 
 
 FUNCTIONS: Final[dict[str, tuple[Overload, ...]]] = {
@@ -417,12 +222,12 @@ FUNCTIONS: Final[dict[str, tuple[Overload, ...]]] = {
     "indexOf": (
         _m(["string", "string"], "int", _index_of),
         _m(["string", "string", "int"], "int", _index_of),
-        _m(["list(A)", "A"], "int", _list_index_of),
+        _m(["list(A)", "A"], "int", list_index_of),
     ),
     "lastIndexOf": (
         _m(["string", "string"], "int", _last_index_of),
         _m(["string", "string", "int"], "int", _last_index_of),
-        _m(["list(A)", "A"], "int", _list_last_index_of),
+        _m(["list(A)", "A"], "int", list_last_index_of),
     ),
     "lowerAscii": (_m(["string"], "string", _lower_ascii),),
     "upperAscii": (_m(["string"], "string", _upper_ascii),),
@@ -438,39 +243,5 @@ FUNCTIONS: Final[dict[str, tuple[Overload, ...]]] = {
     "trim": (_m(["string"], "string", _trim),),
     "join": (_m(["list(string)"], "string", _join), _m(["list(string)", "string"], "string", _join)),
     "reverse": (_m(["string"], "string", lambda s: s[::-1]),),
-    "find": (_m(["string", "string"], "string", _find),),
-    "findAll": (
-        _m(["string", "string"], "list(string)", _find_all),
-        _m(["string", "string", "int"], "list(string)", _find_all),
-    ),
-    "isSorted": (_m(["list(A)"], "bool", _is_sorted),),
-    "sum": (_m(["list(A)"], "A", _sum),),
-    "min": (_m(["list(A)"], "A", _min),),
-    "max": (_m(["list(A)"], "A", _max),),
-    "sets.contains": (_g(["list(A)", "list(A)"], "bool", _sets_contains),),
-    "sets.equivalent": (_g(["list(A)", "list(A)"], "bool", _sets_equivalent),),
-    "sets.intersects": (_g(["list(A)", "list(A)"], "bool", _sets_intersects),),
-    "includes": (_m(["dyn", "dyn"], "bool", _includes),),
-    "quantity": (_g(["string"], Q, _quantity),),
-    "isQuantity": (_g(["string"], "bool", _is_quantity),),
-    "sign": (_g([Q], "int", _sign),),
-    "isGreaterThan": (
-        _m([Q, Q], "bool", lambda a, b: _compare(a, b) == 1),
-        _m([SV, SV], "bool", lambda a, b: _compare(a, b) == 1),
-    ),
-    "isLessThan": (
-        _m([Q, Q], "bool", lambda a, b: _compare(a, b) == -1),
-        _m([SV, SV], "bool", lambda a, b: _compare(a, b) == -1),
-    ),
-    "compareTo": (_m([Q, Q], "int", _compare), _m([SV, SV], "int", _compare)),
-    "asApproximateFloat": (_m([Q], "double", _as_float),),
-    "asInteger": (_m([Q], "int", _as_integer),),
-    "isInteger": (_m([Q], "bool", _is_integer),),
-    "add": (_m([Q, Q], Q, _add), _m([Q, "int"], Q, _add)),
-    "sub": (_m([Q, Q], Q, _sub), _m([Q, "int"], Q, _sub)),
-    "semver": (_g(["string"], SV, _semver), _g(["string", "bool"], SV, _semver)),
-    "isSemver": (_g(["string"], "bool", _is_semver), _g(["string", "bool"], "bool", _is_semver)),
-    "major": (_m([SV], "int", lambda v: v.major),),
-    "minor": (_m([SV], "int", lambda v: v.minor),),
-    "patch": (_m([SV], "int", lambda v: v.patch),),
+    **KUBERNETES_FUNCTIONS,
 }

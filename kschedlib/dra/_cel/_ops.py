@@ -23,7 +23,7 @@ from kschedlib.dra._cel._values import (
 from kschedlib.model.quantity import Quantity
 
 if TYPE_CHECKING:
-    from kschedlib.dra._cel._library import Impl, Overload
+    from kschedlib.dra._cel._overloads import Impl, Overload
 
 __all__ = ["binary", "check_binary", "comprehension", "conditional"]
 
@@ -346,8 +346,9 @@ def call_direct(impl: Impl, args: tuple[Evaluator, ...]) -> Evaluator:
     return lambda a: impl(*(arg(a) for arg in args))
 
 
-def call_dispatch(overloads: list[Overload], args: tuple[Evaluator, ...]) -> Evaluator:
-    """A call on ``dyn`` arguments: pick the overload by the runtime types, or fail ``no such overload``."""
+def call_dispatch(function: str, overloads: list[Overload], args: tuple[Evaluator, ...]) -> Evaluator:
+    """A call on ``dyn`` arguments: pick the overload by the runtime types, else cel-go's
+    ``no such overload: isGreaterThan(string, kubernetes.Semver)`` (the receiver first)."""
 
     def dispatch(a: Activation) -> object:
         values = [arg(a) for arg in args]
@@ -355,7 +356,7 @@ def call_dispatch(overloads: list[Overload], args: tuple[Evaluator, ...]) -> Eva
         for overload in overloads:
             if all(runtime_fits(p, n) for p, n in zip(overload.params, names, strict=True)):
                 return overload.impl(*values)
-        raise Fault(NO_SUCH_OVERLOAD)
+        raise Fault(f"{NO_SUCH_OVERLOAD}: {function}({', '.join(names)})")
 
     return dispatch
 

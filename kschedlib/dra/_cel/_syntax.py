@@ -132,7 +132,10 @@ def _escape(source: str, pos: int) -> tuple[str, int]:
     if nxt in widths:
         digits = source[pos + 2 : pos + 2 + widths[nxt]]
         if len(digits) == widths[nxt] and all(c in "0123456789abcdefABCDEF" for c in digits):
-            return chr(int(digits, 16)), pos + 2 + widths[nxt]
+            point = int(digits, 16)
+            if 0xD800 <= point <= 0xDFFF or point > 0x10FFFF:
+                raise SyntaxFault(f"invalid unicode code point: {source[pos:pos + 2 + widths[nxt]]}", pos)
+            return chr(point), pos + 2 + widths[nxt]
     octal = source[pos + 1 : pos + 4]
     if len(octal) == 3 and all(c in "01234567" for c in octal) and octal[0] in "0123":
         return chr(int(octal, 8)), pos + 4
