@@ -33,6 +33,7 @@ from kschedlib.model import Node, Pod, parse_quantity
 from kschedlib.plugins import default_plugin_sets, in_tree_registry
 from kschedlib.scheduler import Scheduler, ScheduleResult, SchedulerListener
 from kschedlib.simulation import Cluster, Explanation, SimulationReport, explain, load_cluster, simulate
+from kschedlib.sweeps import Scenario, SweepResult, sweep
 
 __version__ = "0.1.0"
 
@@ -57,6 +58,7 @@ __all__ = [
     "QuantityError",
     "Registry",
     "RegistryError",
+    "Scenario",
     "ScheduleResult",
     "Scheduler",
     "SchedulerConfig",
@@ -65,6 +67,7 @@ __all__ = [
     "SimulationReport",
     "Snapshot",
     "Status",
+    "SweepResult",
     "SystemClock",
     "default_plugin_sets",
     "explain",
@@ -73,4 +76,5 @@ __all__ = [
     "parse_config",
     "parse_quantity",
     "simulate",
+    "sweep",
 ]

@@ -1,4 +1,4 @@
-"""The ``kschedlib`` command line: ``explain`` and ``simulate`` over cluster files, ``serve-extender``."""
+"""The ``kschedlib`` command line: ``explain`` and ``simulate`` over cluster files, ``sweep``, ``serve-extender``."""
 
 from __future__ import annotations
 
@@ -12,9 +12,11 @@ from typing import Any, TextIO
 
 from kschedlib.errors import KschedError
 from kschedlib.extender import command as serve_extender
+from kschedlib.progress import Progress
 from kschedlib.simulation.explain import explain
 from kschedlib.simulation.report import explanation_text, simulation_text
 from kschedlib.simulation.simulate import simulate
+from kschedlib.sweeps import command as sweep_command
 from kschedlib.versions import add_version_arguments
 
 __all__ = ["main"]
@@ -41,6 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--events", help="timeline of cluster changes to apply while simulating (JSON/YAML list)")
     sim.add_argument("--format", choices=("json", "text"), default="text")
     add_version_arguments(sim)
+    sweep_command.add_parser(sub)
     serve_extender.add_parser(sub)
     return parser
 
@@ -50,23 +53,14 @@ def _dump(data: Any, out: TextIO) -> None:
     out.write("\n")
 
 
-def _progress(stream: TextIO) -> Any:
-    def report(done: int, total: int) -> None:
-        if done % 500 == 0:
-            stream.write(f"\r{done} attempts, {total} pods")
-            stream.flush()
-    return report
-
-
 def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
-    progress = _progress(err) if err.isatty() else None
+    meter = Progress(unit="attempts", label="simulate", stream=err)  # of the pods' first attempts: ETA
     with resources.as_file(resources.files("kschedlib.simulation.data") / EXAMPLE_CLUSTER) as example:
         report = simulate(args.cluster or example, args.config, seed=args.seed, once=args.once, events=args.events,
-                          progress=progress, kube_version=args.kube_version, feature_gates=args.feature_gates)
-    if progress is not None:
-        summary = report.summary()
-        err.write(f"\r{sum(report.attempts.values())} attempts, {summary['pods']} pods: "
-                  f"{summary['scheduled']} scheduled\n")
+                          progress=meter.update if meter.enabled else None, kube_version=args.kube_version,
+                          feature_gates=args.feature_gates)
+    summary = report.summary()
+    meter.close(f"{sum(report.attempts.values())} attempts, {summary['pods']} pods: {summary['scheduled']} scheduled")
     if args.format == "json":
         _dump(report.to_dict(), out)
     else:
@@ -87,6 +81,8 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             status = 1
     elif args.command == "serve-extender":
         serve_extender.run(args, out)
+    elif args.command == "sweep":
+        status = sweep_command.run(args, out, err)
     else:
         _simulate(args, out, err)
     out.flush()  # a closed pipe shows here, not at exit

@@ -10,7 +10,9 @@ semantically is, so callers can catch what they expect::
     ├── SelectorError (ValueError)        a label or node selector is malformed
     ├── ConfigError (ValueError)          a scheduler configuration or plugin args are invalid
     ├── RegistryError (KeyError)          a plugin name is unknown or registered twice
-    └── CacheError (RuntimeError)         an operation contradicts the cache's state
+    ├── CacheError (RuntimeError)         an operation contradicts the cache's state
+    ├── ScenarioError (RuntimeError)      a scenario of a sweep ended in an error
+    └── ExtraNotInstalledError (ImportError)  an optional dependency (an extra) is not installed
 
 "Does not fit" is never an exception: it is a :class:`~kschedlib.framework.Status`.
 """
@@ -22,11 +24,13 @@ from typing import final
 __all__ = [
     "CacheError",
     "ConfigError",
+    "ExtraNotInstalledError",
     "KschedError",
     "ManifestError",
     "ModelError",
     "QuantityError",
     "RegistryError",
+    "ScenarioError",
     "SelectorError",
 ]
 
@@ -108,3 +112,17 @@ class RegistryError(KschedError, KeyError):
 @final
 class CacheError(KschedError, RuntimeError):
     """An operation contradicts the scheduler cache's state (e.g. forgetting a pod never assumed)."""
+
+
+@final
+class ScenarioError(KschedError, RuntimeError):
+    """A scenario of a sweep ended in an error (raised by ``SweepResult.unwrap``)."""
+
+
+@final
+class ExtraNotInstalledError(KschedError, ImportError):
+    """A feature needs an optional dependency that is not installed; the message names the extra."""
+
+    def __init__(self, feature: str, extra: str, module: str) -> None:
+        self.extra = extra
+        super().__init__(f"{feature} needs the '{module}' package: pip install 'kschedlib[{extra}]'", name=module)

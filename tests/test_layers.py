@@ -27,6 +27,7 @@ TOP_LEVEL = {
     "model": "model", "framework": "framework", "plugins": "plugins", "_internal": "_internal",
     "scheduler": "scheduler",
     "cli": EDGES, "__main__": EDGES, "simulation": EDGES, "testing": EDGES, "extender": EDGES, "prometheus": EDGES,
+    "sweeps": EDGES, "progress": "base",
 }
 
 
