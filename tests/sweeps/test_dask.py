@@ -1,0 +1,59 @@
+"""Sweeps on a real Dask cluster: a ``distributed.LocalCluster`` of worker processes on loopback."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from concurrent.futures import Executor
+from typing import Any
+
+import pytest
+
+from kschedlib.sweeps import Scenario, dask_executor, open_executor, sweep
+from tests.sweeps.runs import behave, cluster, pid_and_size, scheduled
+
+distributed = pytest.importorskip("distributed", reason="the dask extra is not installed: pip install -e '.[dev]'")
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Any]:
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as local, distributed.Client(local) as connected:
+        yield connected
+
+
+@pytest.fixture
+def executor(client: Any) -> Executor:
+    return dask_executor(client)
+
+
+def test_dask_gives_the_serial_results(executor: Executor) -> None:
+    base = cluster(nodes=4, pending=14)
+    scenarios = [Scenario(base, params={"drop": names, "seed": seed}, name=f"{names}-{seed}")
+                 for names in ([], ["node-0"], ["node-1", "node-2"]) for seed in (0, 1)]
+    serial = [r.value for r in sweep(scenarios, scheduled)]
+    on_dask = list(sweep(scenarios, scheduled, executor))
+    assert [r.value for r in on_dask] == serial
+    assert [r.index for r in on_dask] == list(range(len(scenarios)))
+
+
+def test_dask_ships_the_cluster_once_per_worker_process(executor: Executor) -> None:
+    base = cluster(nodes=40, pending=0)
+    run = sweep([Scenario(base, params={"n": n}) for n in range(16)], pid_and_size, executor)
+    results = [r.value for r in run]
+    assert {size for _, size in results} == {40}
+    (sent,) = run.shipped.values()
+    assert sent <= len({pid for pid, _ in results}) + run.resent
+    assert sent < 16
+
+
+def test_dask_errors_are_per_scenario(executor: Executor) -> None:
+    results = list(sweep([{"value": 0, "fail": True}, {"value": 1}], behave, executor))
+    assert results[0].error == "ValueError: scenario 0 fails"
+    assert results[1].value == 1
+
+
+def test_a_dask_scheduler_address(client: Any) -> None:
+    address = client.scheduler.address.removeprefix("tcp://")
+    with open_executor(f"dask://{address}") as executor:
+        assert executor is not None
+        assert [r.value for r in sweep([{"value": 5}], behave, executor)] == [5]
