@@ -114,7 +114,7 @@ def _dask(spec: str, workers: int | None) -> Iterator[Executor]:
     distributed = require("distributed", "dask", "a Dask executor")
     if spec == "dask":
         cluster = distributed.LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True,
-                                           dashboard_address=None, host="127.0.0.1")
+                                           dashboard_address="127.0.0.1:0", host="127.0.0.1")
         client = distributed.Client(cluster)
     else:
         cluster = None

@@ -14,7 +14,7 @@ from typing import Any, Final, final
 
 import attrs
 
-from kschedlib._internal.documents import read_documents
+from kschedlib._internal.documents import load_config, read_config_document, read_documents
 from kschedlib.errors import ConfigError
 from kschedlib.simulation.cluster import Cluster, load_cluster
 from kschedlib.sweeps.questions import QUESTIONS
@@ -67,13 +67,21 @@ def _read(value: Any, base: Path, field: str) -> Cluster:
 
 
 def _config(value: Any, base: Path, field: str) -> Any:
-    """A config: null (the default profile), an inline document, or a file read now."""
-    if value is None or isinstance(value, Mapping):
-        return value
-    docs = read_documents(_files(value, base, field)[0])
-    if len(docs) != 1:
-        raise ConfigError(f"expected one KubeSchedulerConfiguration document, found {len(docs)}", field=field)
-    return docs[0]
+    """A config: null (the default profile), an inline document, or a file read now; checked here, so
+    that a bad config stops the grid before any scenario runs."""
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        doc = value
+    elif isinstance(value, str):
+        doc = read_config_document(base / value)
+    else:
+        raise ConfigError("expected a file, an inline KubeSchedulerConfiguration or null", field=field, value=value)
+    try:
+        load_config(doc)
+    except ConfigError as exc:
+        raise ConfigError(str(exc), field=field) from exc
+    return dict(doc)
 
 
 def _matrix(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -108,18 +116,19 @@ def load_grid(source: str | PathLike[str] | Mapping[str, Any], *, base: str | Pa
     params = doc.get("params") or {}
     if not isinstance(params, Mapping):
         raise ConfigError("expected a mapping of keyword arguments", field="params", value=params)
-    clusters = {key: _read(value, folder, f"clusters.{key}") for key, value in _named(doc, "clusters",
-                                                                                        required=True).items()}
-    workloads: dict[str, Cluster | None] = {key: _read(value, folder, f"workloads.{key}")
-                                            for key, value in _named(doc, "workloads").items()} or {"": None}
     configs = {key: _config(value, folder, f"configs.{key}")
-               for key, value in _named(doc, "configs").items()} or {DEFAULT: None}
-    versions = _named(doc, "kube_versions") or {DEFAULT: None}
+               for key, value in _named(doc, "configs").items()} or {"": None}
+    versions = _named(doc, "kube_versions") or {"": None}
     for version in versions.values():
         if version is not None and not isinstance(version, str):
             raise ConfigError("expected a string (quote it in YAML: '1.30', not 1.30)", field="kube_versions",
                               value=version)
-    return _expand(str(name), dict(params), clusters, workloads, configs, versions, _matrix(doc))
+    matrix = _matrix(doc)
+    cluster_files, workload_files = _named(doc, "clusters", required=True), _named(doc, "workloads")
+    clusters = {key: _read(value, folder, f"clusters.{key}") for key, value in cluster_files.items()}
+    workloads: dict[str, Cluster | None] = {key: _read(value, folder, f"workloads.{key}")
+                                            for key, value in workload_files.items()} or {"": None}
+    return _expand(str(name), dict(params), clusters, workloads, configs, versions, matrix)
 
 
 def _expand(name: str, params: dict[str, Any], clusters: Mapping[str, Cluster],
@@ -129,9 +138,9 @@ def _expand(name: str, params: dict[str, Any], clusters: Mapping[str, Cluster],
     labels: list[Mapping[str, Any]] = []
     for (c_name, cluster), (w_name, workload), (k_name, config), (v_name, version), row in itertools.product(
             clusters.items(), workloads.items(), configs.items(), versions.items(), matrix):
-        label: dict[str, Any] = {"cluster": c_name, "workload": w_name or None, "config": k_name,
+        label: dict[str, Any] = {"cluster": c_name, "workload": w_name or None, "config": k_name or DEFAULT,
                                  "kube_version": version, **row}
-        parts = [c_name, w_name, k_name, v_name, *(f"{key}={value}" for key, value in row.items())]
+        parts = [c_name, w_name, k_name, v_name, *(f"{key}={value}" for key, value in row.items())]  # axes given
         scenario_params = {**params, **row, "config": config, "kube_version": version}
         scenarios.append(Scenario(cluster, workload, scenario_params, "/".join(p for p in parts if p)))
         labels.append(label)

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import io
+import json
 from collections.abc import Iterator
 from concurrent.futures import Executor
 from typing import Any
 
 import pytest
 
-from kschedlib.sweeps import Scenario, dask_executor, open_executor, sweep
+from kschedlib.cli import main
+from kschedlib.sweeps import Ask, Scenario, dask_executor, load_grid, open_executor, sweep
 from tests.sweeps.runs import behave, cluster, pid_and_size, scheduled
+from tests.sweeps.test_grid import EXAMPLE
 
 distributed = pytest.importorskip("distributed", reason="the dask extra is not installed: pip install -e '.[dev]'")
 
@@ -17,7 +21,7 @@ distributed = pytest.importorskip("distributed", reason="the dask extra is not i
 @pytest.fixture(scope="module")
 def client() -> Iterator[Any]:
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None) as local, distributed.Client(local) as connected:
+                                  dashboard_address="127.0.0.1:0") as local, distributed.Client(local) as connected:
         yield connected
 
 
@@ -57,3 +61,12 @@ def test_a_dask_scheduler_address(client: Any) -> None:
     with open_executor(f"dask://{address}") as executor:
         assert executor is not None
         assert [r.value for r in sweep([{"value": 5}], behave, executor)] == [5]
+
+
+def test_the_command_line_starts_a_local_dask_cluster() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    status = main(["sweep", str(EXAMPLE), "--executor", "dask", "--workers", "2"], out=out, err=err)
+    assert status == 0, err.getvalue()
+    grid = load_grid(EXAMPLE)
+    serial = [result.unwrap() for result in sweep(grid.scenarios, Ask(grid.question))]
+    assert [json.loads(line)["result"] for line in out.getvalue().splitlines()] == serial

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from kschedlib.sweeps import RayExecutor, Scenario, sweep
+from kschedlib.sweeps import RayExecutor, Scenario, open_executor, sweep
 from tests.sweeps.runs import behave, cluster, pid_and_size, scheduled, square
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed: pip install -e '.[dev]'")
@@ -55,3 +55,10 @@ def test_a_second_executor_joins_the_running_runtime_and_leaves_it_running(execu
     assert ray.is_initialized()
     with pytest.raises(RuntimeError, match="after shutdown"):
         joined.submit(square, 3)
+
+
+def test_the_command_line_joins_the_ray_runtime(executor: RayExecutor) -> None:
+    with open_executor("ray") as joined:
+        assert isinstance(joined, RayExecutor)
+        assert [r.value for r in sweep([2, 3], square, joined)] == [4, 9]
+    assert ray.is_initialized()  # the runtime it joined keeps running
