@@ -66,12 +66,13 @@ class Task:
 class Payloads:
     """The driver's side: each distinct input pickled and hashed once per sweep (found by identity)."""
 
-    __slots__ = ("_by_id", "sent")
+    __slots__ = ("_by_id", "sent", "sent_bytes")
 
     def __init__(self) -> None:
         self._by_id: dict[int, tuple[object, str, bytes]] = {}
         self.sent: dict[str, int] = {}
         """How many times each input's bytes went out."""
+        self.sent_bytes = 0
 
     def address(self, obj: object) -> tuple[str, bytes]:
         entry = self._by_id.get(id(obj))
@@ -96,6 +97,7 @@ class Payloads:
             if digest not in self.sent:
                 payloads[digest] = data
                 self.sent[digest] = 1
+                self.sent_bytes += len(data)
         shell = attrs.evolve(scenario, cluster=None, workload=None)
         return Task(shell, refs, payloads)
 
@@ -104,6 +106,7 @@ class Payloads:
         by_digest = {digest: data for _, digest, data in self._by_id.values()}
         for digest in digests:
             self.sent[digest] = self.sent.get(digest, 0) + 1
+            self.sent_bytes += len(by_digest[digest])
         return attrs.evolve(task, payloads={**task.payloads, **{d: by_digest[d] for d in digests}})
 
 

@@ -57,8 +57,9 @@ class Sweep(Generic[R], Iterator[SweepResult[R]]):
     """The stream of a sweep's results, in input order (returned by :func:`sweep`).
 
     Iterate it (or use it as a context manager: leaving it early cancels what has not started).
-    ``shipped`` counts how many times each input's bytes were sent (by content address), and
-    ``resent`` the tasks sent again because their worker lacked an input.
+    ``shipped`` counts how many times each input's bytes were sent (by content address),
+    ``shipped_bytes`` their total size, and ``resent`` the tasks sent again because their worker
+    lacked an input.
     """
 
     def __init__(self, scenarios: Iterable[Any], run: Callable[[Any], R], executor: Executor | None, *,
@@ -80,6 +81,11 @@ class Sweep(Generic[R], Iterator[SweepResult[R]]):
     def shipped(self) -> dict[str, int]:
         """How many times the bytes of each shipped input (by SHA-256) went out."""
         return dict(self._payloads.sent)
+
+    @property
+    def shipped_bytes(self) -> int:
+        """The bytes of shipped inputs sent so far."""
+        return self._payloads.sent_bytes
 
     def __iter__(self) -> Sweep[R]:
         return self

@@ -151,6 +151,7 @@ def test_a_cluster_goes_to_each_worker_once_not_with_every_scenario(pool: Proces
     assert {size for _, size in results} == {50}
     workers = {pid for pid, _ in results}
     (sent,) = run.shipped.values()
+    assert run.shipped_bytes == sent * len(pickle.dumps(base, protocol=pickle.HIGHEST_PROTOCOL))
     assert sent <= len(workers) + run.resent  # the first task, plus one resend per worker that lacked it
     assert run.resent <= parallelism(pool) * 2  # at most the first window of tasks comes back for it
     assert sent < len(scenarios)
