@@ -11,11 +11,13 @@ from kschedlib.clock import Clock, FakeClock, SystemClock
 from kschedlib.errors import (
     CacheError,
     ConfigError,
+    ExtraNotInstalledError,
     KschedError,
     ManifestError,
     ModelError,
     QuantityError,
     RegistryError,
+    ScenarioError,
     SelectorError,
 )
 from kschedlib.framework import (
@@ -46,6 +48,7 @@ __all__ = [
     "CycleOutcome",
     "CycleState",
     "Explanation",
+    "ExtraNotInstalledError",
     "FakeClock",
     "KschedError",
     "ManifestError",
@@ -59,6 +62,7 @@ __all__ = [
     "Registry",
     "RegistryError",
     "Scenario",
+    "ScenarioError",
     "ScheduleResult",
     "Scheduler",
     "SchedulerConfig",
