@@ -112,9 +112,8 @@ class Sweep(Generic[R], Iterator[SweepResult[R]]):
             else:
                 yield from self._parallel(self._executor)
         finally:
-            for slot in self._pending:
-                if slot.future is not None:
-                    slot.future.cancel()
+            for future in [slot.future for slot in self._pending if slot.future is not None]:
+                future.cancel()
             self._pending.clear()
             self._progress.close()
 
@@ -138,8 +137,8 @@ class Sweep(Generic[R], Iterator[SweepResult[R]]):
                 if slot.outcome is None and slot.future is not None and slot.future.done():
                     self._collect(executor, slot)
             if head.outcome is None and head.deadline is not None and self._progress.clock() >= head.deadline:
-                if head.future is not None:
-                    head.future.cancel()
+                assert head.future is not None  # no outcome yet: it was submitted
+                head.future.cancel()
                 head.outcome = Outcome(error=f"TimeoutError: no result within {self._timeout:g} s")
             while self._pending and self._pending[0].outcome is not None:
                 slot = self._pending.popleft()
@@ -176,7 +175,7 @@ class Sweep(Generic[R], Iterator[SweepResult[R]]):
         try:
             outcome = slot.future.result(timeout=0)
         except BaseException as exc:  # a dead worker, a result that did not unpickle, ...
-            if isinstance(exc, KeyboardInterrupt | SystemExit):
+            if isinstance(exc, KeyboardInterrupt):  # Ctrl-C where the scenario ran (threads): stop
                 raise
             slot.outcome = Outcome(error=f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
             return

@@ -38,7 +38,7 @@ def dask_executor(address: str | Any) -> Executor:
 
 
 def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    return fn(*args, **kwargs)
+    return fn(*args, **kwargs)  # pragma: no cover - runs in a Ray worker process
 
 
 @final

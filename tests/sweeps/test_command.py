@@ -67,6 +67,16 @@ def test_csv_flattens_the_answers(serial_rows: list[dict[str, Any]]) -> None:
     assert rows[0]["result.pods_per_node.small-0"] == "3"
 
 
+def test_csv_writes_lists_as_json(tmp_path: Path) -> None:
+    (tmp_path / "cluster.json").write_text(json.dumps([NODE, POD]))
+    grid = tmp_path / "grid.json"
+    grid.write_text(json.dumps({"question": "explain", "clusters": ["cluster.json"], "params": {"pod": "default/web"}}))
+    status, out, _ = cli("sweep", str(grid), "--format", "csv")
+    assert status == 0
+    (row,) = csv.DictReader(io.StringIO(out))
+    assert json.loads(row["result.feasible"]) == ["node-a"]
+
+
 def test_progress_on_a_terminal_only(tmp_path: Path) -> None:
     status, _, err = cli("sweep", str(EXAMPLE), err=Terminal())
     assert status == 0

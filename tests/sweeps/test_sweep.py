@@ -267,3 +267,30 @@ def test_any_executor_works_and_a_sweep_is_its_own_iterator() -> None:
     run: Sweep[int] = sweep([1, 2, 3], square, Plain())
     assert iter(run) is run
     assert values(run) == [1, 4, 9]
+
+
+class Failing(Executor):
+    """An executor whose futures end in ``error``, as a worker can report."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        future.set_exception(self.error)
+        return future
+
+
+def test_a_future_without_a_message_is_named_by_its_type_and_ctrl_c_stops_the_sweep() -> None:
+    assert [r.error for r in sweep([1], square, Failing(SystemExit()))] == ["SystemExit"]
+    with pytest.raises(KeyboardInterrupt):
+        list(sweep([1], square, Failing(KeyboardInterrupt())))
+
+
+def test_bytes_for_an_input_the_worker_already_holds_are_not_unpickled_again() -> None:
+    transport.clear_cache()
+    task = transport.Payloads().pack(Scenario(cluster(nodes=2, pending=0)))
+    first, again = transport.evaluate(_size, task), transport.evaluate(_size, task)
+    assert isinstance(first, transport.Outcome)
+    assert isinstance(again, transport.Outcome)
+    assert (first.value, again.value) == (2, 2)
