@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import logging
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from types import ModuleType
@@ -46,7 +47,7 @@ class RayExecutor(Executor):
     """A ``concurrent.futures`` executor over Ray tasks (Ray has none of its own).
 
     Joins the running Ray runtime, or starts one (``ray.init(address, num_cpus=max_workers,
-    **init_options)``) and shuts it down with the executor.  Each task asks for one CPU, so at most
+    **init_options)``, quiet: no dashboard, warnings only) and shuts it down with the executor.  Each task asks for one CPU, so at most
     ``max_workers`` (or the runtime's CPUs) run at once.
     """
 
@@ -54,7 +55,8 @@ class RayExecutor(Executor):
         self._ray = require("ray", "ray", "a Ray executor")
         self._owns_runtime = not self._ray.is_initialized()
         if self._owns_runtime:
-            options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, **init_options}
+            options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
+                                       "logging_level": logging.WARNING, **init_options}
             if max_workers is not None and address is None:
                 options.setdefault("num_cpus", max_workers)
             self._ray.init(address=address, **options)
