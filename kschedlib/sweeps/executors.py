@@ -47,8 +47,8 @@ class RayExecutor(Executor):
     """A ``concurrent.futures`` executor over Ray tasks (Ray has none of its own).
 
     Joins the running Ray runtime, or starts one (``ray.init(address, num_cpus=max_workers,
-    **init_options)``, quiet: no dashboard, warnings only) and shuts it down with the executor.  Each task asks for one CPU, so at most
-    ``max_workers`` (or the runtime's CPUs) run at once.
+    **init_options)``, quiet: no dashboard, warnings only) and shuts it down with the executor.
+    Each task asks for one CPU, so at most ``max_workers`` (or the runtime's CPUs) run at once.
     """
 
     def __init__(self, max_workers: int | None = None, *, address: str | None = None, **init_options: Any) -> None:

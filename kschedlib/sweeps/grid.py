@@ -7,7 +7,7 @@ but the scenario (clusters and workloads go once per worker, configs as parsed d
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from os import PathLike, fspath
 from pathlib import Path
 from typing import Any, Final, final
@@ -24,6 +24,8 @@ __all__ = ["Grid", "load_grid"]
 
 KEYS: Final = frozenset({"question", "clusters", "workloads", "configs", "kube_versions", "params", "matrix"})
 DEFAULT: Final = "default"
+EACH_NODE: Final = "@nodes"
+"""A matrix value standing for the name of each node of the scenario's cluster (a drain of every node)."""
 
 
 @final
@@ -84,13 +86,19 @@ def _config(value: Any, base: Path, field: str) -> Any:
     return dict(doc)
 
 
-def _matrix(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _matrix(doc: Mapping[str, Any]) -> dict[str, Any]:
     matrix = doc.get("matrix") or {}
-    if not isinstance(matrix, Mapping) or not all(isinstance(v, list) and v for v in matrix.values()):
-        raise ConfigError("expected a mapping of parameter to a non-empty list of values", field="matrix",
-                          value=matrix)
-    names = list(matrix)
-    return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*(matrix[n] for n in names))]
+    if not isinstance(matrix, Mapping) or not all((isinstance(v, list) and v) or v == EACH_NODE
+                                                  for v in matrix.values()):
+        raise ConfigError(f"expected a mapping of parameter to a non-empty list of values or {EACH_NODE!r}",
+                          field="matrix", value=matrix)
+    return dict(matrix)
+
+
+def _rows(matrix: Mapping[str, Any], cluster: Cluster) -> list[dict[str, Any]]:
+    """Every combination of the matrix values, ``@nodes`` standing for each node of ``cluster``."""
+    axes = [[node.name for node in cluster.nodes] if values == EACH_NODE else values for values in matrix.values()]
+    return [dict(zip(matrix, combo, strict=True)) for combo in itertools.product(*axes)]
 
 
 def load_grid(source: str | PathLike[str] | Mapping[str, Any], *, base: str | PathLike[str] | None = None) -> Grid:
@@ -133,11 +141,14 @@ def load_grid(source: str | PathLike[str] | Mapping[str, Any], *, base: str | Pa
 
 def _expand(name: str, params: dict[str, Any], clusters: Mapping[str, Cluster],
             workloads: Mapping[str, Cluster | None], configs: Mapping[str, Any], versions: Mapping[str, Any],
-            matrix: Sequence[dict[str, Any]]) -> Grid:
+            matrix: Mapping[str, Any]) -> Grid:
     scenarios: list[Scenario] = []
     labels: list[Mapping[str, Any]] = []
-    for (c_name, cluster), (w_name, workload), (k_name, config), (v_name, version), row in itertools.product(
-            clusters.items(), workloads.items(), configs.items(), versions.items(), matrix):
+    combos = ((c_name, cluster, w_name, workload, k_name, config, v_name, version, row)
+              for (c_name, cluster), (w_name, workload), (k_name, config), (v_name, version) in itertools.product(
+                  clusters.items(), workloads.items(), configs.items(), versions.items())
+              for row in _rows(matrix, cluster))
+    for c_name, cluster, w_name, workload, k_name, config, v_name, version, row in combos:
         label: dict[str, Any] = {"cluster": c_name, "workload": w_name or None, "config": k_name or DEFAULT,
                                  "kube_version": version, **row}
         parts = [c_name, w_name, k_name, v_name, *(f"{key}={value}" for key, value in row.items())]  # axes given

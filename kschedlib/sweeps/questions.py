@@ -28,8 +28,12 @@ Question = Callable[..., Any]
 QUESTIONS: Final[dict[str, str]] = {
     "simulate": "kschedlib.sweeps.questions:simulate_question",
     "explain": "kschedlib.sweeps.questions:explain_question",
+    "max_replicas": "kschedlib.sweeps.questions:max_replicas_question",
+    "drain": "kschedlib.sweeps.questions:drain_question",
+    "nodes_needed": "kschedlib.sweeps.questions:nodes_needed_question",
+    "compare": "kschedlib.sweeps.questions:compare_question",
 }
-"""Question name -> ``"module:function"``.  The capacity questions join with one entry each."""
+"""Question name -> ``"module:function"``."""
 
 
 def register_question(name: str, target: str) -> None:
@@ -94,3 +98,41 @@ def explain_question(cluster: Cluster, *, pod: str, config: Any = None, kube_ver
                      **options: Any) -> Mapping[str, Any]:
     """``explain``: where one pod would go and why not elsewhere."""
     return explain(cluster, pod, config, kube_version=kube_version, **options).to_dict()
+
+
+def _capacity(function: str, cluster: Cluster, subject: Any, config: Any, kube_version: str | None,
+              options: Mapping[str, Any]) -> Any:
+    """A :mod:`kschedlib.capacity` answer as its JSON (imported here: only capacity scenarios need it)."""
+    capacity = importlib.import_module("kschedlib.capacity")
+    return getattr(capacity, function)(cluster, subject, config, kube_version=kube_version, **options).to_dict()
+
+
+def max_replicas_question(cluster: Cluster, *, pod: Any, config: Any = None, kube_version: str | None = None,
+                          **options: Any) -> Any:
+    """``max_replicas``: how many more copies of ``pod`` (a ``namespace/name``, a v1 dict, or a list
+    of them for round robin) fit."""
+    return _capacity("max_replicas", cluster, pod, config, kube_version, options)
+
+
+def drain_question(cluster: Cluster, *, node: str | list[str], config: Any = None, kube_version: str | None = None,
+                   **options: Any) -> Any:
+    """``drain``: remove ``node`` (a name or a list of names) and reschedule its pods."""
+    return _capacity("drain", cluster, [node] if isinstance(node, str) else list(node), config, kube_version,
+                     options)
+
+
+def nodes_needed_question(cluster: Cluster, *, node_template: Any, config: Any = None,
+                          kube_version: str | None = None, **options: Any) -> Any:
+    """``nodes_needed``: how many nodes like ``node_template`` (a v1 Node dict) the pending pods need."""
+    return _capacity("nodes_needed", cluster, node_template, config, kube_version, options)
+
+
+def compare_question(cluster: Cluster, *, configs: list[Any], config: Any = None, kube_version: str | None = None,
+                     **options: Any) -> Any:
+    """``compare``: the cluster under each of ``configs`` side by side (the grid's ``configs`` axis
+    is for other questions; ``compare`` takes its configs as a parameter)."""
+    if config is not None:
+        raise ConfigError("compare takes its configs in params or matrix ('configs'), not the configs axis",
+                          field="configs")
+    capacity = importlib.import_module("kschedlib.capacity")
+    return capacity.compare(cluster, configs, kube_version=kube_version, **options).to_dict()

@@ -137,3 +137,13 @@ def test_questions_register_by_module_path() -> None:
 
 def count_objects(cluster: Any, **params: Any) -> int:
     return len(cluster)
+
+
+def test_at_nodes_in_the_matrix_is_each_node_of_each_cluster(folder: Path) -> None:
+    second = {**NODE, "metadata": {"name": "node-b"}}
+    (folder / "two.json").write_text(json.dumps([NODE, second]))
+    grid = load_grid({"question": "explain", "clusters": {"one": "cluster.json", "two": "two.json"},
+                      "matrix": {"node": "@nodes", "seed": [0]}}, base=folder)
+    assert [s.name for s in grid.scenarios] == ["one/node=node-a/seed=0", "two/node=node-a/seed=0",
+                                                 "two/node=node-b/seed=0"]
+    assert [label["node"] for label in grid.labels] == ["node-a", "node-a", "node-b"]
