@@ -13,7 +13,7 @@ import attrs
 from kschedlib._internal.documents import read_documents
 from kschedlib.clock import FakeClock
 from kschedlib.framework.registry import Registry
-from kschedlib.scheduler import Scheduler, ScheduleResult
+from kschedlib.scheduler import ConfigSource, Scheduler, ScheduleResult
 from kschedlib.simulation._groups import pod_group_report
 from kschedlib.simulation.cluster import Cluster, load_cluster
 from kschedlib.simulation.skipped import skipped_section
@@ -185,8 +185,8 @@ class _Run:
     def settled(self) -> bool:
         """Whether only backoff retries of pods repeating the same error are left: no retry, and no
         event a retry could trigger, can change the outcome any more."""
-        engine = self.scheduler.engine
-        if not self.repeating or engine.waiting or engine.busy():
+        scheduler = self.scheduler
+        if not self.repeating or scheduler.waiting_pods() or scheduler.binding_pods():
             return False
         attempts_of = {}
         for key, (queue, info) in self.scheduler.pending().items():
@@ -206,7 +206,7 @@ class _Run:
             self.report.checkpoints.append({"before_event": batch.first.index,
                                             "placements": dict(self.report.placements),
                                             "pending": self.pending_view()})
-        known = dict(self.scheduler.engine.store.pods)
+        known = self.scheduler.pods()
         for event in batch.events:
             change = apply_event(self.scheduler, event, known)
             if change.deleted is not None:
@@ -217,7 +217,7 @@ class _Run:
     def step(self) -> bool:
         """Run one cycle, or move time on, or apply the next idle batch; False when done."""
         result = self.scheduler.schedule_one()
-        for finished in self.scheduler.engine.take_deferred():
+        for finished in self.scheduler.take_finished():
             self.record(finished)
         if result is not None:
             self.record(result)
@@ -250,7 +250,7 @@ def _load_events(events: Any) -> list[TimelineEvent]:
 
 def simulate(
     cluster: Cluster | str | PathLike[str] | Mapping[str, Any] | Sequence[Any],
-    config: Any = None,
+    config: ConfigSource = None,
     *,
     seed: int = 0,
     once: bool = False,
@@ -277,8 +277,7 @@ def simulate(
     timeline = _load_events(events)
     clock = FakeClock()
     scheduler = Scheduler(config, seed=seed, clock=clock, retry_unschedulable=not once, registry=registry,
-                          kube_version=kube_version, feature_gates=feature_gates)
-    scheduler.engine.flush_unschedulable = False
+                          kube_version=kube_version, feature_gates=feature_gates, flush_unschedulable=False)
     scheduler.add_objects(loaded.objects)
     run = _Run(scheduler, clock, timeline, progress)
     run.report.skipped = skipped_section(loaded, scheduler.profiles)
