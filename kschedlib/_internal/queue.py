@@ -589,11 +589,12 @@ class SchedulingQueue:
         other._active_by_key = {key: twins[id(entry)] for key, entry in self._active_by_key.items()}
         backoff_twins: dict[int, _BackoffEntry] = {}
         for mine, theirs in ((self._backoff, other._backoff), (self._errored, other._errored)):
-            for entry in mine:
-                copied = backoff_twins[id(entry)] = _BackoffEntry(infos[id(entry.info)], entry.expiry, backoff_less)
-                copied.removed = entry.removed
+            for waiting in mine:
+                copied = backoff_twins[id(waiting)] = _BackoffEntry(infos[id(waiting.info)], waiting.expiry,
+                                                                    backoff_less)
+                copied.removed = waiting.removed
                 theirs.append(copied)
-        other._backoff_by_key = {key: backoff_twins[id(entry)] for key, entry in self._backoff_by_key.items()}
+        other._backoff_by_key = {key: backoff_twins[id(waiting)] for key, waiting in self._backoff_by_key.items()}
         other._unschedulable = {key: infos[id(info)] for key, info in self._unschedulable.items()}
         following = next(self._order)
         self._order = itertools.count(following)

@@ -79,7 +79,8 @@ def test_a_fork_keeps_queue_bookkeeping_and_nominations() -> None:
     sched.add_pod(make_pod("low", uid="low", requests={"cpu": "2"}, priority=0, node_name="n0"))
     sched.add_pod(make_pod("high", uid="high", requests={"cpu": "2"}, priority=100))
     result = sched.schedule_one()
-    assert result is not None and result.nominated_node_name == "n0"
+    assert result is not None
+    assert result.nominated_node_name == "n0"
     twin = sched.fork()
     assert twin.nominations() == sched.nominations() == {"default/high": "n0"}
     assert twin.pending()["default/high"][1].attempts == 1
