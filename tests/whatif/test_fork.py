@@ -136,7 +136,8 @@ def _apply(sched: Scheduler, ops: list[tuple[str, int]]) -> None:
             for _ in range(n):
                 sched.schedule_one()
         elif op == "add_pod":
-            sched.add_pod(make_pod(f"x{n}", uid=f"x{n}", requests={"cpu": f"{(n % 4) * 500 + 100}m"}))
+            if sched.get_pod(f"default/x{n}") is None:
+                sched.add_pod(make_pod(f"x{n}", uid=f"x{n}", requests={"cpu": f"{(n % 4) * 500 + 100}m"}))
         elif op == "remove_pod":
             sched.remove_pod(f"default/x{n}")
         elif op == "add_node":

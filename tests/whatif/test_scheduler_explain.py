@@ -74,5 +74,5 @@ def test_sampling_as_the_config_says_from_a_start_index() -> None:
 
 
 def test_explain_refuses_what_is_not_a_pod() -> None:
-    with pytest.raises(ModelError, match="Scheduler.explain"):
+    with pytest.raises(ModelError, match=r"Scheduler\.explain"):
         Scheduler().explain("default/p")  # type: ignore[arg-type]
