@@ -22,7 +22,7 @@ from kschedlib.framework.queued_pod import QueuedPodInfo
 from kschedlib.framework.registry import Registry
 from kschedlib.framework.scheduling_objects import SchedulingObjectLister
 from kschedlib.framework.snapshot import Snapshot
-from kschedlib.model.objects import Node, Pod
+from kschedlib.model.objects import Node, Pod, PodDisruptionBudget
 from kschedlib.plugins import default_plugin_sets, in_tree_registry
 from kschedlib.versions import KubeSettings
 from kschedlib.versions import resolve as resolve_kube
@@ -262,6 +262,10 @@ class Scheduler:
     def binding_pods(self) -> list[str]:
         """Pods whose PreBind/Bind runs on the binding executor right now (``namespace/name``)."""
         return self._engine.binding_keys()
+
+    def pod_disruption_budgets(self) -> list[PodDisruptionBudget]:
+        """The known PodDisruptionBudgets (with their status, as read)."""
+        return list(self._engine.store.pod_disruption_budgets())
 
     @property
     def scheduling_objects(self) -> SchedulingObjectLister:

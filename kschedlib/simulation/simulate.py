@@ -40,6 +40,8 @@ class SimulationReport:
     deleted_by_events: list[str] = attrs.field(factory=list)
     events_not_applied: list[dict[str, Any]] = attrs.field(factory=list)
     """Timeline events whose trigger never came (``{index, op, waiting_for}``)."""
+    node_removals: list[dict[str, Any]] = attrs.field(factory=list)
+    """What each ``delete_node`` / ``drain_node`` event did to the node's pods."""
     pending: dict[str, dict[str, Any]] = attrs.field(factory=dict)
     attempts: dict[str, int] = attrs.field(factory=dict)
     bind_order: list[dict[str, Any]] = attrs.field(factory=list)
@@ -100,6 +102,7 @@ class SimulationReport:
             out["checkpoints"] = list(self.checkpoints)
             out["deleted_by_events"] = list(self.deleted_by_events)
             out["events_not_applied"] = list(self.events_not_applied)
+            out["node_removals"] = list(self.node_removals)
         return out
 
 
@@ -133,6 +136,8 @@ class _Run:
         """The message of each pod's last failed attempt."""
         self.repeating: set[str] = set()
         """Pods whose last two attempts failed alike with no timeline event applied in between."""
+        self.budgets: dict[str, int] = {}
+        """PodDisruptionBudget -> disruptions still allowed, as the timeline's drains use them up."""
 
     def record(self, result: ScheduleResult) -> None:
         report = self.report
@@ -208,11 +213,13 @@ class _Run:
                                             "pending": self.pending_view()})
         known = self.scheduler.pods()
         for event in batch.events:
-            change = apply_event(self.scheduler, event, known)
-            if change.deleted is not None:
-                self.report.deleted_by_events.append(change.deleted)
-            if change.added_pending is not None:
-                self.report.placements.setdefault(change.added_pending, None)
+            change = apply_event(self.scheduler, event, known, self.budgets)
+            self.report.deleted_by_events.extend(change.deleted)
+            for key in change.added_pending:
+                self.report.placements[key] = None
+                self.report.unschedulable.pop(key, None)
+            if change.node_removal is not None:
+                self.report.node_removals.append(dict(change.node_removal))
 
     def step(self) -> bool:
         """Run one cycle, or move time on, or apply the next idle batch; False when done."""
