@@ -26,7 +26,8 @@ TOP_LEVEL = {
     "errors": "base", "clock": "base", "versions": "model",
     "model": "model", "framework": "framework", "plugins": "plugins", "_internal": "_internal",
     "scheduler": "scheduler", "explanation": "scheduler",
-    "cli": EDGES, "__main__": EDGES, "simulation": EDGES, "testing": EDGES, "extender": EDGES, "prometheus": EDGES,
+    "cli": EDGES, "__main__": EDGES, "capacity": EDGES,
+    "simulation": EDGES, "testing": EDGES, "extender": EDGES, "prometheus": EDGES,
 }
 
 
