@@ -17,6 +17,9 @@ from kschedlib.versions import KubeSettings
 
 __all__ = ["Comparison", "compare"]
 
+_TIMINGS = ("seconds", "pods_per_second")
+"""Left out of the summaries, so that the same inputs give the same output."""
+
 
 @final
 @attrs.frozen(slots=True)
@@ -89,7 +92,8 @@ def compare(
         report = run.finish()
         kube = report.kube
         shapes = shapes_of(before, list(loaded.pending_pods))
-        runs[label] = {"summary": report.summary(), "placements": dict(report.placements),
+        counts = {key: value for key, value in report.summary().items() if key not in _TIMINGS}
+        runs[label] = {"summary": counts, "placements": dict(report.placements),
                        "unschedulable": dict(report.unschedulable), "evicted": list(report.evicted),
                        **before_after(before, run.scheduler, shapes)}
         placements.append(report.placements)
