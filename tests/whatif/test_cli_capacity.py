@@ -90,7 +90,8 @@ def test_drain_cli_reports_a_blocked_node_and_ignoring_budgets(files: dict[str, 
 def test_bad_input_is_one_line_and_status_2(files: dict[str, str]) -> None:
     code, out, err = cli("drain", files["cluster"], "--node", "nowhere")
     assert (code, out) == (2, "")
-    assert err.startswith("kschedlib: error: ") and "nowhere" in err
+    assert err.startswith("kschedlib: error: ")
+    assert "nowhere" in err
 
 
 def test_simulate_expands_controllers(files: dict[str, str]) -> None:
