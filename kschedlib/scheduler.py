@@ -41,7 +41,7 @@ def _require(value: object, kinds: tuple[type, ...], call: str) -> None:
         raise ModelError(f"must be {expected}", obj=f"Scheduler.{call}", field="argument", value=value)
 
 
-def profile_runtime(scheduler: Scheduler, profile: str) -> tuple[ProfileRuntime, FrameworkHandle]:
+def _profile_runtime(scheduler: Scheduler, profile: str) -> tuple[ProfileRuntime, FrameworkHandle]:
     """A profile's plugin runtime and handle, for kschedlib's own extender service (not API).
 
     The extender runs single extension points on snapshots of its requests, which no public

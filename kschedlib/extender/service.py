@@ -30,7 +30,7 @@ from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Code, Status
 from kschedlib.model.convert import node_from_dict, pod_from_dict
 from kschedlib.model.objects import Pod
-from kschedlib.scheduler import Scheduler, profile_runtime
+from kschedlib.scheduler import Scheduler, _profile_runtime
 from kschedlib.simulation.cluster import Cluster, load_cluster
 from kschedlib.versions import resolve as resolve_kube
 
@@ -116,7 +116,7 @@ class ExtenderService:
             worker = Scheduler(settings, seed=0, registry=registry, kube_version=kube.version,
                                feature_gates=kube.overrides)
             worker.add_objects(objects)
-            return Worker(*profile_runtime(worker, name))
+            return Worker(*_profile_runtime(worker, name))
 
         self._scheduler = scheduler
         self._profile = name
