@@ -19,12 +19,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from os import PathLike
 from typing import Any, Final
 
+import attrs
+
 from kschedlib._internal.documents import read_documents
-from kschedlib.model.convert import node_from_dict, pod_from_dict
+from kschedlib.model.convert import node_from_dict, pod_from_dict, pod_to_dict
 from kschedlib.model.objects import NO_EXECUTE, NO_SCHEDULE, Node, Pod, Toleration
 from kschedlib.simulation.cluster import Cluster, load_cluster
 
-__all__ = ["expand_controllers"]
+__all__ = ["daemon_pods_for", "expand_controllers", "pin_to_node"]
 
 Json = dict[str, Any]
 EXPANDED_KINDS: Final = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "Job", "DaemonSet"})
@@ -186,17 +188,55 @@ def _daemon_set(doc: Mapping[str, Any], namespace: str, nodes: Sequence[Node]) -
         if not _may_run_on(probe, node):
             continue
         pod = _pod(template, f"{name}-{_suffix(f'{namespace}/{name}/{node.name}')}", namespace, owner, {})
+        pin_to_node(pod, node.name)
         spec = pod["spec"]
-        affinity = dict(spec.get("affinity") or {})
-        pinned = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node.name]}]}
-        affinity["nodeAffinity"] = {**(affinity.get("nodeAffinity") or {}),
-                                    "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [pinned]}}
-        spec["affinity"] = affinity
         spec["tolerations"] = [*(spec.get("tolerations") or []),
                                *({"key": key, "operator": "Exists", "effect": effect}
                                  for key, effect in _DAEMON_TOLERATIONS)]
         pods.append(pod)
     return pods
+
+
+def pin_to_node(pod: Json, node_name: str) -> None:
+    """Pin a v1 pod dict to one node as the DaemonSet controller does (required node affinity on
+    ``metadata.name``, replacing the pod's own required terms)."""
+    spec = pod.setdefault("spec", {})
+    affinity = dict(spec.get("affinity") or {})
+    pinned = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}
+    affinity["nodeAffinity"] = {**(affinity.get("nodeAffinity") or {}),
+                                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [pinned]}}
+    spec["affinity"] = affinity
+
+
+def daemon_pods_for(pods: Sequence[Pod], node: Node) -> list[Pod]:
+    """The pods the DaemonSets behind ``pods`` would run on a new ``node`` (one per DaemonSet whose
+    node selector and taint tolerations admit it), modelled on one existing pod of each and bound to
+    the node already, as cluster-autoscaler's template node holds them."""
+    samples: dict[tuple[str, str], Pod] = {}
+    for pod in pods:
+        owner = next((ref for ref in pod.owner_references if ref.controller and ref.kind == "DaemonSet"), None)
+        if owner is not None:
+            samples.setdefault((pod.namespace, owner.name), pod)
+    out = []
+    for (namespace, name), sample in sorted(samples.items()):
+        unpinned = attrs.evolve(sample, affinity=None) if _pinned_only(sample) else sample
+        if not _may_run_on(unpinned, node):
+            continue
+        doc = pod_to_dict(sample)
+        doc["metadata"] = {**doc["metadata"], "name": f"{name}-{_suffix(f'{namespace}/{name}/{node.name}')}",
+                           "uid": _uid(f"Pod/{namespace}/{name}/{node.name}")}
+        doc["spec"]["nodeName"] = node.name
+        doc.pop("status", None)
+        pin_to_node(doc, node.name)
+        out.append(pod_from_dict(doc))
+    return out
+
+
+def _pinned_only(pod: Pod) -> bool:
+    """Whether the pod's required node affinity is only the DaemonSet controller's pin to one node."""
+    affinity = pod.affinity.node_affinity if pod.affinity is not None else None
+    required = affinity.required if affinity is not None else None
+    return required is not None and all(not term.match_expressions and term.match_fields for term in required.terms)
 
 
 def _owned(items: Sequence[object]) -> set[tuple[str, str, str]]:

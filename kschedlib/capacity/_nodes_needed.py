@@ -9,6 +9,7 @@ from typing import Any, final
 import attrs
 
 from kschedlib.capacity._common import ClusterSource, before_after, load, new_scheduler, shapes_of
+from kschedlib.capacity._controllers import daemon_pods_for
 from kschedlib.errors import ManifestError
 from kschedlib.framework.registry import Registry
 from kschedlib.model.convert import node_from_dict
@@ -81,8 +82,11 @@ def _copies(template: Node, count: int) -> list[Node]:
 def _try(base: Scheduler, template: Node, count: int) -> tuple[Scheduler, dict[str, str | None], dict[str, str]]:
     """A fork of ``base`` with ``count`` template nodes, its pending pods scheduled: (fork, placements, failures)."""
     trial = base.fork()
+    bound = [pod for pod in base.pods().values() if pod.node_name]
     for node in _copies(template, count):
         trial.add_node(node)
+        for daemon in daemon_pods_for(bound, node):  # the DaemonSets come to a new node too
+            trial.add_pod(daemon)
     placements: dict[str, str | None] = {}
     failures: dict[str, str] = {}
     for result in trial.run_until_idle():
@@ -108,7 +112,9 @@ def nodes_needed(
     that every pending pod that fits with ``limit`` of them is scheduled, and the pods that do not
     (with their FitError message then).
 
-    Every try schedules the pending pods once each, in queue order, on a fork of the loaded cluster;
+    As in cluster-autoscaler, every new node also gets a pod of each DaemonSet whose pods the cluster
+    holds and whose node selector and tolerations admit the node.  Every try schedules the pending
+    pods once each, in queue order, on a fork of the loaded cluster;
     the count is found by bisection (more nodes of one kind never make a pod fit less), then
     confirmed.  ``node_template`` is a Node, a v1 Node dict or a file holding one node.
     """
@@ -121,8 +127,10 @@ def nodes_needed(
                             obj=f"Node {template.name}", field="metadata.name", value=template.name)
     base = new_scheduler(config, seed=seed, registry=registry, kube_version=kube_version, feature_gates=feature_gates)
     base.add_objects(loaded.objects)
-    _, _, at_most = _try(base, template, limit)
-    helped_goal = {key for key in base.pending() if key not in at_most}
+    waiting = set(base.pending())
+    _, _, failing = _try(base, template, limit)
+    at_most = {key: reason for key, reason in failing.items() if key in waiting}
+    helped_goal = waiting - set(at_most)
     low, high = 0, limit
     while low < high:
         middle = (low + high) // 2

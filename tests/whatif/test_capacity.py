@@ -256,3 +256,17 @@ def test_fragmentation_counts_free_capacity_no_shape_can_use() -> None:
     assert cpu == {"free": 4500, "stranded": 500, "ratio": round(500 / 4500, 4)}
     assert report["fragmentation"]["before"]["nodes_without_room"] == 1
     assert capacity.fragmentation(Snapshot(()), []) is None
+
+
+def test_new_nodes_get_the_daemon_sets_pods_as_cluster_autoscaler_assumes() -> None:
+    daemon = pod("logs-a", cpu="2", node_name="a", owner="DaemonSet/logs")
+    daemon["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a"]}]}]}}}
+    objects = [node("a", cpu="2"), daemon, pod("p", cpu="1500m"), pod("q", cpu="1500m")]
+    report = capacity.nodes_needed(objects, node("pool", cpu="4"))
+    assert report.nodes_needed == 2  # 2 cpu of each new node go to the DaemonSet's pod
+    assert sorted(report.placements.values()) == ["pool-1", "pool-2"]
+    assert report.not_helped == {}
+    daemon["spec"]["nodeSelector"] = {"role": "logging"}
+    objects[0]["metadata"]["labels"]["role"] = "logging"
+    assert capacity.nodes_needed(objects, node("pool", cpu="4")).nodes_needed == 1  # not for the new nodes
