@@ -117,3 +117,15 @@ def test_explanation_of_a_pod_being_deleted_and_a_refused_pod() -> None:
     assert not answer.refused
     other = sched.explain(attrs.evolve(leaving, scheduler_name="other"))
     assert other.refused
+
+
+def test_answers_survive_pickling_for_process_pools() -> None:
+    import pickle
+    objects = [node("a"), node("b"), pod("w", node_name="a", owner="ReplicaSet/w"), pod("p")]
+    answers = [capacity.max_replicas(objects, pod("x"), feature_gates={"SchedulerPopFromBackoffQ": False}),
+               capacity.drain(objects, ["a"]), capacity.nodes_needed(objects, node("pool")),
+               capacity.compare(objects, [None, None], labels=["x", "y"])]
+    for answer in answers:
+        back = pickle.loads(pickle.dumps(answer))
+        assert back.to_dict() == answer.to_dict()
+    assert pickle.loads(pickle.dumps(answers[0].kube)) == answers[0].kube
