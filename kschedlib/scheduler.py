@@ -281,7 +281,8 @@ class Scheduler:
         Changes to either never show in the other.  Nodes' and pods' immutable parts are shared, so
         a fork costs milliseconds even for thousands of nodes.  ``clock`` defaults to a copy of a
         :class:`~kschedlib.FakeClock` (same time, moved apart) or to this scheduler's clock otherwise;
-        listeners are not inherited.  Metrics start at zero, plugins are built anew.  Raises
+        listeners are not inherited.  Metrics start at zero; plugins are built anew (state a plugin
+        keeps of its own, such as Coscheduling's backed-off gangs, starts empty).  Raises
         :class:`~kschedlib.errors.CacheError` (changing nothing) while pods wait in Permit or bind
         on the executor.
         """
