@@ -1,4 +1,5 @@
-"""The ``kschedlib`` command line: ``explain`` and ``simulate`` over cluster files, ``sweep``, ``serve-extender``."""
+"""The ``kschedlib`` command line: ``explain`` and ``simulate`` over cluster files, the capacity questions
+(``capacity``, ``drain``, ``nodes-needed``, ``compare``), ``sweep``, ``serve-extender``."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import Any, TextIO
 
+from kschedlib.capacity import _cli as capacity_cli
+from kschedlib.capacity import expand_controllers
 from kschedlib.errors import KschedError
 from kschedlib.extender import command as serve_extender
 from kschedlib.progress import Progress
@@ -42,7 +45,10 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--once", action="store_true", help="give every pending pod exactly one attempt")
     sim.add_argument("--events", help="timeline of cluster changes to apply while simulating (JSON/YAML list)")
     sim.add_argument("--format", choices=("json", "text"), default="text")
+    sim.add_argument("--expand-controllers", action="store_true",
+                     help="create the pods of Deployments, ReplicaSets, StatefulSets, Jobs and DaemonSets first")
     add_version_arguments(sim)
+    capacity_cli.add_parsers(sub)
     sweep_command.add_parser(sub)
     serve_extender.add_parser(sub)
     return parser
@@ -56,7 +62,10 @@ def _dump(data: Any, out: TextIO) -> None:
 def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     meter = Progress(unit="attempts", label="simulate", stream=err)  # of the pods' first attempts: ETA
     with resources.as_file(resources.files("kschedlib.simulation.data") / EXAMPLE_CLUSTER) as example:
-        report = simulate(args.cluster or example, args.config, seed=args.seed, once=args.once, events=args.events,
+        cluster: Any = args.cluster or example
+        if args.expand_controllers:
+            cluster = expand_controllers(cluster)
+        report = simulate(cluster, args.config, seed=args.seed, once=args.once, events=args.events,
                           progress=meter.update if meter.enabled else None, kube_version=args.kube_version,
                           feature_gates=args.feature_gates)
     summary = report.summary()
@@ -79,6 +88,8 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if result.refused:
             err.write(f"kschedlib: error: {result.error}\n")
             status = 1
+    elif args.command in capacity_cli.COMMANDS:
+        capacity_cli.run(args, out)
     elif args.command == "serve-extender":
         serve_extender.run(args, out)
     elif args.command == "sweep":

@@ -30,7 +30,7 @@ from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Code, Status
 from kschedlib.model.convert import node_from_dict, pod_from_dict
 from kschedlib.model.objects import Pod
-from kschedlib.scheduler import Scheduler
+from kschedlib.scheduler import Scheduler, _profile_runtime
 from kschedlib.simulation.cluster import Cluster, load_cluster
 from kschedlib.versions import resolve as resolve_kube
 
@@ -116,7 +116,7 @@ class ExtenderService:
             worker = Scheduler(settings, seed=0, registry=registry, kube_version=kube.version,
                                feature_gates=kube.overrides)
             worker.add_objects(objects)
-            return Worker(worker.engine.profiles[name], worker.engine.handles[name])
+            return Worker(*_profile_runtime(worker, name))
 
         self._scheduler = scheduler
         self._profile = name
@@ -337,9 +337,9 @@ class ExtenderService:
             return {"Error": str(exc) or type(exc).__name__}
         with self._base_lock:
             scheduler = self._scheduler
-            if scheduler.engine.cache.node(node) is None and (learned := self._nodes_seen.find(node)) is not None:
+            if not scheduler.has_node(node) and (learned := self._nodes_seen.find(node)) is not None:
                 scheduler.add_node(learned)  # a bound pod's node joins the base cluster with it
-            if scheduler.engine.cache.node(node) is not None:
+            if scheduler.has_node(node):
                 scheduler.add_pod(attrs.evolve(pod, node_name=node))
                 self._base = scheduler.snapshot()
         return {"Error": ""}

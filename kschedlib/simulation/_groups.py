@@ -15,8 +15,9 @@ def pod_group_report(scheduler: Scheduler) -> dict[str, dict[str, Any]]:
     placed = scheduler.bound_pods()
     waiting = set(scheduler.waiting_pods())
     report: dict[str, dict[str, Any]] = {}
-    for group in pod_group_statuses(scheduler.engine.store.scheduling):
-        members = [pod.key for pod in scheduler.engine.store.scheduling.group_pods(group.namespace, group.name)]
+    objects = scheduler.scheduling_objects
+    for group in pod_group_statuses(objects):
+        members = [pod.key for pod in objects.group_pods(group.namespace, group.name)]
         report[group.key] = {
             "phase": group.phase,
             "minMember": group.min_member,

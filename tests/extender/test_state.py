@@ -12,7 +12,7 @@ from tests.extender.support import nodes
 
 
 def _worker() -> Worker:
-    engine = Scheduler(seed=0).engine
+    engine = Scheduler(seed=0)._engine
     return Worker(engine.profiles["default-scheduler"], engine.handles["default-scheduler"])
 
 
