@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import logging
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from types import ModuleType
@@ -93,8 +94,11 @@ def open_executor(spec: str | None, workers: int | None = None) -> Iterator[Exec
     if workers is not None and workers < 1:
         raise ConfigError("must be at least 1", field="--workers", value=workers)
     if spec == "process":
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        pool = ProcessPoolExecutor(max_workers=workers)
+        try:
             yield pool
+        finally:
+            _stop(pool)
         return
     if spec == "dask" or spec.startswith("dask://"):
         with _dask(spec, workers) as executor:
@@ -109,6 +113,19 @@ def open_executor(spec: str | None, workers: int | None = None) -> Iterator[Exec
         return
     raise ConfigError("expected serial, process, dask, dask://HOST:PORT, ray or ray://HOST:PORT",
                       field="--executor", value=spec)
+
+
+def _stop(pool: ProcessPoolExecutor, grace: float = 5.0) -> None:
+    """Shut the pool down; a worker still busy ``grace`` seconds later (a scenario that outlived its
+    timeout, which may never end) is terminated rather than waited for."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # private, but the only handle
+    pool.shutdown(wait=False, cancel_futures=True)
+    deadline = time.monotonic() + grace
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+        if process.is_alive():
+            process.terminate()
+            process.join()
 
 
 @contextlib.contextmanager

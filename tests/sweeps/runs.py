@@ -45,3 +45,9 @@ def pid_and_size(scenario: Scenario) -> tuple[int, int]:
 
 def square(value: int) -> int:
     return value * value
+
+
+def forever(cluster: Any, **params: Any) -> None:
+    """A question that never ends (a scenario stuck in its run)."""
+    while True:
+        time.sleep(1)

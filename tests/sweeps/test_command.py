@@ -7,6 +7,7 @@ import io
 import json
 import re
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import pytest
 
 from kschedlib.cli import main
 from kschedlib.errors import ExtraNotInstalledError
-from kschedlib.sweeps import Ask, load_grid, open_executor, sweep
+from kschedlib.sweeps import QUESTIONS, Ask, load_grid, open_executor, register_question, sweep
 from kschedlib.sweeps.executors import RayExecutor, dask_executor
 from tests.sweeps.test_grid import EXAMPLE, NODE, POD
 from tests.sweeps.test_progress import Terminal
@@ -139,3 +140,19 @@ def test_a_missing_extra_on_the_command_line_exits_2(monkeypatch: pytest.MonkeyP
     status, _, err = cli("sweep", str(EXAMPLE), "--executor", "ray")
     assert status == 2
     assert err == "kschedlib: error: a Ray executor needs the 'ray' package: pip install 'kschedlib[ray]'\n"
+
+
+def test_a_scenario_that_never_ends_times_out_and_the_command_still_returns(tmp_path: Path) -> None:
+    (tmp_path / "cluster.json").write_text(json.dumps([NODE]))
+    grid = tmp_path / "grid.json"
+    grid.write_text(json.dumps({"question": "forever", "clusters": ["cluster.json"]}))
+    register_question("forever", "tests.sweeps.runs:forever")
+    try:
+        started = time.monotonic()
+        status, out, err = cli("sweep", str(grid), "--executor", "process", "--workers", "1", "--timeout", "0.5")
+    finally:
+        del QUESTIONS["forever"]
+    assert status == 1
+    assert json.loads(out)["error"] == "TimeoutError: no result within 0.5 s"
+    assert err == "kschedlib: 1 of 1 scenarios failed (see their 'error')\n"
+    assert time.monotonic() - started < 30  # the stuck worker was terminated, not waited for
