@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 import time
+from concurrent.futures import Executor
 from typing import Any
 
 import kschedlib
-from kschedlib.sweeps import Scenario
+from kschedlib.sweeps import Scenario, sweep
 from tests.helpers import make_node, make_pod
 
 
@@ -51,3 +52,35 @@ def forever(cluster: Any, **params: Any) -> None:
     """A question that never ends (a scenario stuck in its run)."""
     while True:
         time.sleep(1)
+
+
+# -- what every executor must do (the Dask and Ray tests call these with a real cluster) -----------
+
+
+def check_serial_results(executor: Executor) -> None:
+    """The executor gives the serial answers, in input order."""
+    base = cluster(nodes=4, pending=14)
+    scenarios = [Scenario(base, params={"drop": names, "seed": seed}, name=f"{names}-{seed}")
+                 for names in ([], ["node-0"], ["node-1", "node-2"]) for seed in (0, 1)]
+    serial = [r.value for r in sweep(scenarios, scheduled)]
+    parallel = list(sweep(scenarios, scheduled, executor))
+    assert [r.value for r in parallel] == serial
+    assert [r.index for r in parallel] == list(range(len(scenarios)))
+
+
+def check_shipped_once_per_worker(executor: Executor) -> None:
+    """A cluster shared by 16 scenarios crosses the wire about once per worker process."""
+    base = cluster(nodes=40, pending=0)
+    run = sweep([Scenario(base, params={"n": n}) for n in range(16)], pid_and_size, executor)
+    results = [r.value for r in run]
+    assert {size for _, size in results} == {40}
+    (sent,) = run.shipped.values()
+    assert sent <= len({pid for pid, _ in results}) + run.resent
+    assert sent < 16
+
+
+def check_errors_per_scenario(executor: Executor) -> None:
+    """An exception in one scenario is that scenario's result."""
+    results = list(sweep([{"value": 0, "fail": True}, {"value": 1}], behave, executor))
+    assert results[0].error == "ValueError: scenario 0 fails"
+    assert results[1].value == 1

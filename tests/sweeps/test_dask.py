@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from kschedlib.cli import main
-from kschedlib.sweeps import Ask, Scenario, dask_executor, load_grid, open_executor, sweep
-from tests.sweeps.runs import behave, cluster, pid_and_size, scheduled
+from kschedlib.sweeps import Ask, dask_executor, load_grid, open_executor, sweep
+from tests.sweeps.runs import behave, check_errors_per_scenario, check_serial_results, check_shipped_once_per_worker
 from tests.sweeps.test_grid import EXAMPLE
 
 distributed = pytest.importorskip("distributed", reason="the dask extra is not installed: pip install -e '.[dev]'")
@@ -31,29 +31,15 @@ def executor(client: Any) -> Executor:
 
 
 def test_dask_gives_the_serial_results(executor: Executor) -> None:
-    base = cluster(nodes=4, pending=14)
-    scenarios = [Scenario(base, params={"drop": names, "seed": seed}, name=f"{names}-{seed}")
-                 for names in ([], ["node-0"], ["node-1", "node-2"]) for seed in (0, 1)]
-    serial = [r.value for r in sweep(scenarios, scheduled)]
-    on_dask = list(sweep(scenarios, scheduled, executor))
-    assert [r.value for r in on_dask] == serial
-    assert [r.index for r in on_dask] == list(range(len(scenarios)))
+    check_serial_results(executor)
 
 
 def test_dask_ships_the_cluster_once_per_worker_process(executor: Executor) -> None:
-    base = cluster(nodes=40, pending=0)
-    run = sweep([Scenario(base, params={"n": n}) for n in range(16)], pid_and_size, executor)
-    results = [r.value for r in run]
-    assert {size for _, size in results} == {40}
-    (sent,) = run.shipped.values()
-    assert sent <= len({pid for pid, _ in results}) + run.resent
-    assert sent < 16
+    check_shipped_once_per_worker(executor)
 
 
 def test_dask_errors_are_per_scenario(executor: Executor) -> None:
-    results = list(sweep([{"value": 0, "fail": True}, {"value": 1}], behave, executor))
-    assert results[0].error == "ValueError: scenario 0 fails"
-    assert results[1].value == 1
+    check_errors_per_scenario(executor)
 
 
 def test_a_dask_scheduler_address(client: Any) -> None:
