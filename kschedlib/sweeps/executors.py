@@ -115,7 +115,7 @@ def open_executor(spec: str | None, workers: int | None = None) -> Iterator[Exec
                       field="--executor", value=spec)
 
 
-def _stop(pool: ProcessPoolExecutor, grace: float = 5.0) -> None:
+def _stop(pool: ProcessPoolExecutor, grace: float = 2.0) -> None:
     """Shut the pool down; a worker still busy ``grace`` seconds later (a scenario that outlived its
     timeout, which may never end) is terminated rather than waited for."""
     processes = list((getattr(pool, "_processes", None) or {}).values())  # private, but the only handle
