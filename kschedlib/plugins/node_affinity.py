@@ -417,10 +417,19 @@ class NodeAffinity(
     __slots__ = ("_added_preferred", "_added_required", "_has_added_preferred", "_hints")
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        """The cluster events that may make a pod this plugin rejected schedulable (narrower with hints)."""
+        """The cluster events that may make a pod this plugin rejected schedulable (v1.30's or v1.36's)."""
         if not self._hints:
-            return (node_events(ActionType.ADD | ActionType.UPDATE),)
+            return (node_events(ActionType.ADD | ActionType.UPDATE, self._after_node_change_v130),)
         return (node_events(ActionType.ADD | ActionType.UPDATE_NODE_LABEL, self._after_node_change),)
+
+    def _after_node_change_v130(self, pod: objects.Pod, old: object, new: object) -> QueueingHint:
+        """kube v1.30: Queue whenever the added or updated node matches (whether or not it did before)."""
+        if not isinstance(new, objects.Node):
+            return QueueingHint.QUEUE
+        added = self._added_required
+        if added is not None and not added.matches(new.name, new.labels):
+            return QueueingHint.QUEUE_SKIP
+        return hint_of(RequiredNodeAffinity.of(pod).matches(new))
 
     def _after_node_change(self, pod: objects.Pod, old: object, new: object) -> QueueingHint:
         """Queue when the node (added, or updated) now matches the pod's required affinity and did not."""
@@ -440,7 +449,7 @@ class NodeAffinity(
         validate_args(args)
         added = args.added_affinity or objects.NodeAffinity()
         self._added_required: NodeSelector | None = added.required
-        self._hints = handle.switches.queueing_hints
+        self._hints = handle.switches.narrow_queueing_hints
         self._has_added_preferred = bool(added.preferred)
         self._added_preferred = _scoring_terms(added.preferred)
 

@@ -44,7 +44,7 @@ class NodeName(FilterPlugin, NodeLocalFilter, EnqueueExtensions):
         return (node_events(ActionType.ADD),)
 
     def __init__(self, args: None, handle: Handle) -> None:
-        self._hints = handle.switches.queueing_hints
+        self._hints = handle.switches.narrow_queueing_hints
         """Nothing to configure: kube's NodeName has no args."""
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:

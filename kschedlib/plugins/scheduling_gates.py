@@ -41,7 +41,7 @@ class SchedulingGates(PreEnqueuePlugin, EnqueueExtensions):
         return (pod_events(ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED, same_pod_updated),)
 
     def __init__(self, args: None, handle: Handle) -> None:
-        self._hints = handle.switches.queueing_hints
+        self._hints = handle.switches.narrow_queueing_hints
         """Nothing to configure: kube's SchedulingGates has no args."""
 
     def pre_enqueue(self, pod: Pod) -> Status:

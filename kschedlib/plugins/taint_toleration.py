@@ -155,7 +155,7 @@ class TaintToleration(
     def __init__(self, args: None, handle: Handle) -> None:
         """No args; the version decides whether the reason names the taint and which events requeue."""
         self._generic_reason = _UNTOLERATED if handle.switches.generic_taint_reason else None
-        self._hints = handle.switches.queueing_hints
+        self._hints = handle.switches.narrow_queueing_hints
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         node = node_info.node
