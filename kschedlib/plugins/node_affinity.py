@@ -426,22 +426,22 @@ class NodeAffinity(
         """kube v1.30: Queue whenever the added or updated node matches (whether or not it did before)."""
         if not isinstance(new, objects.Node):
             return QueueingHint.QUEUE
-        added = self._added_required
-        if added is not None and not added.matches(new.name, new.labels):
-            return QueueingHint.QUEUE_SKIP
-        return hint_of(RequiredNodeAffinity.of(pod).matches(new))
+        return hint_of(self._matches(pod, new))
 
     def _after_node_change(self, pod: objects.Pod, old: object, new: object) -> QueueingHint:
         """Queue when the node (added, or updated) now matches the pod's required affinity and did not."""
         if not isinstance(new, objects.Node):
             return QueueingHint.QUEUE
+        if not self._matches(pod, new):
+            return QueueingHint.QUEUE_SKIP
+        return hint_of(not isinstance(old, objects.Node) or not RequiredNodeAffinity.of(pod).matches(old))
+
+    def _matches(self, pod: objects.Pod, node: objects.Node) -> bool:
+        """Whether ``node`` satisfies addedAffinity and the pod's required affinity (what Filter checks)."""
         added = self._added_required
-        if added is not None and not added.matches(new.name, new.labels):
-            return QueueingHint.QUEUE_SKIP
-        required = RequiredNodeAffinity.of(pod)
-        if not required.matches(new):
-            return QueueingHint.QUEUE_SKIP
-        return hint_of(not isinstance(old, objects.Node) or not required.matches(old))
+        if added is not None and not added.matches(node.name, node.labels):
+            return False
+        return RequiredNodeAffinity.of(pod).matches(node)
 
     def __init__(self, args: NodeAffinityArgs | None, handle: Handle) -> None:
         """Validate ``args`` (kube's ``New`` does too) and pre-parse addedAffinity."""
