@@ -23,9 +23,6 @@ from kschedlib.scheduler import Scheduler
 
 __all__ = ["elastic_quota_report", "explain_group_sections", "group_lines", "pod_group_report", "quota_lines"]
 
-_ENDED = ("Succeeded", "Failed")
-
-
 def _coscheduling(scheduler: Scheduler) -> Coscheduling | None:
     for runtime in scheduler.engine.profiles.values():
         plugin = runtime.profile.plugins.get(Coscheduling.name)
@@ -82,10 +79,9 @@ def elastic_quota_report(scheduler: Scheduler) -> dict[str, dict[str, Any]]:
     if not quotas:
         return {}
     pods: dict[str, list[Pod]] = {}
-    for node_info in scheduler.snapshot().node_infos:
+    for node_info in scheduler.snapshot().node_infos:  # finished pods never reach the cache
         for pod_info in node_info.pods:
-            if pod_info.pod.phase not in _ENDED:
-                pods.setdefault(pod_info.pod.namespace, []).append(pod_info.pod)
+            pods.setdefault(pod_info.pod.namespace, []).append(pod_info.pod)
     infos = quota_infos(quotas, pods)
     names_by_namespace: dict[str, str] = {}
     for quota in quotas:  # the first quota of a namespace is the one that counts, as in quota_infos

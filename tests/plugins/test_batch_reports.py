@@ -27,6 +27,7 @@ def _cluster() -> dict[str, Any]:
     return {"kind": "List", "items": [
         node_to_dict(make_node("n1", allocatable={"cpu": "8", "memory": "16Gi", "pods": "110", GPU: "4"})),
         pod_group_to_dict(PodGroup("job", "ns", min_member=2, schedule_timeout_seconds=30)),
+        pod_group_to_dict(PodGroup("other", "ns", min_member=1)),
         elastic_quota_to_dict(ElasticQuota("q", "ns", min=quota, max={**quota, GPU: parse_quantity("3")})),
         elastic_quota_to_dict(ElasticQuota("q", "idle", min=quota)),
         _member("w0", "job", node="n1"), _member("w1", "job"),
@@ -108,3 +109,11 @@ def test_waiting_members_show_when_their_permit_wait_ends() -> None:
     state = pod_group_report(scheduler)["ns/job"]
     assert (state["waiting"], state["bound"], state["assumed"], state["pending"]) == (2, 0, 2, 1)
     assert state["waitingTimesOutAt"] == 130.0
+
+
+def test_without_coscheduling_the_timeout_is_the_groups_own_and_the_first_quota_counts() -> None:
+    cluster = _cluster()
+    cluster["items"].append(elastic_quota_to_dict(ElasticQuota("second", "ns", max={GPU: parse_quantity("9")})))
+    data = explain(cluster, "ns/w1", batch_scheduling_config(coscheduling=False)).to_dict()
+    assert data["pod_group"]["scheduleTimeoutSeconds"] == 30
+    assert data["elastic_quotas"]["ns"]["name"] == "q"
