@@ -14,9 +14,9 @@ read from the injected clock.
 With queueing hints on (``hints``), the rejector plugins' hint functions decide per event
 whether a pooled pod moves; events that arrive while a pod is in flight are kept and replayed
 through the hints when it fails.  With ``narrow`` as well (v1.36) the v1.30 node pre-check is
-gone and an update of a pooled pod goes through the hints too (v1.30 with its gate on keeps both).  With
-``pop_from_backoff`` an idle scheduler pops backoffQ's head (pods that failed with an error
-wait out their backoff), and backoff ends on whole seconds, ordered by priority within one.
+gone and an update of a pooled pod goes through the hints too (v1.30 with its gate on keeps
+both).  With ``pop_from_backoff`` an idle scheduler pops backoffQ's head (pods that failed with
+an error wait out their backoff), and backoff ends on whole seconds, ordered by priority within one.
 """
 
 from __future__ import annotations

@@ -414,11 +414,11 @@ class NodeAffinity(
     """Required node affinity filters (UnschedulableAndUnresolvable); preferred node affinity scores."""
 
     name: ClassVar[str] = "NodeAffinity"
-    __slots__ = ("_added_preferred", "_added_required", "_has_added_preferred", "_hints")
+    __slots__ = ("_added_preferred", "_added_required", "_has_added_preferred", "_narrow_hints")
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         """The cluster events that may make a pod this plugin rejected schedulable (v1.30's or v1.36's)."""
-        if not self._hints:
+        if not self._narrow_hints:
             return (node_events(ActionType.ADD | ActionType.UPDATE, self._after_node_change_v130),)
         return (node_events(ActionType.ADD | ActionType.UPDATE_NODE_LABEL, self._after_node_change),)
 
@@ -449,7 +449,7 @@ class NodeAffinity(
         validate_args(args)
         added = args.added_affinity or objects.NodeAffinity()
         self._added_required: NodeSelector | None = added.required
-        self._hints = handle.switches.narrow_queueing_hints
+        self._narrow_hints = handle.switches.narrow_queueing_hints
         self._has_added_preferred = bool(added.preferred)
         self._added_preferred = _scoring_terms(added.preferred)
 

@@ -115,17 +115,17 @@ class NodePorts(PreFilterPlugin, FilterPlugin, NodeLocalFilter, EnqueueExtension
     """Rejects nodes where a wanted host port is taken (Unschedulable: evicting its user frees it)."""
 
     name: ClassVar[str] = "NodePorts"
-    __slots__ = ("_hints",)
+    __slots__ = ("_narrow_hints",)
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         """The cluster events that may make a pod this plugin rejected schedulable (v1.30's or v1.36's)."""
-        if not self._hints:
+        if not self._narrow_hints:
             return (pod_events(ActionType.DELETE, after_pod_deleted_v130),
                     node_events(ActionType.ADD | ActionType.UPDATE))
         return (pod_events(ActionType.DELETE, after_pod_deleted), node_events(ActionType.ADD))
 
     def __init__(self, args: None, handle: Handle) -> None:
-        self._hints = handle.switches.narrow_queueing_hints
+        self._narrow_hints = handle.switches.narrow_queueing_hints
         """Nothing to configure: kube's NodePorts has no args."""
 
     def pre_filter(self, state: CycleState, pod: Pod) -> Status | PreFilterResult:
