@@ -14,7 +14,7 @@ import pytest
 
 from kschedlib import Scheduler
 from kschedlib.clock import FakeClock
-from kschedlib.model import LabelSelector, Node, Taint
+from kschedlib.model import Affinity, LabelSelector, Node, PodAffinity, PodAffinityTerm, Taint
 from kschedlib.model.objects import TopologySpreadConstraint
 from tests.helpers import make_node, make_pod
 
@@ -81,3 +81,28 @@ def _node(scheduler: Scheduler, name: str) -> Node:
     assert info is not None
     assert info.node is not None
     return info.node
+
+
+@pytest.mark.parametrize(("kube_version", "narrow"), [("1.30", False), ("1.31", False), ("1.32", True)])
+def test_the_gate_on_before_1_32_gives_v130s_hints(kube_version: str, narrow: bool) -> None:
+    switches = Scheduler(kube_version=kube_version, feature_gates={"SchedulerQueueingHints": True}).kube.switches
+    assert switches.queueing_hints
+    assert switches.narrow_queueing_hints is narrow
+
+
+def test_an_assigned_pod_relabelled_to_match_requeues_a_pod_waiting_for_affinity() -> None:
+    """v1.30 moves only pods whose affinity terms match the updated pod, through the hints (none here)."""
+    clock = FakeClock(1000.0)
+    scheduler = Scheduler(seed=0, clock=clock, kube_version="1.30", feature_gates={"SchedulerQueueingHints": True})
+    term = PodAffinityTerm(ZONE, LabelSelector(WEB))
+    scheduler.add_objects([
+        make_node("a1", labels={ZONE: "a"}), make_pod("db", labels={"app": "db"}, node_name="a1"),
+        make_pod("p", affinity=Affinity(pod_affinity=PodAffinity((term,), ()))),
+    ])
+    assert [r.scheduled for r in scheduler.run_until_idle()] == [False]
+    clock.set(clock.now() + 30)
+    db = scheduler.engine.store.pods["default/db"]
+    scheduler.update_pod(attrs.evolve(db, labels={"app": "db", "x": "y"}))  # still no match: stays pooled
+    assert scheduler.pending()["default/p"][0] == "unschedulable"
+    scheduler.update_pod(attrs.evolve(db, labels=WEB))
+    assert [(r.pod.name, r.node_name) for r in scheduler.run_until_idle()] == [("p", "a1")]
