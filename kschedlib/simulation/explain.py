@@ -16,6 +16,7 @@ from kschedlib.framework.registry import Registry
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import Pod
 from kschedlib.scheduler import Scheduler
+from kschedlib.simulation._groups import explain_group_sections
 from kschedlib.simulation.cluster import Cluster, load_cluster, resolve_pod
 from kschedlib.simulation.skipped import deleting_message, skipped_section
 from kschedlib.versions import KubeSettings, chosen_explicitly, kubelet_note
@@ -45,6 +46,9 @@ class Explanation:
     """The kube-scheduler version and feature gates the answer is for."""
     notes: tuple[str, ...] = ()
     """Remarks on the answer (e.g. nodes that report another kubelet version than the one in force)."""
+    groups: Mapping[str, Any] = attrs.field(factory=dict)
+    """The pod's PodGroup state (``pod_group``) and the ElasticQuotas (``elastic_quotas``), when the
+    cluster has them (see :mod:`kschedlib.simulation._groups`)."""
 
     @property
     def refused(self) -> bool:
@@ -65,7 +69,7 @@ class Explanation:
                     "feasible": [], "filtered": {}, "scores": {}, "best": [], "selected": None,
                     "message": None, "postfilter": None, "num_all_nodes": 0, "evaluated_nodes": 0,
                     "error": self.error, "skipped_pod": self.skip_reason, "skipped": dict(self.skipped),
-                    **self.kube.to_dict(), "notes": list(self.notes)}
+                    **self.kube.to_dict(), "notes": list(self.notes), **self.groups}
         return {
             "pod": self.pod.key,
             "preenqueue": None,
@@ -87,6 +91,7 @@ class Explanation:
             "skipped": dict(self.skipped),
             **self.kube.to_dict(),
             "notes": list(self.notes),
+            **self.groups,
         }
 
     @staticmethod
@@ -173,6 +178,7 @@ def explain(
     handle = engine.handles[target.scheduler_name]
     handle.set_snapshot(snapshot)
     engine.store.pods[target.key] = target
+    groups = explain_group_sections(scheduler, target)
     outcome = run_cycle(
         runtime,
         target,
@@ -183,4 +189,4 @@ def explain(
         nominator=engine.nominator,
         score_single_node=True,
     )
-    return Explanation(target, outcome, skipped=skipped, kube=kube, notes=notes)
+    return Explanation(target, outcome, skipped=skipped, kube=kube, notes=notes, groups=groups)

@@ -14,7 +14,7 @@ from kschedlib._internal.documents import read_documents
 from kschedlib.clock import FakeClock
 from kschedlib.framework.registry import Registry
 from kschedlib.scheduler import Scheduler, ScheduleResult
-from kschedlib.simulation._groups import pod_group_report
+from kschedlib.simulation._groups import elastic_quota_report, pod_group_report
 from kschedlib.simulation.cluster import Cluster, load_cluster
 from kschedlib.simulation.skipped import skipped_section
 from kschedlib.simulation.timeline import Batch, TimelineEvent, apply_event, batches, parse_events, waiting_for
@@ -51,6 +51,9 @@ class SimulationReport:
     trace: list[dict[str, Any]] = attrs.field(factory=list)
     seconds: float = 0.0
     pod_groups: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    """Each PodGroup's phase, member counts and timeouts (empty when the cluster has none)."""
+    elastic_quotas: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    """Each namespace's ElasticQuota min, max and use at the end (empty when the cluster has none)."""
     kube: KubeSettings = attrs.field(factory=resolve_kube)
     """The kube-scheduler version and feature gates the simulation behaved as."""
     notes: list[str] = attrs.field(factory=list)
@@ -96,6 +99,8 @@ class SimulationReport:
         }
         if self.pod_groups:
             out["pod_groups"] = dict(self.pod_groups)
+        if self.elastic_quotas:
+            out["elastic_quotas"] = dict(self.elastic_quotas)
         if self.checkpoints is not None:
             out["checkpoints"] = list(self.checkpoints)
             out["deleted_by_events"] = list(self.deleted_by_events)
@@ -297,6 +302,7 @@ def simulate(
     report.gated = [key for key, entry in report.pending.items() if entry["queue"] == "gated"]
     report.errors = run.error_view()
     report.pod_groups = pod_group_report(scheduler)
+    report.elastic_quotas = elastic_quota_report(scheduler)
     report.events_not_applied = [{"index": event.index, "op": event.op, "waiting_for": waiting_for(event)}
                                  for batch in run.batches for event in batch.events]
     return report
