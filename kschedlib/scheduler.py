@@ -212,6 +212,18 @@ class Scheduler:
         """Queued pods: ``namespace/name`` -> (``active``/``backoff``/``unschedulable``/``gated``, info)."""
         return self._engine.queue.pending()
 
+    def permit_deadlines(self) -> dict[str, float | None]:
+        """Pods parked by a Permit plugin -> when their wait times out (``None``: decided, not yet acted on)."""
+        return {w.pod.key: w.next_deadline() for w in self._engine.waiting}
+
+    def plugin(self, name: str) -> object | None:
+        """The instance of plugin ``name`` in the first profile that runs it, else ``None``."""
+        for runtime in self._engine.profiles.values():
+            found = runtime.profile.plugins.get(name)
+            if found is not None:
+                return found
+        return None
+
     def waiting_pods(self) -> list[str]:
         """Pods parked by a Permit plugin (``namespace/name``)."""
         return [w.pod.key for w in self._engine.waiting]
