@@ -46,6 +46,9 @@ class Explanation:
     """The kube-scheduler version and feature gates the answer is for."""
     notes: tuple[str, ...] = ()
     """Remarks on the answer (e.g. nodes that report another kubelet version than the one in force)."""
+    groups: Mapping[str, Any] = attrs.field(factory=dict)
+    """The pod's PodGroup state (``pod_group``) and the ElasticQuotas (``elastic_quotas``), when the
+    cluster has them (``kschedlib.explain`` fills it in)."""
 
     @property
     def refused(self) -> bool:
@@ -66,7 +69,7 @@ class Explanation:
                     "feasible": [], "filtered": {}, "scores": {}, "best": [], "selected": None,
                     "message": None, "postfilter": None, "num_all_nodes": 0, "evaluated_nodes": 0,
                     "error": self.error, "skipped_pod": self.skip_reason, "skipped": dict(self.skipped),
-                    **self.kube.to_dict(), "notes": list(self.notes)}
+                    **self.kube.to_dict(), "notes": list(self.notes), **self.groups}
         return {
             "pod": self.pod.key,
             "preenqueue": None,
@@ -88,6 +91,7 @@ class Explanation:
             "skipped": dict(self.skipped),
             **self.kube.to_dict(),
             "notes": list(self.notes),
+            **self.groups,
         }
 
     @staticmethod

@@ -9,25 +9,26 @@ from typing import Any, final
 
 from kschedlib._internal.documents import load_config
 from kschedlib._internal.engine import Engine
-from kschedlib._internal.handle import FrameworkHandle
 from kschedlib._internal.metrics import Metrics
+from kschedlib._internal.node_checks import NodeScores, Progress, filter_nodes, score_nodes
 from kschedlib._internal.results import ScheduleResult, SchedulerListener
-from kschedlib._internal.runtime import ProfileRuntime
 from kschedlib.clock import Clock, FakeClock, SystemClock
 from kschedlib.errors import ModelError
 from kschedlib.explanation import Explanation, deleting_message
 from kschedlib.framework.config import SchedulerConfig
 from kschedlib.framework.extender import Extender
+from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.queued_pod import QueuedPodInfo
 from kschedlib.framework.registry import Registry
 from kschedlib.framework.scheduling_objects import SchedulingObjectLister
 from kschedlib.framework.snapshot import Snapshot
+from kschedlib.framework.status import Status
 from kschedlib.model.objects import Node, Pod, PodDisruptionBudget
 from kschedlib.plugins import default_plugin_sets, in_tree_registry
 from kschedlib.versions import KubeSettings
 from kschedlib.versions import resolve as resolve_kube
 
-__all__ = ["ConfigSource", "ScheduleResult", "Scheduler", "SchedulerListener"]
+__all__ = ["ConfigSource", "NodeScores", "ScheduleResult", "Scheduler", "SchedulerListener"]
 
 ConfigSource = SchedulerConfig | Mapping[str, Any] | str | PathLike[str] | None
 """What a ``config`` argument takes: a SchedulerConfig, a KubeSchedulerConfiguration dict, a JSON/YAML
@@ -39,15 +40,6 @@ def _require(value: object, kinds: tuple[type, ...], call: str) -> None:
     if not isinstance(value, kinds):
         expected = " or ".join(f"a {kind.__name__}" for kind in kinds)
         raise ModelError(f"must be {expected}", obj=f"Scheduler.{call}", field="argument", value=value)
-
-
-def _profile_runtime(scheduler: Scheduler, profile: str) -> tuple[ProfileRuntime, FrameworkHandle]:
-    """A profile's plugin runtime and handle, for kschedlib's own extender service (not API).
-
-    The extender runs single extension points on snapshots of its requests, which no public
-    :class:`Scheduler` method does; this is the one place it reaches past the facade.
-    """
-    return scheduler._engine.profiles[profile], scheduler._engine.handles[profile]
 
 
 @final
@@ -220,6 +212,18 @@ class Scheduler:
         """Queued pods: ``namespace/name`` -> (``active``/``backoff``/``unschedulable``/``gated``, info)."""
         return self._engine.queue.pending()
 
+    def permit_deadlines(self) -> dict[str, float | None]:
+        """Pods parked by a Permit plugin -> when their wait times out (``None``: decided, not yet acted on)."""
+        return {w.pod.key: w.next_deadline() for w in self._engine.waiting}
+
+    def plugin(self, name: str) -> object | None:
+        """The instance of plugin ``name`` in the first profile that runs it, else ``None``."""
+        for runtime in self._engine.profiles.values():
+            found = runtime.profile.plugins.get(name)
+            if found is not None:
+                return found
+        return None
+
     def waiting_pods(self) -> list[str]:
         """Pods parked by a Permit plugin (``namespace/name``)."""
         return [w.pod.key for w in self._engine.waiting]
@@ -318,6 +322,26 @@ class Scheduler:
             percentage = engine.config.percentage_of_nodes_to_score
         outcome = engine.evaluate(pod, start_index=start_index, percentage_of_nodes_to_score=percentage)
         return Explanation(pod, outcome, kube=kube)
+
+    def filter_nodes(self, pod: Pod, snapshot: Snapshot, nodes: Sequence[NodeInfo], *, profile: str | None = None,
+                     progress: Progress | None = None) -> dict[str, Status] | Status:
+        """A profile's PreFilter and Filter plugins for ``pod`` on ``nodes`` of ``snapshot`` alone (the
+        extender protocol's ``filter``): node -> its status, in the order given; nodes a PreFilter
+        result leaves out get no entry.  An Error status (PreFilter's or a Filter's) is returned instead.
+
+        Nothing of the scheduler changes; ``profile`` defaults to the first; ``progress`` is told what
+        comes next and may raise to stop.  One thread at a time per scheduler.
+        """
+        name = profile if profile is not None else self.profiles[0]
+        return filter_nodes(self._engine.profiles[name], self._engine.handles[name], pod, snapshot, nodes, progress)
+
+    def score_nodes(self, pod: Pod, snapshot: Snapshot, nodes: Sequence[NodeInfo], *, profile: str | None = None,
+                    progress: Progress | None = None) -> NodeScores | Status:
+        """A profile's PreScore and Score plugins for ``pod`` on ``nodes`` of ``snapshot`` (the extender
+        protocol's ``prioritize``): the weighted totals in the order given and the highest total
+        possible, or the status that failed.  As :meth:`filter_nodes` otherwise."""
+        name = profile if profile is not None else self.profiles[0]
+        return score_nodes(self._engine.profiles[name], self._engine.handles[name], pod, snapshot, nodes, progress)
 
     def feasible_nodes(self, pod: Pod) -> list[str]:
         """Sorted names of the nodes ``pod`` fits on now (PreFilter and Filter passed), changing nothing."""

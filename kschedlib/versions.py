@@ -216,6 +216,11 @@ CHANGES: Final[tuple[Change, ...]] = (
     Change("queueing_hints", 30,
            "plugins' queueing hints decide which event requeues a rejected pod; in-flight events are "
            "replayed", gate="SchedulerQueueingHints"),
+    Change("narrow_queueing_hints", 32,
+           "plugins register v1.36's narrower events and hint functions, node events skip the node pre-check, "
+           "pending-pod updates and every assigned-pod event go through the hints, a node deletion requeues "
+           "(before, the gate on gives v1.30's events and hint functions; 1.32, where the gate turned on by "
+           "default, stands for the set)", gate="SchedulerQueueingHints"),
     Change("pop_from_backoff_queue", 33,
            "an idle scheduler pops from the backoff queue; backoff ends on whole seconds",
            gate="SchedulerPopFromBackoffQ"),
@@ -261,6 +266,7 @@ class Switches:
     balanced_allocation_change_score: bool = False
     image_volume_locality: bool = False
     queueing_hints: bool = False
+    narrow_queueing_hints: bool = False
     pop_from_backoff_queue: bool = False
     async_preemption: bool = False
 

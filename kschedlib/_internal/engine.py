@@ -175,14 +175,16 @@ class Engine:
         first = next(iter(self.profiles.values()))
         self.queue = SchedulingQueue(
             first.less, self._pre_enqueue, clock.now,
-            registrations=event_registrations(self.profiles, hints=self.kube.switches.queueing_hints),
+            registrations=event_registrations(self.profiles, narrow=self.kube.switches.narrow_queueing_hints),
             initial_backoff=config.pod_initial_backoff_seconds,
             max_backoff=config.pod_max_backoff_seconds,
             hints=self.kube.switches.queueing_hints,
+            narrow=self.kube.switches.narrow_queueing_hints,
             pop_from_backoff=self.kube.switches.pop_from_backoff_queue,
         )
         switches = self.kube.switches
-        self._hints = switches.queueing_hints
+        self._narrow_hints = switches.narrow_queueing_hints
+        """v1.36: every assigned-pod event goes to every pooled pod's hints, a node deletion requeues."""
         self._clear_nomination: str | None = None if switches.nominated_node_name_kept else ""
         """What a failure does to the pod's nominated node: ``""`` clears it (v1.30), ``None`` keeps it."""
         self._async_preemption = switches.async_preemption
@@ -239,7 +241,7 @@ class Engine:
     def remove_node(self, name: str) -> None:
         known = self.cache.node(name)
         self.cache.remove_node(name)
-        if self._hints and known is not None and known.node is not None:
+        if self._narrow_hints and known is not None and known.node is not None:
             self.queue.move_all(ev.NODE_DELETE, old=known.node)
         for waiting in self.waiting:
             if waiting.node_name == name:
@@ -320,11 +322,11 @@ class Engine:
         pod = info.pod
         if old.node_name:
             self.cache.update_pod(info)
-            if self._hints:
+            if self._narrow_hints:
                 for event in ev.pod_changes(old, pod):
                     self.queue.move_all(event, old=old, new=pod)
             else:
-                self.queue.move_pods(self._affinity_matching(pod), ev.ASSIGNED_POD_UPDATE)
+                self.queue.move_pods(self._affinity_matching(pod), ev.ASSIGNED_POD_UPDATE, old=old, new=pod)
             return
         self.queue.delete(old)
         self.nominator.remove(old.uid)
@@ -338,11 +340,11 @@ class Engine:
         self._assigned_pod_added(pod)
 
     def _assigned_pod_added(self, pod: Pod) -> None:
-        """kube v1.30 moves only pods whose affinity terms match; with hints every pod is asked."""
-        if self._hints:
+        """kube v1.30 moves only pods whose affinity terms match; with v1.36's hints every pod is asked."""
+        if self._narrow_hints:
             self.queue.move_all(ev.ASSIGNED_POD_ADD, new=pod)
         else:
-            self.queue.move_pods(self._affinity_matching(pod), ev.ASSIGNED_POD_ADD)
+            self.queue.move_pods(self._affinity_matching(pod), ev.ASSIGNED_POD_ADD, new=pod)
 
     def _victim_gone(self, key: str) -> None:
         """A preemption victim left: a preemptor whose last victim this was is no longer held."""

@@ -12,10 +12,11 @@ error) or when a cluster event arrived while it was in flight.  All time is
 read from the injected clock.
 
 With queueing hints on (``hints``), the rejector plugins' hint functions decide per event
-whether a pooled pod moves (and the v1.30 node pre-check is gone); events that arrive while
-a pod is in flight are kept and replayed through the hints when it fails.  With
-``pop_from_backoff`` an idle scheduler pops backoffQ's head (pods that failed with an error
-wait out their backoff), and backoff ends on whole seconds, ordered by priority within one.
+whether a pooled pod moves; events that arrive while a pod is in flight are kept and replayed
+through the hints when it fails.  With ``narrow`` as well (v1.36) the v1.30 node pre-check is
+gone and an update of a pooled pod goes through the hints too (v1.30 with its gate on keeps
+both).  With ``pop_from_backoff`` an idle scheduler pops backoffQ's head (pods that failed with
+an error wait out their backoff), and backoff ends on whole seconds, ordered by priority within one.
 """
 
 from __future__ import annotations
@@ -114,6 +115,7 @@ class SchedulingQueue:
         max_backoff: float = 10.0,
         max_in_unschedulable: float = DEFAULT_MAX_IN_UNSCHEDULABLE,
         hints: bool = False,
+        narrow: bool = False,
         pop_from_backoff: bool = False,
     ) -> None:
         self._less = less
@@ -135,6 +137,7 @@ class SchedulingQueue:
         self.retry_failed = True
         self.incoming: dict[tuple[str, str], int] = {}
         self.hints = hints
+        self.narrow = hints and narrow
         self.pop_from_backoff = pop_from_backoff
         self._backoff_less = less if pop_from_backoff else None
         self._errored: list[_BackoffEntry] = []
@@ -354,7 +357,7 @@ class SchedulingQueue:
             return info
         old_pod = parked.pod
         parked.pod_info = pod_info
-        if self.hints:
+        if self.narrow:
             self._requeue_updated(parked, old_pod)
         elif changed:
             del self._unschedulable[key]
@@ -467,11 +470,11 @@ class SchedulingQueue:
         """Move every pooled pod that passes ``pre_check`` and that ``event`` may help.
 
         ``old`` and ``new`` are the changed object before and after (``None`` for an add or a
-        delete); hint functions read them.  With hints on there is no pre-check.
+        delete); hint functions read them.  With v1.36's narrow hints there is no pre-check.
         """
         if not self.is_event_of_interest(event):
             return 0
-        if self.hints:
+        if self.narrow:
             pre_check = None
         candidates = [info for info in self._unschedulable.values() if pre_check is None or pre_check(info.pod)]
         return self.move_pods(candidates, event, old=old, new=new)

@@ -13,7 +13,7 @@ from kschedlib.capacity._common import ClusterSource, before_after, load, new_sc
 from kschedlib.errors import ManifestError
 from kschedlib.framework.registry import Registry
 from kschedlib.model.objects import Pod
-from kschedlib.scheduler import ConfigSource
+from kschedlib.scheduler import ConfigSource, Scheduler
 from kschedlib.simulation.cluster import resolve_pod
 from kschedlib.versions import KubeSettings
 
@@ -63,10 +63,12 @@ class ReplicaReport:
         return "\n".join(lines)
 
 
-def _copy(template: Pod, index: int) -> Pod:
-    name = f"{template.name}-{index}"
-    return attrs.evolve(template, name=name, uid=f"{template.uid or template.key}-copy-{index}", node_name="",
-                        nominated_node_name="", phase="Pending", conditions=(), start_time=None)
+def _copy(scheduler: Scheduler, template: Pod, index: int) -> Pod:
+    """Copy ``index`` of ``template``: ``<name>-<n>`` with the first free ``n`` from ``index`` on."""
+    while scheduler.get_pod(f"{template.namespace}/{template.name}-{index}") is not None:
+        index += 1
+    return attrs.evolve(template, name=f"{template.name}-{index}", uid=f"{template.uid or template.key}-copy-{index}",
+                        node_name="", nominated_node_name="", phase="Pending", conditions=(), start_time=None)
 
 
 def max_replicas(
@@ -115,11 +117,13 @@ def max_replicas(
             raise ManifestError(f'profile not found for scheduler name "{template.scheduler_name}"',
                                 obj=f"Pod {template.key}", field="spec.schedulerName", value=template.scheduler_name)
     placed: dict[str, Counter[str]] = {t.key: Counter() for t in templates}
+    next_index = dict.fromkeys(placed, 0)
     stopped_by = stopped_pod = None
     count = 0
     while limit is None or count < limit:
         template = templates[count % len(templates)]
-        replica = _copy(template, sum(placed[template.key].values()))
+        replica = _copy(scheduler, template, next_index[template.key])
+        next_index[template.key] = int(replica.name.rsplit("-", 1)[1]) + 1
         scheduler.add_pod(replica)
         result = scheduler.schedule_one()
         assert result is not None

@@ -12,7 +12,8 @@ whether this particular event may help this particular pod; a registration
 without one always says :attr:`QueueingHint.QUEUE`.  With hints off (v1.30) hint
 functions are recorded but not consulted.  A plugin whose events or hints differ
 between kube versions reads the switches in ``events_to_register`` (through its
-handle) and returns the set of the version in force.
+handle) and returns the set of the version in force: v1.30's events and hint
+functions, or v1.36's narrower ones (the ``narrow_queueing_hints`` switch).
 """
 
 from __future__ import annotations

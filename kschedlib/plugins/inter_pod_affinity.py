@@ -300,7 +300,7 @@ class InterPodAffinity(
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         """The cluster events that may make a pod this plugin rejected schedulable (narrower with hints)."""
-        if not self._handle.switches.queueing_hints:
+        if not self._handle.switches.narrow_queueing_hints:
             return (
                 pod_events(ActionType.ALL),
                 node_events(ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT),

@@ -492,10 +492,11 @@ class NodeResourcesFit(
                  "_scoring_requests", "_unresolvable_over_total")
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        """The cluster events that may make a pod this plugin rejected schedulable (narrower with hints)."""
+        """The cluster events that may make a pod this plugin rejected schedulable (v1.30's or v1.36's)."""
         switches = self._handle.switches
-        if not switches.queueing_hints:
-            return (pod_events(ActionType.DELETE), node_events(ActionType.ADD | ActionType.UPDATE))
+        if not switches.narrow_queueing_hints:
+            return (pod_events(ActionType.DELETE, _fit_hints.after_pod_event_v130),
+                    node_events(ActionType.ADD | ActionType.UPDATE, _fit_hints.after_node_change_v130))
         pod_actions = ActionType.DELETE
         if switches.in_place_resize_requests:
             pod_actions |= ActionType.UPDATE_POD_SCALE_DOWN

@@ -39,7 +39,7 @@ from kschedlib.framework.results import NodeScore, PreFilterResult
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import Node, Pod
-from kschedlib.plugins._spread_hints import SpreadHints
+from kschedlib.plugins._spread_hints import SpreadHints, SpreadHintsV130
 from kschedlib.plugins._topology_spread_args import (
     DO_NOT_SCHEDULE,
     SCHEDULE_ANYWAY,
@@ -260,11 +260,12 @@ class PodTopologySpread(
     __slots__ = ("_cache", "_default_hard", "_default_soft", "_handle", "_system_defaulted", "_tallies")
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        """The cluster events that may make a pod this plugin rejected schedulable (with hints from v1.32)."""
+        """The cluster events that may make a pod this plugin rejected schedulable (v1.30's or v1.36's)."""
         node_actions = ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT
-        if not self._handle.switches.queueing_hints:
-            return (pod_events(ActionType.ALL), node_events(node_actions))
-        hints = SpreadHints(lambda pod: self._constraints(pod, DO_NOT_SCHEDULE, self._default_hard))
+        if not self._handle.switches.narrow_queueing_hints:
+            old = SpreadHintsV130(self._hard_constraints)
+            return (pod_events(ActionType.ALL, old.after_pod_change), node_events(node_actions, old.after_node_change))
+        hints = SpreadHints(self._hard_constraints)
         pod_actions = ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.UPDATE_POD_TOLERATION
         pod_actions |= ActionType.DELETE
         return (pod_events(pod_actions, hints.after_pod_change), node_events(node_actions, hints.after_node_change))
@@ -279,6 +280,10 @@ class PodTopologySpread(
         defaults = SYSTEM_DEFAULT_CONSTRAINTS if self._system_defaulted else args.default_constraints
         self._default_hard = spread_constraints(defaults, {}, DO_NOT_SCHEDULE)
         self._default_soft = spread_constraints(defaults, {}, SCHEDULE_ANYWAY)
+
+    def _hard_constraints(self, pod: Pod) -> tuple[SpreadConstraint, ...]:
+        """The constraints Filter judges the pod by: its own DoNotSchedule ones, else the defaults."""
+        return self._constraints(pod, DO_NOT_SCHEDULE, self._default_hard)
 
     def _constraints(
         self, pod: Pod, action: str, defaults: tuple[SpreadConstraint, ...]

@@ -143,11 +143,11 @@ class TaintToleration(
     """Filter on hard taints (UnschedulableAndUnresolvable); score by untolerated soft taints (reversed)."""
 
     name: ClassVar[str] = "TaintToleration"
-    __slots__ = ("_generic_reason", "_hints")
+    __slots__ = ("_generic_reason", "_narrow_hints")
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         """The cluster events that may make a pod this plugin rejected schedulable (narrower with hints)."""
-        if not self._hints:
+        if not self._narrow_hints:
             return (node_events(ActionType.ADD | ActionType.UPDATE),)
         return (node_events(ActionType.ADD | ActionType.UPDATE_NODE_TAINT, after_node_change),
                 pod_events(ActionType.UPDATE_POD_TOLERATION, same_pod_updated))
@@ -155,7 +155,7 @@ class TaintToleration(
     def __init__(self, args: None, handle: Handle) -> None:
         """No args; the version decides whether the reason names the taint and which events requeue."""
         self._generic_reason = _UNTOLERATED if handle.switches.generic_taint_reason else None
-        self._hints = handle.switches.queueing_hints
+        self._narrow_hints = handle.switches.narrow_queueing_hints
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         node = node_info.node

@@ -15,6 +15,7 @@ from kschedlib.framework.extender import Extender
 from kschedlib.framework.registry import Registry
 from kschedlib.model.objects import Pod
 from kschedlib.scheduler import ConfigSource, Scheduler
+from kschedlib.simulation._groups import explain_group_sections
 from kschedlib.simulation.cluster import Cluster, load_cluster, resolve_pod
 from kschedlib.simulation.skipped import skipped_section
 from kschedlib.versions import chosen_explicitly, kubelet_note
@@ -68,4 +69,5 @@ def explain(
     scheduler.add_objects(loaded.without_pod(target).objects)
     skipped = skipped_section(loaded, scheduler.profiles)
     answer = scheduler.explain(target, start_index=start_index, percentage_of_nodes_to_score=None)
-    return attrs.evolve(answer, skipped=skipped, notes=notes)
+    groups = explain_group_sections(scheduler, target) if answer.outcome is not None else {}
+    return attrs.evolve(answer, skipped=skipped, notes=notes, groups=groups)

@@ -14,7 +14,7 @@ from kschedlib._internal.documents import read_documents
 from kschedlib.clock import FakeClock
 from kschedlib.framework.registry import Registry
 from kschedlib.scheduler import ConfigSource, Scheduler, ScheduleResult
-from kschedlib.simulation._groups import pod_group_report
+from kschedlib.simulation._groups import elastic_quota_report, pod_group_report
 from kschedlib.simulation.cluster import Cluster, load_cluster
 from kschedlib.simulation.skipped import skipped_section
 from kschedlib.simulation.timeline import Batch, TimelineEvent, apply_event, batches, parse_events, waiting_for
@@ -53,6 +53,9 @@ class SimulationReport:
     trace: list[dict[str, Any]] = attrs.field(factory=list)
     seconds: float = 0.0
     pod_groups: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    """Each PodGroup's phase, member counts and timeouts (empty when the cluster has none)."""
+    elastic_quotas: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    """Each namespace's ElasticQuota min, max and use at the end (empty when the cluster has none)."""
     kube: KubeSettings = attrs.field(factory=resolve_kube)
     """The kube-scheduler version and feature gates the simulation behaved as."""
     notes: list[str] = attrs.field(factory=list)
@@ -98,6 +101,8 @@ class SimulationReport:
         }
         if self.pod_groups:
             out["pod_groups"] = dict(self.pod_groups)
+        if self.elastic_quotas:
+            out["elastic_quotas"] = dict(self.elastic_quotas)
         if self.checkpoints is not None:
             out["checkpoints"] = list(self.checkpoints)
             out["deleted_by_events"] = list(self.deleted_by_events)
@@ -255,6 +260,7 @@ class SimulationRun:
         report.gated = [key for key, entry in report.pending.items() if entry["queue"] == "gated"]
         report.errors = self.error_view()
         report.pod_groups = pod_group_report(self.scheduler)
+        report.elastic_quotas = elastic_quota_report(self.scheduler)
         report.events_not_applied = [{"index": event.index, "op": event.op, "waiting_for": waiting_for(event)}
                                      for batch in self.batches for event in batch.events]
         return report

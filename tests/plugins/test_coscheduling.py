@@ -274,6 +274,9 @@ def test_simulate_reports_the_state_of_each_group() -> None:
     ]}
     report = simulate(cluster, batch_scheduling_config(capacity_scheduling=False)).to_dict()
     assert report["pod_groups"]["ns/job"] == {"phase": "Running", "minMember": 2, "members": 2, "bound": 2,
-                                              "waiting": 0}
+                                              "waiting": 0, "assumed": 2, "pending": 0, "running": 2,
+                                              "succeeded": 0, "failed": 0,
+                                              "scheduleTimeoutSeconds": 60.0, "scheduleStartTime": None,
+                                              "waitingTimesOutAt": None}
     assert report["pod_groups"]["ns/big"]["bound"] == 0
     assert "pod_groups" not in simulate({"kind": "List", "items": [node_to_dict(make_node("n1"))]}).to_dict()

@@ -328,10 +328,16 @@ class HostMachine(LifecycleMachine):
         pending = self.sched.pending()
         for key, node in self.sched.nominations().items():
             assert key in pending, f"{key} is nominated to {node} but not queued"
-            assert pending[key][0] != "gated", f"{key} is nominated to {node} but gated"
+            if key not in self.preemptors:  # a preemptor waits gated, nominated, for its victims to go
+                assert pending[key][0] != "gated", f"{key} is nominated to {node} but gated"
         for key, (where, info) in pending.items():
             assert info.pod.uid == self.pods[key].uid, f"{key} is queued with a stale uid"
-            assert (where == "gated") == bool(self.pods[key].scheduling_gates) or key in self.external
+            if key in self.external:
+                continue
+            if self.pods[key].scheduling_gates:
+                assert where == "gated", f"gated {key} is {where}"
+            elif where == "gated":  # only a preemptor waits gated without gates, for its victims to go
+                assert key in self.preemptors, f"ungated {key} is gated"
 
 
 HostMachine.TestCase.settings = settings(max_examples=200, stateful_step_count=60, deadline=None)

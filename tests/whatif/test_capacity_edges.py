@@ -129,3 +129,10 @@ def test_answers_survive_pickling_for_process_pools() -> None:
         back = pickle.loads(pickle.dumps(answer))
         assert back.to_dict() == answer.to_dict()
     assert pickle.loads(pickle.dumps(answers[0].kube)) == answers[0].kube
+
+
+def test_copies_skip_names_the_cluster_already_uses() -> None:
+    objects = [node("a"), pod("web-0", node_name="a"), pod("web-2", node_name="a")]
+    report = capacity.max_replicas(objects, pod("web", cpu="1"), limit=2)
+    assert report.replicas == 2
+    assert report.stopped_by is None
