@@ -61,8 +61,11 @@ DEFAULT_PREEMPTION: Final = "DefaultPreemption"
 WAITING_FOR_PREEMPTION: Final = "waiting for the preemption for this pod to be finished"
 
 
-def node_changes(old: Node, new: Node) -> list[ev.ClusterEvent]:
-    """The scheduling-relevant changes between two versions of a node, as cluster events."""
+def node_changes(old: Node, new: Node, *, declared_features: bool = False) -> list[ev.ClusterEvent]:
+    """The scheduling-relevant changes between two versions of a node, as cluster events.
+
+    ``declared_features``: whether ``status.declaredFeatures`` is read (NodeDeclaredFeatures gate).
+    """
     events: list[ev.ClusterEvent] = []
     if old.unschedulable != new.unschedulable and not new.unschedulable:
         events.append(ev.NODE_SPEC_UNSCHEDULABLE_CHANGE)
@@ -76,6 +79,8 @@ def node_changes(old: Node, new: Node) -> list[ev.ClusterEvent]:
         events.append(ev.NODE_CONDITION_CHANGE)
     if old.annotations != new.annotations:
         events.append(ev.NODE_ANNOTATION_CHANGE)
+    if declared_features and old.declared_features != new.declared_features:
+        events.append(ev.NODE_DECLARED_FEATURE_CHANGE)
     return events
 
 
@@ -165,6 +170,7 @@ class Engine:
         )
         switches = self.kube.switches
         self._hints = switches.queueing_hints
+        self._declared_features = switches.node_declared_features
         self._clear_nomination: str | None = None if switches.nominated_node_name_kept else ""
         """What a failure does to the pod's nominated node: ``""`` clears it (v1.30), ``None`` keeps it."""
         self._async_preemption = switches.async_preemption
@@ -215,7 +221,7 @@ class Engine:
         self.cache.update_node(node)
         info = self.cache.node(node.name)
         assert info is not None
-        for event in node_changes(old, node):
+        for event in node_changes(old, node, declared_features=self._declared_features):
             self.queue.move_all(event, node_pre_check(info), old=old, new=node)
 
     def remove_node(self, name: str) -> None:

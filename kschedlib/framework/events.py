@@ -69,8 +69,9 @@ class ActionType(enum.IntFlag):
     UPDATE_POD_TOLERATION = 512
     UPDATE_POD_SCHEDULING_GATES_ELIMINATED = 1024
     UPDATE_POD_OTHER = 2048
-    UPDATE = 4092
-    ALL = 4095
+    UPDATE_NODE_DECLARED_FEATURE = 4096
+    UPDATE = 8188
+    ALL = 8191
 
 
 @final
@@ -129,6 +130,8 @@ ASSIGNED_POD_ADD: Final = ClusterEvent(POD, ActionType.ADD, "AssignedPodAdd")
 ASSIGNED_POD_UPDATE: Final = ClusterEvent(POD, ActionType.UPDATE, "AssignedPodUpdate")
 ASSIGNED_POD_DELETE: Final = ClusterEvent(POD, ActionType.DELETE, "AssignedPodDelete")
 NODE_DELETE: Final = ClusterEvent(NODE, ActionType.DELETE, "NodeDelete")
+NODE_DECLARED_FEATURE_CHANGE: Final = ClusterEvent(NODE, ActionType.UPDATE_NODE_DECLARED_FEATURE,
+                                                   "NodeDeclaredFeatureChange")
 
 
 def pod_changes(old: Pod, new: Pod) -> list[ClusterEvent]:
