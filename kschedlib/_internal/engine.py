@@ -104,6 +104,8 @@ class _Attempt:
     state: CycleState
     assumed: PodInfo
     started: float
+    pre_flown: bool = False
+    """Whether the binding cycle's PreBind pre-flight already ran (before a Permit wait)."""
 
     @property
     def node(self) -> str:
@@ -171,6 +173,7 @@ class Engine:
         switches = self.kube.switches
         self._hints = switches.queueing_hints
         self._declared_features = switches.node_declared_features
+        self._nominate_before_pre_bind = switches.nominated_node_name_before_prebind
         self._clear_nomination: str | None = None if switches.nominated_node_name_kept else ""
         """What a failure does to the pod's nominated node: ``""`` clears it (v1.30), ``None`` keeps it."""
         self._async_preemption = switches.async_preemption
@@ -420,7 +423,8 @@ class Engine:
             if isinstance(permit, dict) or permit.is_success:
                 self._activate_requested(attempt.state)
             if isinstance(permit, dict):
-                return self._park(attempt, permit)
+                failed = self._nominate_expected_node(attempt, waits=True) if self._nominate_before_pre_bind else None
+                return self._park(attempt, permit) if failed is None else self._binding_failed(attempt, failed)
             status = permit
         if not status.is_success:
             runtime.run_unreserve(attempt.state, assumed_pod, node)
@@ -452,8 +456,24 @@ class Engine:
         if wanted is not None and wanted.keys:
             self.queue.activate(wanted.take())
 
+    def _nominate_expected_node(self, attempt: _Attempt, *, waits: bool) -> Status | None:
+        """v1.35+: the pod's nominated node becomes the chosen node when a Permit wait or PreBind work
+        lies ahead (kube's PreBindPreFlight); an Error from the pre-flight is returned (binding fails)."""
+        attempt.pre_flown = True
+        status = attempt.runtime.run_pre_bind_pre_flights(attempt.state, attempt.assumed.pod, attempt.node)
+        if status.code is Code.ERROR:
+            return status
+        if status.is_success or waits:
+            key = attempt.info.pod.key
+            stored = self.store.pods.get(key)
+            if stored is not None and not stored.node_name and stored.nominated_node_name != attempt.node:
+                self.store.pods[key] = attrs.evolve(stored, nominated_node_name=attempt.node)
+        return None
+
     def _park(self, attempt: _Attempt, timeouts: dict[str, float]) -> ScheduleResult:
         pod = attempt.assumed.pod
+        if attempt.pre_flown:
+            pod = attrs.evolve(pod, nominated_node_name=attempt.node)
         self.waiting.add(WaitingPod(pod, attempt.node, attempt.state, timeouts, self.clock.now()))
         self._attempts[pod.uid] = attempt
         message = f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"'
@@ -466,6 +486,10 @@ class Engine:
     # --- the binding cycle --------------------------------------------------------------------
 
     def _bind(self, attempt: _Attempt) -> ScheduleResult:
+        if self._nominate_before_pre_bind and not attempt.pre_flown:
+            failed = self._nominate_expected_node(attempt, waits=False)
+            if failed is not None:
+                return self._binding_failed(attempt, failed)
         if self.executor is None:
             try:
                 status = self._binding_work(attempt)

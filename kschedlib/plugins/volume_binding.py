@@ -272,6 +272,13 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
         data.committed = True
         return Status.SUCCESS
 
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """PreBind works only when Reserve left volumes to bind (read from v1.35)."""
+        data = state.get(STATE_KEY)
+        if data is None:
+            return _NOT_FOUND
+        return Status.skip() if data.claims is None or data.all_bound else Status.SUCCESS
+
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """Put back the objects Reserve replaced, unless PreBind committed them (idempotent)."""
         data = state.get(STATE_KEY)
