@@ -50,6 +50,9 @@ PERSISTENT_VOLUME: Final = "PersistentVolume"
 PERSISTENT_VOLUME_CLAIM: Final = "PersistentVolumeClaim"
 STORAGE_CLASS: Final = "storage.k8s.io/StorageClass"
 CSI_NODE: Final = "storage.k8s.io/CSINode"
+CSI_DRIVER: Final = "storage.k8s.io/CSIDriver"
+CSI_STORAGE_CAPACITY: Final = "storage.k8s.io/CSIStorageCapacity"
+VOLUME_ATTACHMENT: Final = "storage.k8s.io/VolumeAttachment"
 WILDCARD: Final = "*"
 
 
