@@ -700,7 +700,10 @@ class Engine:
         items = list(objects)
         pods = [o for o in items if isinstance(o, Pod)]
         self._check_uids(pods)
+        changes = self._storage_changes(items) if self._hints else []
         self.store.add(items)
+        for event, old, new in changes:
+            self.queue.move_all(event, old=old, new=new)
         for node in sorted((o for o in items if isinstance(o, Node)), key=lambda n: n.name):
             add_node(node)
         for pod in pods:
@@ -709,6 +712,19 @@ class Engine:
         for pod in pods:
             if not pod.node_name:
                 self.add_pod(pod)
+
+
+    def _storage_changes(self, items: Iterable[object]) -> list[tuple[ev.ClusterEvent, object, object]]:
+        """With queueing hints, each added or changed storage object is an event for the volume plugins' hints."""
+        changes: list[tuple[ev.ClusterEvent, object, object]] = []
+        for obj in items:
+            replaced = self.store.storage.replaced(obj)
+            if replaced is None or replaced[1] == obj:
+                continue
+            resource, old = replaced
+            action, verb = (ev.ActionType.ADD, "Add") if old is None else (ev.ActionType.UPDATE, "Update")
+            changes.append((ev.ClusterEvent(resource, action, f"{resource.rpartition('/')[2]}{verb}"), old, obj))
+        return changes
 
 
 def _future_status(done: object) -> Status:

@@ -32,6 +32,7 @@ from kschedlib.model.quantity import parse_quantity
 from kschedlib.model.storage import (
     CSIDriver,
     CSINode,
+    CSINodeDriver,
     CSIStorageCapacity,
     StorageClass,
     TopologySelectorRequirement,
@@ -308,3 +309,37 @@ def test_volume_restrictions_hint_in_the_queue(kube_version: str, moved_by_other
     if not moved_by_other:
         scheduler.remove_pod("default/holder")
         assert (scheduler.pending()["default/p"][0] != "unschedulable") is moved_by_holder
+
+
+@pytest.mark.parametrize(("kube_version", "moved"), [
+    pytest.param("1.30", False, id="v1.30-no-storage-events"),
+    pytest.param("1.36", True, id="v1.36-claim-hint"),
+])
+def test_adding_the_missing_claim_requeues_the_pod(kube_version: str, moved: bool) -> None:
+    scheduler = Scheduler(seed=0, clock=FakeClock(1000.0), kube_version=kube_version)
+    scheduler.add_objects([make_node("n"), attrs.evolve(make_pod("p"), volumes=(claim_volume("data"),))])
+    first = scheduler.schedule_one()
+    assert first is not None
+    assert first.diagnosis is not None
+    assert first.diagnosis.unschedulable_plugins == {"VolumeRestrictions"}
+    scheduler.add_objects([make_pvc("other")])
+    assert scheduler.pending()["default/p"][0] == "unschedulable"
+    scheduler.add_objects([make_pvc("data")])
+    assert (scheduler.pending()["default/p"][0] != "unschedulable") is moved
+
+
+def test_a_csinode_raising_the_limit_requeues_the_pod() -> None:
+    scheduler = Scheduler(seed=0, clock=FakeClock(1000.0), kube_version="1.36")
+    driver = "ebs.csi.aws.com"
+    node = CSINode("n", drivers=(CSINodeDriver(driver, allocatable_count=0),))
+    scheduler.add_objects([make_node("n"), node, attrs.evolve(make_pod("p"), volumes=(ebs("vol-1"),))])
+    first = scheduler.schedule_one()
+    assert first is not None
+    assert first.diagnosis is not None
+    assert first.diagnosis.unschedulable_plugins == {"NodeVolumeLimits"}
+    scheduler.add_objects([node])  # unchanged: no event
+    assert scheduler.pending()["default/p"][0] == "unschedulable"
+    scheduler.add_objects([CSINode("n", drivers=(CSINodeDriver(driver, allocatable_count=5),))])
+    assert scheduler.pending()["default/p"][0] == "unschedulable"  # a CSINode update: not registered
+    scheduler.add_objects([CSINode("m", drivers=(CSINodeDriver(driver, allocatable_count=5),))])
+    assert scheduler.pending()["default/p"][0] != "unschedulable"  # a new CSINode may help (no hint)
