@@ -208,7 +208,8 @@ CHANGES: Final[tuple[Change, ...]] = (
            "the binding cycle sets the pod's nominated node to the chosen node before PreBind or Permit "
            "waits do work", gate="NominatedNodeNameForExpectation"),
     Change("node_declared_features", 35,
-           "NodeDeclaredFeatures joins the default profile after DefaultBinder", gate="NodeDeclaredFeatures"),
+           "NodeDeclaredFeatures joins the default profile after DefaultBinder; a pod needing a declared node "
+           "feature fits only nodes listing it in `status.declaredFeatures`", gate="NodeDeclaredFeatures"),
     Change("short_queue_sort_message", 36,
            "profiles with different queueSort plugins are refused with `must be the same for all profiles` "
            "(dated by the v1.36.3 source; the exact minor it entered is not pinned)"),
