@@ -257,3 +257,12 @@ def test_bad_fields_are_refused_by_name(spec: dict[str, Any], field: str) -> Non
     with pytest.raises(ManifestError) as info:
         pod_from_dict({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec})
     assert info.value.field == field
+
+
+def test_a_cloned_cycle_state_keeps_what_the_pod_needs() -> None:
+    pl = plugin()
+    state = CycleState()
+    pl.pre_filter(state, restart_all_pod())
+    copy = state.clone()
+    assert pl.filter(copy, restart_all_pod(), node_info(declaring("n", RESTART_ALL_CONTAINERS))).is_success
+    assert pl.filter(copy, restart_all_pod(), node_info(make_node("n"))).code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE
