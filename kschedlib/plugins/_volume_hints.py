@@ -215,6 +215,18 @@ def after_pod_deleted_limits(pod: Pod, old: object, new: object) -> QueueingHint
     return hint_of(any(v.claim_name is not None or v.ephemeral or _migratable(v.source_kind) for v in old.volumes))
 
 
+def _counts(csi_node: CSINode) -> dict[str, int]:
+    return {driver.name: driver.allocatable_count or 0 for driver in csi_node.drivers}
+
+
+def after_csi_node_updated(pod: Pod, old: object, new: object) -> QueueingHint:
+    """A driver's allocatable volume count grew (mutable CSINode allocatable, beta on from 1.34)."""
+    if not isinstance(old, CSINode) or not isinstance(new, CSINode):
+        return _QUEUE
+    before = _counts(old)
+    return hint_of(any(count > before.get(name, 0) for name, count in _counts(new).items()))
+
+
 def after_volume_attachment_deleted(handle: Handle) -> QueueingHintFn:
     """A detached volume the pod uses: the volume of one of its claims, or its inline volumes' driver."""
     def hint(pod: Pod, old: object, new: object) -> QueueingHint:
@@ -238,6 +250,7 @@ def limits_events(handle: Handle) -> Sequence[ClusterEventWithHint]:
     """NodeVolumeLimits' v1.36 registrations (a new CSINode may raise any limit: no hint)."""
     return (
         _on(CSI_NODE, ActionType.ADD),
+        _on(CSI_NODE, ActionType.UPDATE, after_csi_node_updated),
         _on(POD, ActionType.DELETE, after_pod_deleted_limits),
         _on(PERSISTENT_VOLUME_CLAIM, ActionType.ADD, _claim_hint(ephemeral=True)),
         _on(VOLUME_ATTACHMENT, ActionType.DELETE, after_volume_attachment_deleted(handle)),

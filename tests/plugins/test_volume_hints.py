@@ -273,7 +273,7 @@ EXPECTED = {
         (PERSISTENT_VOLUME, ActionType.ADD | ActionType.UPDATE, True),
     ],
     "NodeVolumeLimits": [
-        (CSI_NODE, ActionType.ADD, False), (POD, ActionType.DELETE, True),
+        (CSI_NODE, ActionType.ADD, False), (CSI_NODE, ActionType.UPDATE, True), (POD, ActionType.DELETE, True),
         (PERSISTENT_VOLUME_CLAIM, ActionType.ADD, True), (VOLUME_ATTACHMENT, ActionType.DELETE, True),
     ],
 }
@@ -339,7 +339,35 @@ def test_a_csinode_raising_the_limit_requeues_the_pod() -> None:
     assert first.diagnosis.unschedulable_plugins == {"NodeVolumeLimits"}
     scheduler.add_objects([node])  # unchanged: no event
     assert scheduler.pending()["default/p"][0] == "unschedulable"
-    scheduler.add_objects([CSINode("n", drivers=(CSINodeDriver(driver, allocatable_count=5),))])
-    assert scheduler.pending()["default/p"][0] == "unschedulable"  # a CSINode update: not registered
+    scheduler.add_objects([CSINode("n", drivers=(CSINodeDriver(driver, allocatable_count=0, node_id="x"),))])
+    assert scheduler.pending()["default/p"][0] == "unschedulable"  # updated, no count grew
     scheduler.add_objects([CSINode("m", drivers=(CSINodeDriver(driver, allocatable_count=5),))])
     assert scheduler.pending()["default/p"][0] != "unschedulable"  # a new CSINode may help (no hint)
+
+
+def test_a_csinode_update_raising_a_count_requeues_the_pod() -> None:
+    scheduler = Scheduler(seed=0, clock=FakeClock(1000.0), kube_version="1.36")
+    driver = "ebs.csi.aws.com"
+    scheduler.add_objects([make_node("n"), CSINode("n", drivers=(CSINodeDriver(driver, allocatable_count=0),)),
+                           attrs.evolve(make_pod("p"), volumes=(ebs("vol-1"),))])
+    assert scheduler.schedule_one() is not None
+    scheduler.add_objects([CSINode("n", drivers=(CSINodeDriver(driver, allocatable_count=5),))])
+    assert scheduler.pending()["default/p"][0] != "unschedulable"
+
+
+D = "ebs.csi.aws.com"
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    pytest.param(CSINode("n", drivers=(CSINodeDriver(D, allocatable_count=1),)),
+                 CSINode("n", drivers=(CSINodeDriver(D, allocatable_count=2),)), Q, id="count-grew"),
+    pytest.param(CSINode("n", drivers=(CSINodeDriver(D, allocatable_count=2),)),
+                 CSINode("n", drivers=(CSINodeDriver(D, allocatable_count=1),)), SKIP, id="count-shrank"),
+    pytest.param(CSINode("n"), CSINode("n", drivers=(CSINodeDriver(D, allocatable_count=1),)), Q,
+                 id="driver-with-a-count-added"),
+    pytest.param(CSINode("n"), CSINode("n", drivers=(CSINodeDriver(D),)), SKIP, id="driver-without-count-added"),
+    pytest.param(CSINode("n"), CSINode("n", annotations={"a": "b"}), SKIP, id="annotation-changed"),
+    pytest.param(None, CSINode("n"), Q, id="unexpected-object"),
+])
+def test_after_csi_node_updated(old: object, new: object, expected: QueueingHint) -> None:
+    check(hints.after_csi_node_updated, POD_WITH_CLAIM, old, new, expected)
