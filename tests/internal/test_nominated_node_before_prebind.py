@@ -35,6 +35,8 @@ class Provisioner(PreBindPlugin):
         return Status.success() if Provisioner.flight is None else Provisioner.flight  # type: ignore[no-any-return]
 
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        if pod.labels.get("prebind") == "fail":
+            return Status.from_error("provisioning failed")
         return Status.success()
 
 
@@ -166,3 +168,12 @@ def test_volume_binding_has_work_for_a_claim_to_bind(kube_version: str, nominate
     second = _bind(sched, make_pod("q", volumes=[claim_volume("ready")]))
     assert second.scheduled
     assert second.pod.nominated_node_name == ""  # already bound: no PreBind work
+
+
+@pytest.mark.parametrize(("kube_version", "nominations"), [("1.36", {"default/p": "n1"}), ("1.34", {})])
+def test_a_pod_whose_prebind_failed_stays_nominated_to_its_node(kube_version: str,
+                                                                  nominations: dict[str, str]) -> None:
+    sched = _scheduler(kube_version, Provisioner)
+    result = _bind(sched, make_pod("p", labels={"work": "yes", "prebind": "fail"}))
+    assert result.status.code is Code.ERROR
+    assert sched.nominations() == nominations
