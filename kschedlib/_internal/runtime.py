@@ -809,6 +809,25 @@ class ProfileRuntime:
         """PreBind plugins in order; the first failure stops (rejections keep their code)."""
         return _first_failure("PreBind", [(name, p.pre_bind) for name, p in self.pre_bind], state, pod, node_name)
 
+    def run_pre_bind_pre_flights(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """Success when some PreBind plugin will do work, Skip when none will, Error when one fails."""
+        status = Status.skip()
+        for name, plugin in self.pre_bind:
+            try:
+                outcome: object = plugin.pre_bind_pre_flight(state, pod, node_name)
+            except Exception as exc:
+                return _error(f"running PreBindPreFlight {_go_quote(name)}: {exc}", name)
+            if not isinstance(outcome, Status):
+                return _error(f"running PreBindPreFlight {_go_quote(name)}: {_returned(outcome)}", name)
+            if outcome.code is _SUCCESS:
+                status = outcome
+            elif outcome.code in _REJECTED:
+                return _error(f"PreBindPreFlight {name} returned {_go_quote(outcome.code.label)}, which is "
+                              "unsupported. It is supposed to return Success, Skip, or Error status", name)
+            elif outcome.code is not Code.SKIP:
+                return _error(f"running PreBindPreFlight {_go_quote(name)}: {outcome.message()}", name)
+        return status
+
     def run_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         """Bind plugins in order until one does not skip; SKIP when all skip."""
         for name, plugin in self.bind:

@@ -164,6 +164,14 @@ class PreBindPlugin(Plugin):
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         """Success lets binding proceed; anything else fails the binding cycle."""
 
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """Whether PreBind will do work for this pod: Success yes, Skip no, Error fails the binding.
+
+        Read from v1.35 (NominatedNodeNameForExpectation): when some PreBind plugin will work, the pod
+        is nominated to its node before PreBind runs.  By default a plugin is assumed to work.
+        """
+        return Status.success()
+
 
 class BindPlugin(Plugin):
     """Binds the pod to the node."""

@@ -16,10 +16,11 @@ from a deleted pod keeps its slot.  They never make a new volume free.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import ClassVar, Final, final
 
 from kschedlib.framework.cycle_state import CycleState
+from kschedlib.framework.events import ClusterEventWithHint, EnqueueExtensions
 from kschedlib.framework.extension_points import FilterPlugin, PreFilterPlugin
 from kschedlib.framework.handle import Handle
 from kschedlib.framework.node_info import NodeInfo
@@ -28,6 +29,7 @@ from kschedlib.framework.status import Status
 from kschedlib.framework.storage import StorageLister
 from kschedlib.model.objects import Pod, Volume
 from kschedlib.model.storage import CSINode, CSIVolumeSource, PersistentVolumeClaim
+from kschedlib.plugins import _volume_hints
 from kschedlib.plugins._csi_translation import (
     CSI_DRIVERS,
     IN_TREE_PLUGINS,
@@ -208,7 +210,7 @@ def _has_counted_volume(volume: Volume) -> bool:
 
 
 @final
-class NodeVolumeLimits(PreFilterPlugin, FilterPlugin):
+class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     """Rejects nodes where the pod's new CSI volumes exceed a driver's attach limit (Unschedulable)."""
 
     name: ClassVar[str] = "NodeVolumeLimits"
@@ -218,6 +220,10 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin):
         """No args; claims, volumes, classes and CSINodes come from ``handle.storage``."""
         self._handle = handle
         self._count_attachments = handle.switches.volume_attachments_counted
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        """Every event with hints off (v1.30); v1.36's registrations and hints with them on."""
+        return _volume_hints.watched(self._handle, _volume_hints.limits_events)
 
     def pre_filter(self, state: CycleState, pod: Pod) -> Status | PreFilterResult:
         """Skip pods without a claim, an ephemeral volume or an inline volume of a migratable kind."""
