@@ -3,7 +3,8 @@
 VolumeBinding, VolumeRestrictions, VolumeZone and NodeVolumeLimits register these with queueing
 hints on (the ``narrow_queueing_hints`` switch); otherwise, and with v1.30's hints (which give
 these plugins no hint functions), they keep watching every event, as kschedlib's v1.30 mode always
-did.  A hint receives ``(pod, old, new)``; an object of an unexpected type means Queue, as kube's hints do when they cannot read the event.
+did.  A hint receives ``(pod, old, new)``; an object of an unexpected type means Queue, as kube's
+hints do when they cannot read the event.
 """
 
 from __future__ import annotations
