@@ -35,11 +35,11 @@ from kschedlib.framework.extension_points import (
     ScoreExtensions,
     ScorePlugin,
 )
-from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore, ValueNormalizer
+from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.queued_pod import QueuedPodInfo
-from kschedlib.framework.results import NodeScore, PostFilterResult, PreFilterResult, Wait
+from kschedlib.framework.results import PostFilterResult, PreFilterResult, Wait
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Code, Status
 from kschedlib.model.objects import Pod
@@ -743,26 +743,12 @@ class ProfileRuntime:
         state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], name: str, plugin: ScoreExtensions, raw: list[int]
     ) -> list[int] | Status:
         failed = f"running Normalize on Score plugins: plugin {_go_quote(name)} failed with: "
-        if isinstance(plugin, ValueNormalizer):
-            try:
-                values: object = plugin.normalize_values(state, pod, raw)
-            except Exception as exc:
-                return _error(f"{failed}{exc}", name)
-            if not isinstance(values, list) or len(values) != len(raw):
-                return _error(f"{failed}{_returned(values, f'a list of {len(raw)} int scores')}", name)
-        else:
-            entries = list(map(NodeScore, [node.name for node in nodes], raw))
-            try:
-                status: object = plugin.normalize_score(state, pod, entries)
-            except Exception as exc:
-                status = Status.from_error(str(exc))
-            if not isinstance(status, Status):
-                return _error(f"{failed}{_returned(status)}", name)
-            if status.code is not _SUCCESS:
-                return _error(f"{failed}{status.message()}", name)
-            if len(entries) != len(raw) or (entries and set(map(type, entries)) != {NodeScore}):
-                return _error(f"{failed}left the scores as {_shown(entries)}, not {len(raw)} NodeScores", name)
-            values = [entry.score for entry in entries]
+        try:
+            values: object = plugin.normalize_score(state, pod, nodes, raw)
+        except Exception as exc:
+            return _error(f"{failed}{exc}", name)
+        if not isinstance(values, list) or len(values) != len(raw):
+            return _error(f"{failed}{_returned(values, f'a list of {len(raw)} int scores')}", name)
         wrong = _not_int(values)
         if wrong is not None:
             return _error(f"{failed}{_returned(wrong[0], 'an int score')}", name)

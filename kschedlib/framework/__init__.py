@@ -28,12 +28,12 @@ from kschedlib.framework.extension_points import (
     ScorePlugin,
 )
 from kschedlib.framework.handle import Handle
-from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore, ValueNormalizer
+from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore
 from kschedlib.framework.node_info import ImageState, NodeInfo
 from kschedlib.framework.pod_info import AffinityTerm, PodInfo, WeightedAffinityTerm
 from kschedlib.framework.queued_pod import QueuedPodInfo
 from kschedlib.framework.registry import PluginEntry, Registry
-from kschedlib.framework.results import NodeScore, PostFilterResult, PreFilterResult, Wait
+from kschedlib.framework.results import PostFilterResult, PreFilterResult, Wait
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Code, Status
 from kschedlib.framework.waiting import WaitingPodView
@@ -59,7 +59,6 @@ __all__ = [
     "NodeInfo",
     "NodeLocalFilter",
     "NodeLocalScore",
-    "NodeScore",
     "PermitPlugin",
     "Plugin",
     "PluginEntry",
@@ -89,7 +88,6 @@ __all__ = [
     "StateKey",
     "Status",
     "Wait",
-    "ValueNormalizer",
     "WaitingPodView",
     "WeightedAffinityTerm",
     "fit_error_message",

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, ClassVar
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.pod_info import PodInfo
-from kschedlib.framework.results import NodeScore, PostFilterResult, PreFilterResult, Wait
+from kschedlib.framework.results import PostFilterResult, PreFilterResult, Wait
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import Pod
 
@@ -133,8 +133,12 @@ class ScoreExtensions(Plugin):
     """Normalizes a Score plugin's scores across all feasible nodes."""
 
     @abc.abstractmethod
-    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
-        """Rewrite ``scores`` in place so that each lies in [0, 100]."""
+    def normalize_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]) -> list[int]:
+        """The raw ``scores`` of ``nodes`` (same order) mapped into [0, 100], one per node, in that order.
+
+        Values in, values out (kube-scheduler rewrites a ``NodeScoreList`` in place); an exception
+        becomes an ``ERROR`` status naming the plugin.
+        """
 
 
 class ReservePlugin(Plugin):

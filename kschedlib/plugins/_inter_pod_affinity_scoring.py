@@ -20,7 +20,6 @@ import attrs
 from kschedlib.errors import KschedError, SelectorError
 from kschedlib.framework.cycle_state import StateKey
 from kschedlib.framework.pod_info import AffinityTerm, WeightedAffinityTerm
-from kschedlib.framework.results import NodeScore
 from kschedlib.model.objects import Namespace, Pod, PodAffinity, PodAffinityTerm
 from kschedlib.plugins._inter_pod_affinity_tally import NO_LABELS, PodTally, TermTally
 from kschedlib.plugins._validation import selector_error
@@ -35,7 +34,6 @@ __all__ = [
     "collect_parts",
     "merge_namespaces",
     "merge_preferred",
-    "normalize_scores",
     "normalized_values",
     "parse_incoming_terms",
     "score_node",
@@ -226,8 +224,3 @@ def normalized_values(raw: list[int]) -> list[int]:
     top, span = float(MAX_NODE_SCORE), float(spread)
     return [int(top * (float(score - lowest) / span)) for score in raw]
 
-
-def normalize_scores(scores: list[NodeScore]) -> None:
-    """:func:`normalized_values` applied to NodeScore entries in place."""
-    for entry, value in zip(scores, normalized_values([entry.score for entry in scores]), strict=True):
-        entry.score = value

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from kschedlib.framework.results import NodeScore
-
 MAX_NODE_SCORE = 100
 
 
@@ -25,9 +23,3 @@ def normalized_values(scores: list[int], *, reverse: bool, max_score: int = MAX_
     scaled = [_truncating_div(max_score * score, highest) for score in scores]
     return [max_score - value for value in scaled] if reverse else scaled
 
-
-def default_normalize_score(scores: list[NodeScore], *, reverse: bool, max_score: int = MAX_NODE_SCORE) -> None:
-    """:func:`normalized_values` applied in place to NodeScore entries."""
-    for entry, value in zip(scores, normalized_values([e.score for e in scores], reverse=reverse,
-                                                      max_score=max_score), strict=True):
-        entry.score = value

@@ -31,10 +31,9 @@ from kschedlib.framework.extension_points import (
     ScorePlugin,
 )
 from kschedlib.framework.handle import Handle
-from kschedlib.framework.memo import ValueNormalizer
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.pod_info import AffinityTerm, PodInfo
-from kschedlib.framework.results import NodeScore, PreFilterResult
+from kschedlib.framework.results import PreFilterResult
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import Pod
 from kschedlib.plugins import _affinity_hints
@@ -291,7 +290,7 @@ def _missing(verb: str, key: StateKey[Any]) -> str:
 @final
 class InterPodAffinity(
     PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions,
-    ValueNormalizer, EnqueueExtensions,
+    EnqueueExtensions,
 ):
     """Required pod (anti-)affinity as a filter, preferred terms as a score."""
 
@@ -439,17 +438,8 @@ class InterPodAffinity(
             raise LookupError(_missing("failed to read", PRE_SCORE_KEY))
         return scoring.score_node(s, _labels(node_info))
 
-    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
+    def normalize_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]) -> list[int]:
         """Min-max scale the raw scores to [0, 100]."""
-        s = state.get(PRE_SCORE_KEY)
-        if s is None:
-            return Status.from_error(_missing("failed to read", PRE_SCORE_KEY))
-        if s.parts:
-            scoring.normalize_scores(scores)
-        return Status.success()
-
-    def normalize_values(self, state: CycleState, pod: Pod, scores: list[int]) -> list[int]:
-        """The same scaling on plain integers: it reads only the scores, never the node names."""
         s = state.get(PRE_SCORE_KEY)
         if s is None:
             raise LookupError(_missing("failed to read", PRE_SCORE_KEY))

@@ -35,7 +35,7 @@ from kschedlib.framework.extension_points import (
 from kschedlib.framework.handle import Handle
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.pod_info import PodInfo
-from kschedlib.framework.results import NodeScore, PreFilterResult
+from kschedlib.framework.results import PreFilterResult
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import Node, Pod
@@ -61,7 +61,7 @@ from kschedlib.plugins._topology_spread_counting import CountCache
 from kschedlib.plugins._topology_spread_scoring import (
     PRE_SCORE_KEY,
     build_pre_score_state,
-    normalize_spread_scores,
+    normalized_spread_scores,
     score_node,
 )
 from kschedlib.plugins._topology_spread_tally import TallyStore, count_domains
@@ -353,9 +353,8 @@ class PodTopologySpread(
             raise LookupError("error " + _missing(PRE_SCORE_KEY))
         return score_node(s, node_info)
 
-    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
+    def normalize_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]) -> list[int]:
         s = state.get(PRE_SCORE_KEY)
         if s is None:
-            return Status.from_error("error " + _missing(PRE_SCORE_KEY))
-        normalize_spread_scores(s, scores)
-        return Status.success()
+            raise LookupError("error " + _missing(PRE_SCORE_KEY))
+        return normalized_spread_scores(s, nodes, scores)
