@@ -14,9 +14,9 @@ from typing import Any, Final, final
 
 import attrs
 
-from kschedlib._internal.columns import SearchResult, search_nodes
 from kschedlib._internal.extenders import filter_with_extenders, has_filter_or_scoring, prioritize_with_extenders
 from kschedlib._internal.nominator import Nominator
+from kschedlib._internal.reuse.columns import SearchResult, search_nodes
 from kschedlib._internal.runtime import FilterRunner, ProfileRuntime, ScoreTable
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis, fit_error_message

@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from operator import add
 from typing import Any, Final, NamedTuple, TypeVar, cast, final
 
-from kschedlib._internal.columns import FilterColumn, ScoreColumn, ScoreFailure, SearchResult, search_column
 from kschedlib._internal.profile import BuiltProfile
+from kschedlib._internal.reuse.columns import FilterColumn, ScoreColumn, ScoreFailure, SearchResult, search_column
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.extender import Extender
 from kschedlib.framework.extension_points import (
@@ -221,7 +221,7 @@ class _Memo:
     """Reusable node-local results by key: id tables and per-position columns.
 
     An id table maps NodeInfo id -> (NodeInfo, value); an entry is valid only while its NodeInfo
-    object is the one being asked about.  A column (see :mod:`~kschedlib._internal.columns`)
+    object is the one being asked about.  A column (see :mod:`~kschedlib._internal.reuse.columns`)
     covers every position of the snapshot; it is only built for a key once its pods have asked
     about as many nodes as the snapshot has, so one-off pod shapes never pay for it.
     Keys are few (one per distinct pod shape) and bounded in number.

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import kschedlib
 from kschedlib._internal import runtime as runtime_module
 from kschedlib._internal.cache import Cache
-from kschedlib._internal.columns import FilterColumn, ScoreColumn, ScoreFailure, search_column, search_nodes
+from kschedlib._internal.reuse.columns import FilterColumn, ScoreColumn, ScoreFailure, search_column, search_nodes
 from kschedlib.framework import CycleState, NodeInfo, PodInfo, Snapshot, Status
 from kschedlib.simulation import Cluster
 from kschedlib.testing import strategies as ks
