@@ -213,7 +213,7 @@ def run_cycle(
         narrowing = frozenset(pre.narrowing) if runtime.absent_nodes_in_fit_error else frozenset()
         diagnosis = _diagnosis(everywhere, pre_filter_message=status.message(), also=narrowing)
         return _no_fit(runtime, base, state, pod, everywhere, diagnosis, start_index, len(everywhere), status, names)
-    plan = runtime.filter_plan(state, pod)
+    plan = runtime.reuse.filter_plan(state, pod)
     check = runtime.filter_runner(state, pod, plan)
 
     def with_nominated(state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
@@ -254,7 +254,7 @@ def run_cycle(
     if runtime.filter and names is None and not statuses:
         special = _nominated_positions(snapshot, pod, nominator, lambda info: with_nominated(state, pod, info)) \
             if nominator else None
-        by_column = runtime.search_columns(plan, state, pod, snapshot, start_index, to_find, special, check)
+        by_column = runtime.reuse.search_columns(plan, state, pod, snapshot, start_index, to_find, special, check)
     if by_column is not None:
         found, positions = by_column, by_column.feasible
     elif runtime.filter:

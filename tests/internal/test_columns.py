@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kschedlib
-from kschedlib._internal import runtime as runtime_module
 from kschedlib._internal.cache import Cache
+from kschedlib._internal.reuse import memo as memo_module
 from kschedlib._internal.reuse.columns import FilterColumn, ScoreColumn, ScoreFailure, search_column, search_nodes
 from kschedlib.framework import CycleState, NodeInfo, PodInfo, Snapshot, Status
 from kschedlib.simulation import Cluster
@@ -237,7 +237,7 @@ def test_a_score_column_rescores_changed_nodes_when_they_are_asked_for() -> None
 @pytest.fixture
 def without_columns(monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
     def disable() -> None:
-        monkeypatch.setattr(runtime_module._Memo, "column", lambda *args: None)
+        monkeypatch.setattr(memo_module.Memo, "column", lambda *args: None)
     return disable
 
 
@@ -316,5 +316,5 @@ def test_nominated_pods_decide_the_same_without_columns(without_columns: Callabl
 def test_generated_clusters_decide_the_same_without_columns(cluster: Cluster) -> None:
     with_columns = decisions(cluster.objects)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(runtime_module._Memo, "column", lambda *args: None)
+        patch.setattr(memo_module.Memo, "column", lambda *args: None)
         assert decisions(cluster.objects) == with_columns
