@@ -28,11 +28,9 @@ from kschedlib._internal.extenders import (
 )
 from kschedlib._internal.handle import FrameworkHandle
 from kschedlib._internal.http_extender import build_extenders
-from kschedlib._internal.metrics import Metrics
 from kschedlib._internal.nominator import Nominator
 from kschedlib._internal.profile import build_profile
 from kschedlib._internal.queue import SchedulingQueue
-from kschedlib._internal.results import ScheduleResult, SchedulerListener
 from kschedlib._internal.runtime import ProfileRuntime
 from kschedlib._internal.store import ObjectStore
 from kschedlib._internal.waiting import WaitingPod, WaitingPods
@@ -48,8 +46,10 @@ from kschedlib.framework.pods_to_activate import PODS_TO_ACTIVATE
 from kschedlib.framework.queued_pod import QueuedPodInfo
 from kschedlib.framework.registry import Registry
 from kschedlib.framework.status import Code, Status
+from kschedlib.metrics import Metrics
 from kschedlib.model.objects import Node, Pod
 from kschedlib.model.resources import accounting_for
+from kschedlib.results import ScheduleResult, SchedulerListener
 from kschedlib.versions import KubeSettings
 from kschedlib.versions import resolve as resolve_kube
 
