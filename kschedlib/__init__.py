@@ -5,7 +5,6 @@ with kube-scheduler v1.30's plugins, scores and messages; or ask
 :func:`explain` where one pod would go and why not elsewhere.
 """
 
-from kschedlib._internal.cycle import CycleOutcome
 from kschedlib.clock import Clock, FakeClock, SystemClock
 from kschedlib.errors import (
     CacheError,
@@ -31,6 +30,7 @@ from kschedlib.framework import (
 from kschedlib.metrics import Metrics
 from kschedlib.model import Node, Pod, parse_quantity
 from kschedlib.plugins import default_plugin_sets, in_tree_registry
+from kschedlib.results import CycleOutcome
 from kschedlib.scheduler import Scheduler, ScheduleResult, SchedulerListener
 from kschedlib.simulation import Cluster, Explanation, SimulationReport, explain, load_cluster, simulate
 

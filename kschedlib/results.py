@@ -1,17 +1,79 @@
-"""What a scheduling attempt produced, and how an embedder is told about it."""
+"""What a scheduling attempt produced, and how an embedder is told about it.
+
+Public types (re-exported by :mod:`kschedlib`); the engine in ``_internal`` builds them.
+"""
 
 from __future__ import annotations
 
-from typing import Protocol, final
+from collections.abc import Mapping
+from typing import NamedTuple, Protocol, final
 
 import attrs
 
-from kschedlib._internal.cycle import CycleOutcome
-from kschedlib.framework.diagnosis import Diagnosis
+from kschedlib.framework.cycle_state import CycleState
+from kschedlib.framework.diagnosis import Diagnosis, fit_error_message
+from kschedlib.framework.results import PostFilterResult
 from kschedlib.framework.status import Code, Status
 from kschedlib.model.objects import Pod
 
-__all__ = ["ScheduleResult", "SchedulerListener"]
+__all__ = ["CycleOutcome", "ScheduleResult", "SchedulerListener", "ScoreTable"]
+
+
+class ScoreTable(NamedTuple):
+    """Weighted scores: ``plugins[i]`` gave ``scores[i][j]`` to node ``j``; ``totals[j]`` sums them."""
+
+    plugins: tuple[str, ...]
+    scores: tuple[list[int], ...]
+    totals: list[int]
+
+
+@final
+@attrs.frozen(slots=True)
+class CycleOutcome:
+    """Everything one scheduling cycle decided and why (the raw material of ``explain``)."""
+
+    pod: Pod
+    state: CycleState
+    num_all_nodes: int
+    start_index: int
+    next_start_index: int
+    selected: str | None = None
+    feasible: tuple[str, ...] = ()
+    node_statuses: Mapping[str, Status] = attrs.field(factory=dict)
+    pre_filter_status: Status | None = None
+    pre_filter_nodes: frozenset[str] | None = None
+    scores: ScoreTable | None = None
+    scored_nodes: tuple[str, ...] = ()
+    extender_scores: Mapping[str, tuple[tuple[str, int], ...]] = attrs.field(factory=dict)
+    """Per scored node, the extenders' entries ``(extender name, score x weight x 10)`` (in ``totals``)."""
+    top: tuple[str, ...] = ()
+    """The nodes with the top score, in scoring order (:attr:`best` sorts them)."""
+    evaluated_nodes: int = 0
+    search_stopped_at: str | None = None
+    diagnosis: Diagnosis | None = None
+    post_filter: PostFilterResult | None = None
+    error: Status | None = None
+
+    @property
+    def best(self) -> tuple[str, ...]:
+        """The nodes with the top score, sorted by name (sorted on demand: scheduling never asks)."""
+        return tuple(sorted(self.top))
+
+    @property
+    def fit_error(self) -> str | None:
+        """The FitError text without the PostFilter part, when no node fits."""
+        if self.diagnosis is None:
+            return None
+        return fit_error_message(self.num_all_nodes, attrs.evolve(self.diagnosis, post_filter_message=""))
+
+    @property
+    def message(self) -> str | None:
+        """What kube-scheduler writes into the pod's condition: the FitError with its PostFilter part, or the error."""
+        if self.diagnosis is not None:
+            return fit_error_message(self.num_all_nodes, self.diagnosis)
+        if self.error is not None:
+            return self.error.message()
+        return None
 
 
 @final

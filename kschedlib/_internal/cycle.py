@@ -10,78 +10,31 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from itertools import compress
 from operator import attrgetter
-from typing import Final, NamedTuple, TypedDict, Unpack, final
+from typing import Final, NamedTuple, TypedDict, Unpack
 
 import attrs
 
 from kschedlib._internal.extenders import filter_with_extenders, has_filter_or_scoring, prioritize_with_extenders
 from kschedlib._internal.nominator import Nominator
 from kschedlib._internal.reuse.columns import SearchResult, search_nodes
-from kschedlib._internal.runtime import FilterRunner, ProfileRuntime, ScoreTable
+from kschedlib._internal.runtime import FilterRunner, ProfileRuntime
 from kschedlib.framework.cycle_state import CycleState
-from kschedlib.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis, fit_error_message
+from kschedlib.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis
 from kschedlib.framework.extender import EXTENDER_PSEUDO_PLUGIN
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.results import PostFilterResult
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Code, Status
 from kschedlib.model.objects import Pod
+from kschedlib.results import CycleOutcome, ScoreTable
 
+# CycleOutcome is defined in kschedlib.results and re-exported here for the engine and the edges
 __all__ = ["CycleOutcome", "filter_with_nominated", "num_feasible_nodes_to_find", "run_cycle"]
 
 MIN_FEASIBLE_NODES_TO_FIND: Final = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: Final = 5
 _SUCCESS: Final = Code.SUCCESS
 _NAME: Final = attrgetter("name")
-
-
-@final
-@attrs.frozen(slots=True)
-class CycleOutcome:
-    """Everything one scheduling cycle decided and why (the raw material of ``explain``)."""
-
-    pod: Pod
-    state: CycleState
-    num_all_nodes: int
-    start_index: int
-    next_start_index: int
-    selected: str | None = None
-    feasible: tuple[str, ...] = ()
-    node_statuses: Mapping[str, Status] = attrs.field(factory=dict)
-    pre_filter_status: Status | None = None
-    pre_filter_nodes: frozenset[str] | None = None
-    scores: ScoreTable | None = None
-    scored_nodes: tuple[str, ...] = ()
-    extender_scores: Mapping[str, tuple[tuple[str, int], ...]] = attrs.field(factory=dict)
-    """Per scored node, the extenders' entries ``(extender name, score x weight x 10)`` (in ``totals``)."""
-    top: tuple[str, ...] = ()
-    """The nodes with the top score, in scoring order (:attr:`best` sorts them)."""
-    evaluated_nodes: int = 0
-    search_stopped_at: str | None = None
-    diagnosis: Diagnosis | None = None
-    post_filter: PostFilterResult | None = None
-    error: Status | None = None
-
-    @property
-    def best(self) -> tuple[str, ...]:
-        """The nodes with the top score, sorted by name (sorted on demand: scheduling never asks)."""
-        return tuple(sorted(self.top))
-
-    @property
-    def fit_error(self) -> str | None:
-        """The FitError text without the PostFilter part, when no node fits."""
-        if self.diagnosis is None:
-            return None
-        return fit_error_message(self.num_all_nodes, attrs.evolve(self.diagnosis, post_filter_message=""))
-
-    @property
-    def message(self) -> str | None:
-        """What kube-scheduler writes into the pod's condition: the FitError with its PostFilter part, or the error."""
-        if self.diagnosis is not None:
-            return fit_error_message(self.num_all_nodes, self.diagnosis)
-        if self.error is not None:
-            return self.error.message()
-        return None
 
 
 def num_feasible_nodes_to_find(percentage: int, num_nodes: int) -> int:

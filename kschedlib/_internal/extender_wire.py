@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from kschedlib.errors import KschedError
+from kschedlib.errors import WireError
 from kschedlib.model.convert import node_to_dict, pod_to_dict
 from kschedlib.model.objects import Node, Pod
 
@@ -32,10 +32,6 @@ __all__ = [
 
 _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
-
-
-class WireError(KschedError, ValueError):
-    """A protocol message could not be decoded."""
 
 
 def pod_wire(pod: Pod) -> dict[str, Any]:

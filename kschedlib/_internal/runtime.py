@@ -56,9 +56,10 @@ from kschedlib.framework.results import PostFilterResult, PreFilterResult, Wait
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import REJECTED_CODES, Code, Status
 from kschedlib.model.objects import Pod
+from kschedlib.results import ScoreTable
 from kschedlib.versions import Switches
 
-__all__ = ["FilterRunner", "PreFilterOutcome", "ProfileRuntime", "ScoreTable"]
+__all__ = ["FilterRunner", "PreFilterOutcome", "ProfileRuntime"]
 
 _SUCCESS: Final = Code.SUCCESS
 _ERROR: Final = Code.ERROR
@@ -74,14 +75,6 @@ class PreFilterOutcome(NamedTuple):
     status: Status
     narrowing: tuple[str, ...] = ()
     """The plugins whose PreFilterResult named nodes (the plugins an absent node did not satisfy)."""
-
-
-class ScoreTable(NamedTuple):
-    """Weighted scores: ``plugins[i]`` gave ``scores[i][j]`` to node ``j``; ``totals[j]`` sums them."""
-
-    plugins: tuple[str, ...]
-    scores: tuple[list[int], ...]
-    totals: list[int]
 
 
 def _slice(names: Sequence[str]) -> str:

@@ -28,7 +28,7 @@ from typing import Final, final
 
 import attrs
 
-from kschedlib.errors import KschedError
+from kschedlib.errors import ExtenderError
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.model.objects import Pod
@@ -47,10 +47,6 @@ MAX_EXTENDER_PRIORITY: Final = 10
 """The score range extenders are meant to use (0..10); the scheduler multiplies by ``weight x 10``."""
 EXTENDER_PSEUDO_PLUGIN: Final = "Extender"
 """Recorded among a pod's rejecting plugins when extenders removed nodes (any cluster event requeues it)."""
-
-
-class ExtenderError(KschedError, RuntimeError):
-    """An extender failed: transport error, non-200 reply, malformed reply, or an ``Error`` it returned."""
 
 
 def _empty_reasons() -> Mapping[str, str]:
