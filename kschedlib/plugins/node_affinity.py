@@ -51,7 +51,7 @@ from kschedlib.framework.results import PreFilterResult
 from kschedlib.framework.status import Status
 from kschedlib.model import objects
 from kschedlib.model.labels import NODE_OPERATORS, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
-from kschedlib.plugins._normalize import normalized_values
+from kschedlib.plugins._helpers.normalize import normalized_values
 
 __all__ = [
     "ERR_REASON_CONFLICT",

@@ -40,7 +40,7 @@ from kschedlib.model.resources import (
     pod_requests,
 )
 from kschedlib.plugins import _fit_hints
-from kschedlib.plugins._validation import qualified_name_errors
+from kschedlib.plugins._helpers.validation import qualified_name_errors
 
 __all__ = [
     "DEFAULT_RESOURCES", "InsufficientResource", "LEAST_ALLOCATED", "MOST_ALLOCATED", "NodeResourcesFit",

@@ -28,7 +28,7 @@ from kschedlib.framework.status import Status
 from kschedlib.framework.storage import StorageLister
 from kschedlib.model.objects import Pod, Volume
 from kschedlib.model.storage import CSINode, CSIVolumeSource, PersistentVolumeClaim
-from kschedlib.plugins._csi_translation import (
+from kschedlib.plugins._helpers.csi_translation import (
     CSI_DRIVERS,
     IN_TREE_PLUGINS,
     MIGRATION_ON,
@@ -37,7 +37,7 @@ from kschedlib.plugins._csi_translation import (
     inline_handle,
     pv_handle,
 )
-from kschedlib.plugins._volumes import claim_class, claim_of, inline_source, not_owner_error, pvc_not_found
+from kschedlib.plugins._helpers.volumes import claim_class, claim_of, inline_source, not_owner_error, pvc_not_found
 
 __all__ = [
     "ATTACHABLE_VOLUMES_PREFIX",

@@ -35,7 +35,7 @@ from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, Node, Pod, Taint, Toleration
-from kschedlib.plugins._normalize import normalized_values
+from kschedlib.plugins._helpers.normalize import normalized_values
 
 __all__ = [
     "DO_NOT_SCHEDULE_EFFECTS",

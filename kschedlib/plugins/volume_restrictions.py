@@ -33,7 +33,7 @@ from kschedlib.model.storage import (
     PersistentVolumeSource,
     RBDVolumeSource,
 )
-from kschedlib.plugins._volumes import READ_WRITE_ONCE_POD, inline_source, pvc_not_found
+from kschedlib.plugins._helpers.volumes import READ_WRITE_ONCE_POD, inline_source, pvc_not_found
 
 __all__ = [
     "ERR_REASON_DISK_CONFLICT",

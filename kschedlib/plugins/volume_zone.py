@@ -23,7 +23,7 @@ from kschedlib.framework.results import PreFilterResult
 from kschedlib.framework.status import Status
 from kschedlib.framework.storage import StorageLister
 from kschedlib.model.objects import Pod
-from kschedlib.plugins._volumes import (
+from kschedlib.plugins._helpers.volumes import (
     WAIT_FOR_FIRST_CONSUMER,
     claim_class,
     pv_not_found,

@@ -24,7 +24,6 @@ from kschedlib.model import (
     Requirement,
     WeightedPodAffinityTerm,
 )
-from kschedlib.plugins._inter_pod_affinity_scoring import PRE_SCORE_KEY, PreScoreState
 from kschedlib.plugins.inter_pod_affinity import (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
@@ -35,6 +34,7 @@ from kschedlib.plugins.inter_pod_affinity import (
     PreFilterState,
     decode_args,
 )
+from kschedlib.plugins.inter_pod_affinity.scoring import PRE_SCORE_KEY, PreScoreState
 from tests.helpers import FakeHandle, make_node, make_pod, node_info
 
 ZONE = "topology.kubernetes.io/zone"

@@ -679,6 +679,6 @@ def test_pre_score_without_nodes_and_ghost_score() -> None:
 
 def test_normalization_truncates_toward_zero_like_go() -> None:
     # A negative raw score (possible with negative addedAffinity weights): Go gives -33, floor would give -34.
-    from kschedlib.plugins._normalize import normalized_values
+    from kschedlib.plugins._helpers.normalize import normalized_values
 
     assert normalized_values([-1, 3], reverse=False) == [-33, 100]

@@ -27,7 +27,6 @@ from kschedlib.model import (
     Toleration,
     TopologySpreadConstraint,
 )
-from kschedlib.plugins._topology_spread_scoring import round_half_away
 from kschedlib.plugins.pod_topology_spread import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
     ERR_REASON_NODE_LABEL_NOT_MATCH,
@@ -36,6 +35,7 @@ from kschedlib.plugins.pod_topology_spread import (
     PodTopologySpreadArgs,
     decode_args,
 )
+from kschedlib.plugins.pod_topology_spread.scoring import round_half_away
 from tests.helpers import FakeHandle, make_node, make_pod, node_info
 
 ZONE = "topology.kubernetes.io/zone"

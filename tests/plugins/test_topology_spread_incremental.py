@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 from kschedlib._internal.cache import Cache
 from kschedlib.framework import CycleState, NodeInfo, PodInfo, Snapshot, Status
 from kschedlib.model import LabelSelector, Node, OwnerSelector, Pod, Toleration, TopologySpreadConstraint
-from kschedlib.plugins._topology_spread_common import NodeInclusion, SpreadConstraint
-from kschedlib.plugins._topology_spread_tally import DomainTally, Share, TallyStore, count_domains
 from kschedlib.plugins.pod_topology_spread import PRE_FILTER_KEY, PodTopologySpread
+from kschedlib.plugins.pod_topology_spread.common import NodeInclusion, SpreadConstraint
+from kschedlib.plugins.pod_topology_spread.tally import DomainTally, Share, TallyStore, count_domains
 from kschedlib.simulation import Cluster
 from kschedlib.testing import strategies
 from tests.helpers import FakeHandle, make_node, make_pod

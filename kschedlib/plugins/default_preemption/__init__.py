@@ -11,7 +11,7 @@ retried on its nominated node.  Steps:
 2. potential nodes: those whose status is exactly ``Unschedulable``; every
    other node without a plain rejection is "not helpful";
 3. dry run from a random offset on a copy of each potential node
-   (:mod:`kschedlib.plugins._preemption_victims`), until enough candidates
+   (:mod:`kschedlib.plugins._helpers.preemption_victims`), until enough candidates
    are found;
 4. no candidate: a FitError of the dry run's statuses, and the pod's
    nomination is cleared;
@@ -44,8 +44,8 @@ from kschedlib.framework.results import PostFilterResult
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Code, Status
 from kschedlib.model.objects import Pod
-from kschedlib.plugins._preemption_extenders import process_with_extenders
-from kschedlib.plugins._preemption_victims import Budget, Victims, budgets_of, select_victims_on_node
+from kschedlib.plugins._helpers.preemption_victims import Budget, Victims, budgets_of, select_victims_on_node
+from kschedlib.plugins.default_preemption.extenders import process_with_extenders
 
 __all__ = [
     "ERR_NO_CANDIDATE",

@@ -19,7 +19,7 @@ from kschedlib.errors import ConfigError, KschedError
 from kschedlib.model.convert import label_selector_from_dict
 from kschedlib.model.labels import LabelSelector
 from kschedlib.model.objects import TopologySpreadConstraint
-from kschedlib.plugins._validation import qualified_name_errors
+from kschedlib.plugins._helpers.validation import qualified_name_errors
 
 __all__ = [
     "DO_NOT_SCHEDULE",

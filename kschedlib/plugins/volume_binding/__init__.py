@@ -39,7 +39,8 @@ from kschedlib.framework.status import Status
 from kschedlib.framework.storage import StorageLister
 from kschedlib.model.objects import Pod
 from kschedlib.model.storage import PersistentVolume, PersistentVolumeClaim
-from kschedlib.plugins._volume_binder import (
+from kschedlib.plugins._helpers.volumes import claim_of, is_fully_bound, not_owner_error, pvc_not_found
+from kschedlib.plugins.volume_binding.binder import (
     ERR_REASON_BIND_CONFLICT,
     ERR_REASON_NODE_CONFLICT,
     ERR_REASON_NOT_ENOUGH_SPACE,
@@ -55,7 +56,6 @@ from kschedlib.plugins._volume_binder import (
     pod_volume_claims,
     selected_claim,
 )
-from kschedlib.plugins._volumes import claim_of, is_fully_bound, not_owner_error, pvc_not_found
 
 __all__ = [
     "ERR_REASON_BIND_CONFLICT",

@@ -21,8 +21,8 @@ from typing import Final, final
 
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.snapshot import NodeChangeLog, Snapshot
-from kschedlib.plugins._topology_spread_common import NodeInclusion, SpreadConstraint, Standing, counts_on
-from kschedlib.plugins._topology_spread_counting import PodCounter, pod_counter, selector_signature
+from kschedlib.plugins.pod_topology_spread.common import NodeInclusion, SpreadConstraint, Standing, counts_on
+from kschedlib.plugins.pod_topology_spread.counting import PodCounter, pod_counter, selector_signature
 
 __all__ = ["DomainTally", "Share", "TallyStore", "count_domains"]
 

@@ -7,7 +7,7 @@ the namespaces it currently selects.  After that an incoming term matches an
 existing pod by namespace name alone (or by ``{}``, which selects every
 namespace), so no existing pod's namespace labels are ever looked up, and the
 pods it matches can be tallied across cycles
-(:mod:`kschedlib.plugins._inter_pod_affinity_tally`).
+(:mod:`kschedlib.plugins.inter_pod_affinity.tally`).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from kschedlib.errors import KschedError, SelectorError
 from kschedlib.framework.cycle_state import StateKey
 from kschedlib.framework.pod_info import AffinityTerm, WeightedAffinityTerm
 from kschedlib.model.objects import Namespace, Pod, PodAffinity, PodAffinityTerm
-from kschedlib.plugins._inter_pod_affinity_tally import NO_LABELS, PodTally, TermTally
-from kschedlib.plugins._validation import selector_error
+from kschedlib.plugins._helpers.validation import selector_error
+from kschedlib.plugins.inter_pod_affinity.tally import NO_LABELS, PodTally, TermTally
 
 __all__ = [
     "NO_LABELS",

@@ -3,14 +3,14 @@
 A ``DoNotSchedule`` constraint filters: placing the pod in a domain must not
 make that domain hold more than ``maxSkew`` matching pods above the least
 loaded domain.  A ``ScheduleAnyway`` constraint scores: domains with fewer
-matching pods win (see :mod:`kschedlib.plugins._topology_spread_scoring`).
+matching pods win (see :mod:`kschedlib.plugins.pod_topology_spread.scoring`).
 Pods without constraints get the configured default constraints, selecting
 the pods that share the pod's Services and controller.
 
 PreFilter counts matching pods per domain once per cycle and keeps, per
 topology key, kube-scheduler's two "critical paths" (the two least loaded
 domains).  The counts are carried over from earlier cycles (see
-:mod:`kschedlib.plugins._topology_spread_tally`): only the nodes replaced
+:mod:`kschedlib.plugins.pod_topology_spread.tally`): only the nodes replaced
 since are recounted.  AddPod/RemovePod maintain the paths with
 kube-scheduler's update rule, which is approximate after several updates and
 reproduced as is.  Filter is then one or two dictionary reads per constraint.
@@ -39,8 +39,7 @@ from kschedlib.framework.results import PreFilterResult
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import Node, Pod
-from kschedlib.plugins._spread_hints import SpreadHints
-from kschedlib.plugins._topology_spread_args import (
+from kschedlib.plugins.pod_topology_spread.args import (
     DO_NOT_SCHEDULE,
     SCHEDULE_ANYWAY,
     SYSTEM_DEFAULT_CONSTRAINTS,
@@ -49,7 +48,7 @@ from kschedlib.plugins._topology_spread_args import (
     decode_args,
     validate_args,
 )
-from kschedlib.plugins._topology_spread_common import (
+from kschedlib.plugins.pod_topology_spread.common import (
     NodeInclusion,
     SpreadConstraint,
     default_selector,
@@ -57,14 +56,15 @@ from kschedlib.plugins._topology_spread_common import (
     spread_constraints,
     with_selector,
 )
-from kschedlib.plugins._topology_spread_counting import CountCache
-from kschedlib.plugins._topology_spread_scoring import (
+from kschedlib.plugins.pod_topology_spread.counting import CountCache
+from kschedlib.plugins.pod_topology_spread.hints import SpreadHints
+from kschedlib.plugins.pod_topology_spread.scoring import (
     PRE_SCORE_KEY,
     build_pre_score_state,
     normalized_spread_scores,
     score_node,
 )
-from kschedlib.plugins._topology_spread_tally import TallyStore, count_domains
+from kschedlib.plugins.pod_topology_spread.tally import TallyStore, count_domains
 
 __all__ = [
     "ERR_REASON_CONSTRAINTS_NOT_MATCH",

@@ -5,11 +5,11 @@ PreFilter counts, per topology pair ``(key, value)``, the existing pods that
 the incoming pod's required affinity terms, (3) match one of its required
 anti-affinity terms.  Filter then needs only the node's labels and a few dict
 lookups.  The counts come from tallies the plugin keeps across cycles
-(:mod:`kschedlib.plugins._inter_pod_affinity_tally`), so a cycle re-reads only
+(:mod:`kschedlib.plugins.inter_pod_affinity.tally`), so a cycle re-reads only
 the nodes that changed.  AddPod/RemovePod keep the counts right when nominated
 pods are added or preemption victims removed.  Scoring (preferred terms, and
 existing pods' required affinity weighted by ``hardPodAffinityWeight``) lives
-in :mod:`kschedlib.plugins._inter_pod_affinity_scoring`.
+in :mod:`kschedlib.plugins.inter_pod_affinity.scoring`.
 """
 
 from __future__ import annotations
@@ -36,10 +36,10 @@ from kschedlib.framework.pod_info import AffinityTerm, PodInfo
 from kschedlib.framework.results import PreFilterResult
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import Pod
-from kschedlib.plugins import _affinity_hints
-from kschedlib.plugins import _inter_pod_affinity_scoring as scoring
-from kschedlib.plugins._inter_pod_affinity_scoring import NO_LABELS, PRE_SCORE_KEY
-from kschedlib.plugins._inter_pod_affinity_tally import (
+from kschedlib.plugins.inter_pod_affinity import hints as _affinity_hints
+from kschedlib.plugins.inter_pod_affinity import scoring
+from kschedlib.plugins.inter_pod_affinity.scoring import NO_LABELS, PRE_SCORE_KEY
+from kschedlib.plugins.inter_pod_affinity.tally import (
     PodTallies,
     PodTally,
     TermGroup,

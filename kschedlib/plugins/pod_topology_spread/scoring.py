@@ -4,7 +4,7 @@ Split from :mod:`kschedlib.plugins.pod_topology_spread` to keep modules small.
 Soft constraints prefer domains holding fewer matching pods.  PreScore
 registers the domains of the feasible nodes, then gives them the matching
 pods of every node of the cluster (from totals carried over from earlier
-cycles, see :mod:`kschedlib.plugins._topology_spread_tally`); a hostname
+cycles, see :mod:`kschedlib.plugins.pod_topology_spread.tally`); a hostname
 constraint's domain is the node itself, so its pods are counted at Score
 instead.  Up to v1.32 domains live in one map for all constraints, as in
 kube-scheduler: two constraints on the same key share a domain's counter, and only
@@ -22,14 +22,14 @@ from kschedlib.framework.cycle_state import StateKey
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.model.objects import Pod
-from kschedlib.plugins._topology_spread_common import (
+from kschedlib.plugins.pod_topology_spread.common import (
     HOSTNAME_KEY,
     NodeInclusion,
     SpreadConstraint,
     has_all_keys,
 )
-from kschedlib.plugins._topology_spread_counting import CountCache, NodeCounter
-from kschedlib.plugins._topology_spread_tally import TallyStore, count_domains
+from kschedlib.plugins.pod_topology_spread.counting import CountCache, NodeCounter
+from kschedlib.plugins.pod_topology_spread.tally import TallyStore, count_domains
 
 __all__ = [
     "PRE_SCORE_KEY",

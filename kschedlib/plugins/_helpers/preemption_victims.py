@@ -34,7 +34,7 @@ from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.status import Code, Status
 from kschedlib.model.labels import LabelSelector
 from kschedlib.model.objects import Pod, PodDisruptionBudget
-from kschedlib.plugins._go_sort import go_sort_slice
+from kschedlib.plugins._helpers.go_sort import go_sort_slice
 
 __all__ = [
     "ERR_NO_VICTIMS",
