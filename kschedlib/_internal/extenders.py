@@ -16,6 +16,7 @@ import attrs
 from kschedlib.errors import ConfigError
 from kschedlib.framework.config import ProfileConfig
 from kschedlib.framework.extender import MAX_EXTENDER_PRIORITY, Extender, ExtenderFilterResult
+from kschedlib.framework.extension_points import MAX_NODE_SCORE
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Code, Status
@@ -32,7 +33,6 @@ __all__ = [
     "with_ignored_resources",
 ]
 
-MAX_NODE_SCORE: Final = 100
 SCORE_SCALE: Final = MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY
 NODE_RESOURCES_FIT: Final = "NodeResourcesFit"
 

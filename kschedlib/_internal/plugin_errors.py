@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Final
 
 from kschedlib.framework.cycle_state import CycleState
+from kschedlib.framework.extension_points import MAX_NODE_SCORE, MIN_NODE_SCORE
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.status import REJECTED_CODES, Code, Status
 from kschedlib.model.objects import Pod
@@ -85,8 +86,9 @@ def normalize_error(plugin: str, what: object) -> Status:
 
 
 def range_error(plugin: str, value: int) -> Status:
-    return error(f"applying score defaultWeights on Score plugins: plugin {go_quote(plugin)} returns an "
-                 f"invalid score {value}, it should in the range of [0, 100] after normalizing", plugin)
+    return error(f"applying score defaultWeights on Score plugins: plugin {go_quote(plugin)} returns an invalid "
+                 f"score {value}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                 plugin)
 
 
 def _unexpected(status: Status, plugin: str) -> Status:

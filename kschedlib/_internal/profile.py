@@ -17,6 +17,7 @@ import attrs
 from kschedlib.errors import ConfigError
 from kschedlib.framework.config import EXTENSION_POINTS, PluginRef, PluginSet, ProfileConfig
 from kschedlib.framework.extension_points import (
+    MAX_NODE_SCORE,
     BindPlugin,
     FilterPlugin,
     PermitPlugin,
@@ -53,7 +54,6 @@ POINT_BASES: Final[Mapping[str, type[Plugin]]] = {
     "postBind": PostBindPlugin,
 }
 _MAX_TOTAL_SCORE: Final = 2**63 - 1
-_MAX_NODE_SCORE: Final = 100
 
 
 @final
@@ -234,7 +234,7 @@ def build_profile(
         raise ConfigError(f'at least one bind plugin is needed for profile with scheduler name "{name}"',
                           field=f"{where}.plugins.bind")
     weights = _weights(points["score"], merged)
-    if sum(weights.values()) * _MAX_NODE_SCORE > _MAX_TOTAL_SCORE:
+    if sum(weights.values()) * MAX_NODE_SCORE > _MAX_TOTAL_SCORE:
         raise ConfigError("total score of Score plugins could overflow", field=f"{where}.plugins.score")
     used = {n for names in points.values() for n in names}
     return BuiltProfile(

@@ -11,6 +11,8 @@ from kschedlib.framework.events import (
     QueueingHint,
 )
 from kschedlib.framework.extension_points import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
     BindPlugin,
     FilterPlugin,
     PermitPlugin,
@@ -37,9 +39,6 @@ from kschedlib.framework.results import PostFilterResult, PreFilterResult, Wait
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Code, Status
 from kschedlib.framework.waiting import WaitingPodView
-
-MAX_NODE_SCORE = 100
-MIN_NODE_SCORE = 0
 
 __all__ = [
     "MAX_NODE_SCORE",

@@ -15,6 +15,7 @@ from typing import Any, Final, final
 import attrs
 
 from kschedlib.errors import ConfigError
+from kschedlib.framework._config_fields import expect_type as _expect
 from kschedlib.framework._config_fields import strict_decoding_errors
 
 __all__ = [
@@ -98,12 +99,6 @@ class SchedulerConfig:
 
 
 # --- parsing ---------------------------------------------------------------------------------
-
-
-def _expect(value: Any, kind: type, field: str) -> Any:
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-        raise ConfigError(f"must be of type {kind.__name__}", field=field, value=value)
-    return value
 
 
 def _int(doc: Mapping[str, Any], key: str, field: str, default: int | None) -> int | None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Final
 
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.node_info import NodeInfo
@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from kschedlib.framework.queued_pod import QueuedPodInfo
 
 __all__ = [
+    "MAX_NODE_SCORE",
+    "MIN_NODE_SCORE",
     "BindPlugin",
     "FilterPlugin",
     "Plugin",
@@ -47,6 +49,11 @@ __all__ = [
     "ScorePlugin",
 ]
 
+
+MAX_NODE_SCORE: Final = 100
+"""The highest score a Score plugin gives after normalization (kube's ``framework.MaxNodeScore``)."""
+MIN_NODE_SCORE: Final = 0
+"""The lowest normalized score (kube's ``framework.MinNodeScore``)."""
 
 class Plugin(abc.ABC):
     """Common base: every plugin has a unique ``name`` (its registry key)."""

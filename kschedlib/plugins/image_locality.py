@@ -19,7 +19,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from typing import ClassVar, Final, final
 
 from kschedlib.framework.cycle_state import CycleState
-from kschedlib.framework.extension_points import ScorePlugin
+from kschedlib.framework.extension_points import MAX_NODE_SCORE, ScorePlugin
 from kschedlib.framework.handle import Handle
 from kschedlib.framework.memo import NodeLocalScore
 from kschedlib.framework.node_info import ImageState, NodeInfo
@@ -37,7 +37,6 @@ __all__ = [
     "sum_image_scores",
 ]
 
-MAX_NODE_SCORE: Final = 100
 MB: Final = 1024 * 1024
 MIN_THRESHOLD: Final = 23 * MB
 MAX_CONTAINER_THRESHOLD: Final = 1000 * MB

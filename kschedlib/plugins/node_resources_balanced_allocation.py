@@ -23,13 +23,14 @@ import attrs
 
 from kschedlib.errors import ConfigError
 from kschedlib.framework.cycle_state import CycleState, StateKey
-from kschedlib.framework.extension_points import PreScorePlugin, ScorePlugin
+from kschedlib.framework.extension_points import MAX_NODE_SCORE, PreScorePlugin, ScorePlugin
 from kschedlib.framework.handle import Handle
 from kschedlib.framework.memo import NodeLocalScore
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import Pod
 from kschedlib.model.resources import accounting_for
+from kschedlib.plugins._helpers.normalize import truncating_div
 from kschedlib.plugins.node_resources_fit import (
     DEFAULT_RESOURCES,
     ResourceEntry,
@@ -37,7 +38,6 @@ from kschedlib.plugins.node_resources_fit import (
     decode_resources,
     node_amounts,
     pod_resource_entries,
-    truncating_div,
 )
 
 __all__ = [
@@ -51,7 +51,6 @@ __all__ = [
     "validate_args",
 ]
 
-MAX_NODE_SCORE: Final = 100
 _HALF_SCORE: Final = MAX_NODE_SCORE // 2
 
 

@@ -19,9 +19,16 @@ from typing import Any, ClassVar, Final, NamedTuple, Self, final
 import attrs
 
 from kschedlib.errors import ConfigError
+from kschedlib.framework._config_fields import expect_type as _expect
 from kschedlib.framework.cycle_state import CycleState, StateKey
 from kschedlib.framework.events import ActionType, ClusterEventWithHint, EnqueueExtensions, node_events, pod_events
-from kschedlib.framework.extension_points import FilterPlugin, PreFilterPlugin, PreScorePlugin, ScorePlugin
+from kschedlib.framework.extension_points import (
+    MAX_NODE_SCORE,
+    FilterPlugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+)
 from kschedlib.framework.handle import Handle
 from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore
 from kschedlib.framework.node_info import NodeInfo
@@ -40,6 +47,7 @@ from kschedlib.model.resources import (
     pod_requests,
 )
 from kschedlib.plugins import _fit_hints
+from kschedlib.plugins._helpers.normalize import truncating_div
 from kschedlib.plugins._helpers.validation import qualified_name_errors
 
 __all__ = [
@@ -62,7 +70,6 @@ MOST_ALLOCATED: Final = "MostAllocated"
 REQUESTED_TO_CAPACITY_RATIO: Final = "RequestedToCapacityRatio"
 _STRATEGIES: Final = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
 
-MAX_NODE_SCORE: Final = 100
 MAX_CUSTOM_PRIORITY_SCORE: Final = 10
 _MAX_UTILIZATION: Final = 100
 
@@ -106,12 +113,6 @@ class NodeResourcesFitArgs:
     ignored_resources: tuple[str, ...] = ()
     ignored_resource_groups: tuple[str, ...] = ()
     scoring_strategy: ScoringStrategy = ScoringStrategy()
-
-
-def _expect(value: Any, kind: type, field: str) -> Any:
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-        raise ConfigError(f"must be of type {kind.__name__}", field=field, value=value)
-    return value
 
 
 def _strings(raw: Any, field: str) -> tuple[str, ...]:
@@ -385,11 +386,6 @@ def node_amounts(
         if capacity != 0:
             out.append((capacity, amount, weight))
     return out
-
-
-def truncating_div(a: int, b: int) -> int:
-    """Go's integer division: truncates toward zero (Python's ``//`` floors)."""
-    return a // b if (a >= 0) == (b > 0) else -(-a // b)
 
 
 def least_requested_score(requested: int, capacity: int) -> int:

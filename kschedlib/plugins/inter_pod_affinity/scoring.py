@@ -1,6 +1,6 @@
 """InterPodAffinity, second half: the incoming pod's terms and preferred-term scoring.
 
-Split from :mod:`kschedlib.plugins.inter_pod_affinity` to keep modules small.
+Part of the :mod:`kschedlib.plugins.inter_pod_affinity` package; only the package itself is public.
 Both halves read the incoming pod's terms the same way: parsed fresh from the
 pod and with a non-empty ``namespaceSelector`` resolved, once per cycle, into
 the namespaces it currently selects.  After that an incoming term matches an
@@ -19,6 +19,7 @@ import attrs
 
 from kschedlib.errors import KschedError, SelectorError
 from kschedlib.framework.cycle_state import StateKey
+from kschedlib.framework.extension_points import MAX_NODE_SCORE
 from kschedlib.framework.pod_info import AffinityTerm, WeightedAffinityTerm
 from kschedlib.model.objects import Namespace, Pod, PodAffinity, PodAffinityTerm
 from kschedlib.plugins._helpers.validation import selector_error
@@ -39,7 +40,6 @@ __all__ = [
     "score_node",
 ]
 
-MAX_NODE_SCORE: Final = 100
 T = TypeVar("T")
 
 TallyOf = Callable[[AffinityTerm], PodTally]

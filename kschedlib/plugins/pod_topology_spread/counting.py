@@ -1,6 +1,6 @@
 """PodTopologySpread, counting half: how many pods of a node each constraint selects.
 
-Split from :mod:`kschedlib.plugins.pod_topology_spread` to keep modules small.
+Part of the :mod:`kschedlib.plugins.pod_topology_spread` package; only the package itself is public.
 Selectors are compiled into closures (the common one-label selector gets a
 loop of its own).  :mod:`kschedlib.plugins.pod_topology_spread.tally` carries
 per-domain totals over from cycle to cycle; :class:`CountCache` remembers

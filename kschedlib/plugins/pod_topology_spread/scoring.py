@@ -1,6 +1,6 @@
 """PodTopologySpread, scoring half: PreScore's counts, Score and NormalizeScore.
 
-Split from :mod:`kschedlib.plugins.pod_topology_spread` to keep modules small.
+Part of the :mod:`kschedlib.plugins.pod_topology_spread` package; only the package itself is public.
 Soft constraints prefer domains holding fewer matching pods.  PreScore
 registers the domains of the feasible nodes, then gives them the matching
 pods of every node of the cluster (from totals carried over from earlier
@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Final, final
 
 from kschedlib.framework.cycle_state import StateKey
+from kschedlib.framework.extension_points import MAX_NODE_SCORE
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.model.objects import Pod
@@ -40,7 +41,6 @@ __all__ = [
     "score_node",
 ]
 
-MAX_NODE_SCORE: Final = 100
 _INVALID_SCORE: Final = -1
 
 _Term = tuple[str, dict[str, int] | None, NodeCounter, float, float]

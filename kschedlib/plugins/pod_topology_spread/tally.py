@@ -1,6 +1,6 @@
 """PodTopologySpread, incremental half: matching pods per domain, carried from cycle to cycle.
 
-Split from :mod:`kschedlib.plugins.pod_topology_spread` to keep modules small.
+Part of the :mod:`kschedlib.plugins.pod_topology_spread` package; only the package itself is public.
 The per-domain counts of PreFilter and PreScore depend only on the
 constraints (selectors, keys, node inclusion policies), the pod's namespace,
 what the policies read of the pod (:attr:`NodeInclusion.key`) and the
