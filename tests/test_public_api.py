@@ -139,3 +139,24 @@ def test_every_kschedlib_exception_is_defined_in_errors() -> None:
         for value in vars(module).values():
             if isinstance(value, type) and issubclass(value, kschedlib.KschedError):
                 assert value.__module__ == "kschedlib.errors", f"{value.__qualname__} is defined in {value.__module__}"
+
+
+def _plugin_modules() -> list[str]:
+    import pkgutil
+
+    import kschedlib.plugins
+
+    return [f"kschedlib.plugins.{info.name}" for info in pkgutil.iter_modules(kschedlib.plugins.__path__)
+            if not info.name.startswith("_")]
+
+
+GUARDED = ["kschedlib.framework", "kschedlib.plugins", *_plugin_modules()]
+
+
+@pytest.mark.parametrize("module_name", GUARDED)
+def test_namespace_all_is_sorted_unique_and_defined(module_name: str) -> None:
+    """What a plugin module exports is its class, args, reason constants and pure predicates: listed, in order."""
+    module = importlib.import_module(module_name)
+    names = list(module.__all__)
+    assert names == sorted(set(names))
+    assert [name for name in names if not hasattr(module, name)] == []

@@ -45,7 +45,7 @@ from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.pods_to_activate import PODS_TO_ACTIVATE
 from kschedlib.framework.queued_pod import QueuedPodInfo
 from kschedlib.framework.registry import Registry
-from kschedlib.framework.status import Code, Status
+from kschedlib.framework.status import REJECTED_CODES, Code, Status
 from kschedlib.metrics import Metrics
 from kschedlib.model.objects import Node, Pod
 from kschedlib.model.resources import accounting_for
@@ -55,7 +55,7 @@ from kschedlib.versions import resolve as resolve_kube
 
 __all__ = ["Engine", "node_changes"]
 
-_REJECTED: Final = frozenset({Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING})
+_REJECTED: Final = REJECTED_CODES
 _TERMINATED: Final = frozenset({"Succeeded", "Failed"})
 DEFAULT_PREEMPTION: Final = "DefaultPreemption"
 WAITING_FOR_PREEMPTION: Final = "waiting for the preemption for this pod to be finished"

@@ -20,7 +20,7 @@ import attrs
 from kschedlib.errors import ConfigError
 from kschedlib.framework._go_duration import parse_duration
 from kschedlib.model.resources import is_extended_resource
-from kschedlib.plugins.node_resources_fit import qualified_name_errors
+from kschedlib.plugins._helpers.validation import qualified_name_errors
 
 __all__ = [
     "DEFAULT_HTTP_TIMEOUT",

@@ -41,8 +41,6 @@ from kschedlib.framework.status import Code, Status
 from kschedlib.framework.waiting import WaitingPodView
 
 __all__ = [
-    "MAX_NODE_SCORE",
-    "MIN_NODE_SCORE",
     "ActionType",
     "AffinityTerm",
     "BindPlugin",
@@ -55,6 +53,8 @@ __all__ = [
     "FilterPlugin",
     "Handle",
     "ImageState",
+    "MAX_NODE_SCORE",
+    "MIN_NODE_SCORE",
     "NodeInfo",
     "NodeLocalFilter",
     "NodeLocalScore",

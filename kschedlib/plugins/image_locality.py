@@ -25,17 +25,7 @@ from kschedlib.framework.memo import NodeLocalScore
 from kschedlib.framework.node_info import ImageState, NodeInfo
 from kschedlib.model.objects import Pod
 
-__all__ = [
-    "MAX_CONTAINER_THRESHOLD",
-    "MB",
-    "MIN_THRESHOLD",
-    "ImageLocality",
-    "calculate_priority",
-    "normalized_image_name",
-    "pod_image_names",
-    "scaled_image_score",
-    "sum_image_scores",
-]
+__all__ = ["ImageLocality"]
 
 MB: Final = 1024 * 1024
 MIN_THRESHOLD: Final = 23 * MB

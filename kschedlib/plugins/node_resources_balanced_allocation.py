@@ -41,12 +41,8 @@ from kschedlib.plugins.node_resources_fit import (
 )
 
 __all__ = [
-    "PRE_SCORE_KEY",
     "NodeResourcesBalancedAllocation",
     "NodeResourcesBalancedAllocationArgs",
-    "PreScoreState",
-    "balance_change_score",
-    "balanced_score",
     "decode_args",
     "validate_args",
 ]

@@ -51,13 +51,24 @@ from kschedlib.plugins._helpers.normalize import truncating_div
 from kschedlib.plugins._helpers.validation import qualified_name_errors
 
 __all__ = [
-    "DEFAULT_RESOURCES", "InsufficientResource", "LEAST_ALLOCATED", "MOST_ALLOCATED", "NodeResourcesFit",
-    "NodeResourcesFitArgs", "PRE_FILTER_KEY", "PRE_SCORE_KEY", "PreFilterState", "PreScoreState",
-    "REASON_INSUFFICIENT_CPU", "REASON_INSUFFICIENT_EPHEMERAL_STORAGE", "REASON_INSUFFICIENT_MEMORY",
-    "REASON_TOO_MANY_PODS", "REQUESTED_TO_CAPACITY_RATIO", "ResourceEntry", "ResourceSpec",
-    "ScoringStrategy", "ShapePoint", "broken_linear", "decode_args", "decode_resources", "fits",
-    "fits_request", "least_requested_score", "most_requested_score", "node_amounts", "pod_resource_entries",
-    "qualified_name_errors", "validate_args", "validate_resources", "validate_shape",
+    "DEFAULT_RESOURCES",
+    "InsufficientResource",
+    "LEAST_ALLOCATED",
+    "MOST_ALLOCATED",
+    "NodeResourcesFit",
+    "NodeResourcesFitArgs",
+    "REASON_INSUFFICIENT_CPU",
+    "REASON_INSUFFICIENT_EPHEMERAL_STORAGE",
+    "REASON_INSUFFICIENT_MEMORY",
+    "REASON_TOO_MANY_PODS",
+    "REQUESTED_TO_CAPACITY_RATIO",
+    "ResourceSpec",
+    "ScoringStrategy",
+    "ShapePoint",
+    "decode_args",
+    "fits",
+    "fits_request",
+    "validate_args",
 ]
 
 REASON_TOO_MANY_PODS: Final = "Too many pods"

@@ -39,16 +39,7 @@ from kschedlib.plugins._helpers.csi_translation import (
 )
 from kschedlib.plugins._helpers.volumes import claim_class, claim_of, inline_source, not_owner_error, pvc_not_found
 
-__all__ = [
-    "ATTACHABLE_VOLUMES_PREFIX",
-    "ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED",
-    "NodeVolumeLimits",
-    "VolumeLookupError",
-    "attachable_volumes",
-    "attached_by_volume_attachments",
-    "exceeds_limits",
-    "volume_limits",
-]
+__all__ = ["ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED", "NodeVolumeLimits", "VolumeLookupError"]
 
 ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED: Final = "node(s) exceed max volume count"
 ATTACHABLE_VOLUMES_PREFIX: Final = "attachable-volumes-"

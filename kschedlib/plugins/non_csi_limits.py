@@ -46,8 +46,6 @@ __all__ = [
     "ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED",
     "GCEPDLimits",
     "KUBE_MAX_PD_VOLS",
-    "VolumeFilter",
-    "max_ebs_volumes",
 ]
 
 KUBE_MAX_PD_VOLS: Final = "KUBE_MAX_PD_VOLS"

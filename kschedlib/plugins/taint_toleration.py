@@ -37,16 +37,7 @@ from kschedlib.framework.status import Status
 from kschedlib.model.objects import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, Node, Pod, Taint, Toleration
 from kschedlib.plugins._helpers.normalize import normalized_values
 
-__all__ = [
-    "DO_NOT_SCHEDULE_EFFECTS",
-    "REASON_UNTOLERATED_TAINTS",
-    "TaintToleration",
-    "count_untolerated_prefer_no_schedule",
-    "find_untolerated_taint",
-    "prefer_no_schedule_tolerations",
-    "tolerations_tolerate_taint",
-    "untolerated_taint_reason",
-]
+__all__ = ["REASON_UNTOLERATED_TAINTS", "TaintToleration", "find_untolerated_taint", "tolerations_tolerate_taint"]
 
 DO_NOT_SCHEDULE_EFFECTS: Final = frozenset({NO_SCHEDULE, NO_EXECUTE})
 """The effects that keep pods off a node (kube's ``DoNotScheduleTaintsFilterFunc``)."""

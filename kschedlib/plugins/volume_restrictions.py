@@ -39,11 +39,7 @@ __all__ = [
     "ERR_REASON_DISK_CONFLICT",
     "ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT",
     "ERR_REASON_RWOP_IN_USE",
-    "PRE_FILTER_KEY",
-    "PreFilterState",
     "VolumeRestrictions",
-    "is_volume_conflict",
-    "needs_restrictions_check",
     "satisfies_volume_conflicts",
 ]
 

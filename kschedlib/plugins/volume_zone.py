@@ -31,15 +31,7 @@ from kschedlib.plugins._helpers.volumes import (
     storage_class_not_found,
 )
 
-__all__ = [
-    "ERR_REASON_CONFLICT",
-    "PRE_FILTER_KEY",
-    "PVTopology",
-    "VolumeZone",
-    "fits",
-    "label_zones_to_set",
-    "pv_topologies",
-]
+__all__ = ["ERR_REASON_CONFLICT", "VolumeZone", "fits"]
 
 ERR_REASON_CONFLICT: Final = "node(s) had no available volume zone"
 

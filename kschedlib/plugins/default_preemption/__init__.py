@@ -48,14 +48,14 @@ from kschedlib.plugins._helpers.preemption_victims import Budget, Victims, budge
 from kschedlib.plugins.default_preemption.extenders import process_with_extenders
 
 __all__ = [
-    "ERR_NO_CANDIDATE",
-    "ERR_NOT_ELIGIBLE_NEVER",
-    "ERR_NOT_ELIGIBLE_TERMINATING",
-    "ERR_NOT_HELPFUL",
-    "MESSAGE_PREFIX",
     "Candidate",
     "DefaultPreemption",
     "DefaultPreemptionArgs",
+    "ERR_NOT_ELIGIBLE_NEVER",
+    "ERR_NOT_ELIGIBLE_TERMINATING",
+    "ERR_NOT_HELPFUL",
+    "ERR_NO_CANDIDATE",
+    "MESSAGE_PREFIX",
     "calculate_num_candidates",
     "decode_args",
     "nodes_where_preemption_might_help",

@@ -69,15 +69,9 @@ from kschedlib.plugins.pod_topology_spread.tally import TallyStore, count_domain
 __all__ = [
     "ERR_REASON_CONSTRAINTS_NOT_MATCH",
     "ERR_REASON_NODE_LABEL_NOT_MATCH",
-    "PRE_FILTER_KEY",
-    "PRE_SCORE_KEY",
-    "CriticalPaths",
     "PodTopologySpread",
     "PodTopologySpreadArgs",
-    "PreFilterState",
-    "build_pre_filter_state",
     "decode_args",
-    "filter_node",
 ]
 
 ERR_REASON_CONSTRAINTS_NOT_MATCH: Final = "node(s) didn't match pod topology spread constraints"

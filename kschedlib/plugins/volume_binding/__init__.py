@@ -60,15 +60,12 @@ from kschedlib.plugins.volume_binding.binder import (
 __all__ = [
     "ERR_REASON_BIND_CONFLICT",
     "ERR_REASON_NODE_CONFLICT",
-    "ERR_REASON_PV_NODE_AFFINITY",
     "ERR_REASON_NOT_ENOUGH_SPACE",
+    "ERR_REASON_PV_NODE_AFFINITY",
     "ERR_REASON_PV_NOT_EXIST",
     "ERR_UNBOUND_IMMEDIATE",
-    "STATE_KEY",
     "VolumeBinding",
     "VolumeBindingArgs",
-    "VolumeBindingState",
-    "claim_problem",
     "decode_args",
 ]
 
