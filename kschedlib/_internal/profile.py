@@ -18,41 +18,16 @@ from kschedlib.errors import ConfigError
 from kschedlib.framework.config import EXTENSION_POINTS, PluginRef, PluginSet, ProfileConfig
 from kschedlib.framework.extension_points import (
     MAX_NODE_SCORE,
-    BindPlugin,
-    FilterPlugin,
-    PermitPlugin,
+    POINT_BASES,
     Plugin,
-    PostBindPlugin,
-    PostFilterPlugin,
-    PreBindPlugin,
-    PreEnqueuePlugin,
-    PreFilterPlugin,
-    PreScorePlugin,
-    QueueSortPlugin,
-    ReservePlugin,
-    ScorePlugin,
 )
 from kschedlib.framework.handle import Handle
 from kschedlib.framework.registry import Registry
 from kschedlib.plugins import LEGACY_VOLUME_LIMITS
 from kschedlib.versions import Switches
 
-__all__ = ["POINT_BASES", "BuiltProfile", "build_profile", "merge_plugin_sets"]
+__all__ = ["BuiltProfile", "build_profile", "merge_plugin_sets"]
 
-POINT_BASES: Final[Mapping[str, type[Plugin]]] = {
-    "preEnqueue": PreEnqueuePlugin,
-    "queueSort": QueueSortPlugin,
-    "preFilter": PreFilterPlugin,
-    "filter": FilterPlugin,
-    "postFilter": PostFilterPlugin,
-    "preScore": PreScorePlugin,
-    "score": ScorePlugin,
-    "reserve": ReservePlugin,
-    "permit": PermitPlugin,
-    "preBind": PreBindPlugin,
-    "bind": BindPlugin,
-    "postBind": PostBindPlugin,
-}
 _MAX_TOTAL_SCORE: Final = 2**63 - 1
 
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from kschedlib.errors import ConfigError
+from kschedlib.framework.extension_points import POINT_BASES
 
 __all__ = ["PLUGIN_ARGS", "expect_type", "strict_decoding_errors"]
 
@@ -28,8 +29,7 @@ def expect_type(value: Any, kind: type, field: str) -> Any:
 _TYPE_META: Final[Schema] = {"apiVersion": None, "kind": None}
 _PLUGIN: Final[Schema] = {"name": None, "weight": None}
 _PLUGIN_SET: Final[Schema] = {"enabled": [_PLUGIN], "disabled": [_PLUGIN]}
-_POINTS: Final = ("multiPoint", "preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore",
-                  "score", "reserve", "permit", "preBind", "bind", "postBind")
+_POINTS: Final = ("multiPoint", *POINT_BASES)
 _LABEL_SELECTOR: Final[Schema] = {
     "matchLabels": None,
     "matchExpressions": [{"key": None, "operator": None, "values": None}],

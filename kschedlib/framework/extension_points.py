@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING, ClassVar, Final
 
 from kschedlib.framework.cycle_state import CycleState
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_NODE_SCORE",
     "MIN_NODE_SCORE",
+    "POINT_BASES",
     "BindPlugin",
     "FilterPlugin",
     "Plugin",
@@ -190,3 +192,21 @@ class PostBindPlugin(Plugin):
     @abc.abstractmethod
     def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """React to the pod being bound."""
+
+
+POINT_BASES: Final[Mapping[str, type[Plugin]]] = MappingProxyType({
+    "preEnqueue": PreEnqueuePlugin,
+    "queueSort": QueueSortPlugin,
+    "preFilter": PreFilterPlugin,
+    "filter": FilterPlugin,
+    "postFilter": PostFilterPlugin,
+    "preScore": PreScorePlugin,
+    "score": ScorePlugin,
+    "reserve": ReservePlugin,
+    "permit": PermitPlugin,
+    "preBind": PreBindPlugin,
+    "bind": BindPlugin,
+    "postBind": PostBindPlugin,
+})
+"""Each extension point's configuration name and the base class a plugin enabled there must extend,
+in the order the points run: the one table the config parser, profiles and the runtime read."""
