@@ -1,6 +1,6 @@
 """The scheduling algorithm of one cycle: PreFilter, the sampled node search, PostFilter, scoring, host choice.
 
-Mirrors kube-scheduler v1.30's ``schedulePod`` (reference §3 steps 4-12) with
+Mirrors kube-scheduler v1.30's ``schedulePod`` (``schedule_one.go``) with
 the deterministic, sequential reading of its parallel node search.
 """
 
@@ -38,7 +38,7 @@ _NAME: Final = attrgetter("name")
 
 
 def num_feasible_nodes_to_find(percentage: int, num_nodes: int) -> int:
-    """How many feasible nodes the search keeps (reference §3 step 8; 0 = adaptive)."""
+    """How many feasible nodes the search keeps (``schedule_one.go``: ``numFeasibleNodesToFind``; 0 = adaptive)."""
     if num_nodes < MIN_FEASIBLE_NODES_TO_FIND:
         return num_nodes
     if percentage == 0:

@@ -480,7 +480,7 @@ class Engine:
         pod, node, state, runtime = attempt.assumed.pod, attempt.node, attempt.state, attempt.runtime
         status = runtime.run_pre_bind(state, pod, node)
         if status.is_success:
-            by_extender = bind_with_extenders(runtime.extenders, pod, node)  # reference §4 step 3
+            by_extender = bind_with_extenders(runtime.extenders, pod, node)  # schedule_one.go: extendersBinding
             status = by_extender if by_extender is not None else runtime.run_bind(state, pod, node)
             if status.is_skip:
                 status = Status.from_error(f"no Bind plugin bound pod {pod.key}")
@@ -568,7 +568,7 @@ class Engine:
             message = fit_error_message(1, diagnosis)
         info.unschedulable_plugins = diagnosis.unschedulable_plugins if diagnosis is not None else frozenset()
         info.pending_plugins = diagnosis.pending_plugins if diagnosis is not None else frozenset()
-        if nominate:  # preemption chose this node: lower-priority pods nominated there lose it (§10 step 7)
+        if nominate:  # preemption chose this node: lower-priority nominated pods there lose it (prepareCandidate)
             for other in self.nominator.pods_for_node(nominate):
                 if other.pod.effective_priority < info.pod.effective_priority:
                     self.nominator.remove(other.pod.uid)

@@ -1,4 +1,4 @@
-"""The ``extenders`` section of a KubeSchedulerConfiguration v1, read and validated (reference §14.1).
+"""The ``extenders`` section of a KubeSchedulerConfiguration v1, read and validated (kube's ``config/v1`` ``Extender``).
 
 kube-scheduler's checks and messages are kept: a positive ``weight`` with a
 ``prioritizeVerb``, at most one extender with a ``bindVerb``, managed resources

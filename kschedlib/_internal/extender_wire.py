@@ -1,4 +1,4 @@
-"""The JSON of kube-scheduler's HTTP extender protocol (reference §14.3), both directions.
+"""The JSON of kube-scheduler's HTTP extender protocol (kube's ``extender/v1/types.go``), both directions.
 
 The Go structs have no JSON tags, so keys are the Go field names (``Pod``,
 ``NodeNames``, ``FailedNodes``...).  Decoding follows Go's ``encoding/json``:

@@ -1,4 +1,5 @@
-"""Running the extenders where kube-scheduler runs them (reference §3 steps 8b and 11, §4 step 3).
+"""Running the extenders where kube-scheduler runs them (``schedule_one.go``: ``findNodesThatPassExtenders``,
+``prioritizeNodes``, ``extendersBinding``).
 
 Each function takes the extenders in their configured order (non-ignorable
 first) and applies kube-scheduler v1.30's rules for interest, ignorable
@@ -153,7 +154,7 @@ def bind_with_extenders(extenders: Sequence[Extender], pod: Pod, node_name: str)
 
 
 def with_ignored_resources(profile: ProfileConfig, names: Sequence[str]) -> ProfileConfig:
-    """The profile with NodeResourcesFit's ``ignoredResources`` replaced by ``names`` (reference §14.6)."""
+    """The profile with NodeResourcesFit's ``ignoredResources`` replaced by ``names`` (``ignoredByScheduler``)."""
     if not names:
         return profile
     config: dict[str, Mapping[str, object] | None] = dict(profile.plugin_config)

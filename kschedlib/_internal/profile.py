@@ -66,7 +66,7 @@ def _merge_set(default: PluginSet, user: PluginSet) -> PluginSet:
 def merge_plugin_sets(
     defaults: Mapping[str, PluginSet], user: Mapping[str, PluginSet] | None
 ) -> dict[str, PluginSet]:
-    """Step A of §13.3: the user's sets merged into the defaults, per extension point and multiPoint."""
+    """kube's ``mergePlugins``: the user's sets merged into the defaults, per extension point and multiPoint."""
     keys = ("multiPoint", *EXTENSION_POINTS)
     empty = PluginSet()
     if user is None:
@@ -81,7 +81,7 @@ def _interface(point: str) -> str:
 def _expand_point(
     point: str, explicit: PluginSet, multi: Sequence[PluginRef], plugins: Mapping[str, Plugin], where: str
 ) -> tuple[str, ...]:
-    """Step B of §13.3 for one extension point."""
+    """Step B (kube's ``expandMultiPointPlugins``) for one extension point."""
     base = POINT_BASES[point]
     explicit_names = [ref.name for ref in explicit.enabled]
     for index, name in enumerate(explicit_names):

@@ -254,7 +254,7 @@ class ProfileRuntime:
     def run_post_filter(
         self, state: CycleState, pod: Pod, statuses: Mapping[str, Status]
     ) -> PostFilterResult | None:
-        """PostFilter plugins in order (reference §2.1); ``None`` when there are none."""
+        """PostFilter plugins in order (kube's ``RunPostFilterPlugins``); ``None`` when there are none."""
         if not self.post_filter:
             return None
         kept: PostFilterResult | None = None

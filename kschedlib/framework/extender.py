@@ -1,8 +1,8 @@
 """Extender: a scheduling service outside the profile, consulted where kube-scheduler consults extenders.
 
 kube-scheduler's oldest extension route.  An extender is shared by all
-profiles and runs at four places of a pod's attempt (reference §3 step 8b,
-§3 step 11, §4 step 3, §10 step 5)::
+profiles and runs at four places of a pod's attempt (kube's ``schedule_one.go``:
+``findNodesThatPassExtenders``, ``prioritizeNodes``, ``extendersBinding``; ``preemption.go``: ``callExtenders``)::
 
     Filter plugins -> extender filters (in order, each on the previous one's survivors)
       -> Score plugins + extender prioritize (score x weight x 10 added to the totals)

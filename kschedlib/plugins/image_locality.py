@@ -3,7 +3,7 @@
 Each image present on the node contributes its size scaled by the share of
 nodes holding it (so widely spread images count less, avoiding piling pods
 onto the few nodes with a rare image); the sum is clamped to
-[23 MiB, 1000 MiB * containers] and mapped onto 0..100 (reference §9.10).
+[23 MiB, 1000 MiB * containers] and mapped onto 0..100 (kube's ``image_locality.go``: ``calculatePriority``).
 
 From v1.36 (``image_volume_locality``) the images of image volumes (``spec.volumes[].image.reference``)
 count too; the clamp still counts containers only.

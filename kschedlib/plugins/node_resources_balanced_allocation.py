@@ -2,7 +2,7 @@
 
 The score is ``(1 - std) * 100`` (truncated), where ``std`` is the standard
 deviation of the per-resource fractions ``requested / allocatable`` after
-placing the pod (reference §9.9).  Unlike NodeResourcesFit's strategies it
+placing the pod (kube's ``balanced_allocation.go``).  Unlike NodeResourcesFit's strategies it
 counts ``requested`` (not the 100m/200Mi non-zero defaults) and the pod's plain
 effective requests.  The float arithmetic follows kube's operation order so the
 truncated result is identical.

@@ -1,8 +1,8 @@
 """NodeResourcesFit: does the pod's request fit the node's free resources, and how full would it be?
 
-Filter compares the pod's effective requests (reference §1.4a) with
+Filter compares the pod's effective requests (kube's ``resource.PodRequests``) with
 ``allocatable - requested`` and reports every shortfall; Score ranks nodes by
-one of three strategies over configured resources (§9.8).  The per-pod work
+one of three strategies over configured resources (kube's ``noderesources/fit.go``).  The per-pod work
 (requests, which scalar resources to check, the scoring vector) happens once
 in PreFilter/PreScore, so the per-node methods are a few integer operations.
 
@@ -470,7 +470,7 @@ def _scorer(strategy: ScoringStrategy) -> _Scorer:
 @final
 @attrs.frozen(slots=True)
 class PreScoreState:
-    """The pod's scoring requests (§1.4c) for the configured resources it can be scored on."""
+    """The pod's scoring requests (``calculatePodResourceRequest``) for the configured resources it can be scored on."""
 
     entries: tuple[ResourceEntry, ...]
 

@@ -1,6 +1,6 @@
 """DefaultPreemption: when no node fits, find pods of lower priority whose eviction would make room.
 
-kube-scheduler v1.30's only in-tree PostFilter plugin (reference §10).  It
+kube-scheduler v1.30's only in-tree PostFilter plugin (``defaultpreemption/default_preemption.go``).  It
 never evicts anything itself: a success nominates the pod to a node and lists
 the victims (``namespace/name``); the embedder evicts them and the pod is
 retried on its nominated node.  Steps:
@@ -226,7 +226,7 @@ _CRITERIA: Final[tuple[Callable[[Candidate], float], ...]] = (
     lambda c: -len(c.victims),
     lambda c: _earliest_start_of_top_victims(c.victims),
 )
-"""Higher is better; applied in order to the candidates still tied (reference §10 step 6)."""
+"""Higher is better; applied in order to the candidates still tied (``preemption.go``: ``pickOneNodeForPreemption``)."""
 
 
 def pick_one_candidate(candidates: Sequence[Candidate]) -> Candidate | None:
@@ -312,7 +312,7 @@ class DefaultPreemption(PostFilterPlugin):
         return PostFilterResult(Status.success(), best.name, self._prepare(best))
 
     def _call_extenders(self, pod: Pod, candidates: list[Candidate], snapshot: Snapshot) -> list[Candidate] | Status:
-        """Extenders that support preemption replace the candidates (reference §10 step 5)."""
+        """Extenders that support preemption replace the candidates (``preemption.go``: ``callExtenders``)."""
         extenders = getattr(self._handle, "extenders", ())  # handles written before extenders offer none
         if not extenders:
             return candidates
