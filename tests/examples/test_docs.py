@@ -39,7 +39,8 @@ TUTORIAL = DOCS / "tutorial" / "index.md"
 HOW_TO = ("custom-plugin-with-args.md", "embed-as-decision-engine.md", "read-a-cluster-dump.md",
           "plugin-entry-points.md", "long-running-host.md")
 OWN_PAGES = (TUTORIAL, *(DOCS / "how-to" / page for page in HOW_TO), DOCS / "index.md", DOCS / "reference" / "api.md",
-             DOCS / "explanation" / "cycle.md", DOCS / "explanation" / "design.md", ROOT / "examples" / "README.md")
+             DOCS / "explanation" / "cycle.md", DOCS / "explanation" / "design.md", ROOT / "examples" / "README.md",
+             ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "tests" / "README.md")
 SKIP_MARK = "<!-- skip: next -->"
 UPDATE = bool(os.environ.get("KSCHEDLIB_UPDATE_DOCS"))
 _FENCE = re.compile(r"^```(\w*)\s*$")
@@ -199,3 +200,17 @@ def test_relative_links_resolve(page: Path) -> None:
         if not resolved.exists() or (anchor and resolved.suffix == ".md" and anchor not in anchors(resolved)):
             broken.append(target)
     assert not broken, f"{page.relative_to(ROOT)}: broken links {broken}"
+
+
+def test_readme_commands_are_what_ci_runs() -> None:
+    """The README's set-up and test commands, and the checks it names, are the ones ``.ci/run`` runs."""
+    readme = ROOT / "README.md"
+    ci = [" ".join(line.replace("--quiet", "").replace("> /dev/null", "").rstrip("\\").split())
+          for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
+    setup = next(block for block in blocks(readme) if block.lang == "sh")
+    commands = [part.strip() for line in setup.text.splitlines() for part in line.split(" && ")]
+    assert [command for command in commands if command not in ci] == []
+    checks = [line for line in ci if line.startswith((".venv/bin/mypy", ".venv/bin/ruff"))]
+    flat = " ".join(readme.read_text(encoding="utf-8").split())
+    assert len(checks) >= 3
+    assert [check for check in checks if f"`{check}`" not in flat] == []
