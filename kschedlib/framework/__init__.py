@@ -36,7 +36,7 @@ from kschedlib.framework.pod_info import AffinityTerm, PodInfo, WeightedAffinity
 from kschedlib.framework.queued_pod import QueuedPodInfo
 from kschedlib.framework.registry import PluginEntry, Registry
 from kschedlib.framework.results import PostFilterResult, PreFilterResult, Wait
-from kschedlib.framework.snapshot import Snapshot
+from kschedlib.framework.snapshot import NodeCursor, Snapshot
 from kschedlib.framework.status import Code, Status
 from kschedlib.framework.waiting import WaitingPodView
 
@@ -55,6 +55,7 @@ __all__ = [
     "ImageState",
     "MAX_NODE_SCORE",
     "MIN_NODE_SCORE",
+    "NodeCursor",
     "NodeInfo",
     "NodeLocalFilter",
     "NodeLocalScore",
