@@ -20,6 +20,7 @@ output blocks from what the code prints; read the diff before committing.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import io
 import os
 import re
@@ -214,3 +215,49 @@ def test_readme_commands_are_what_ci_runs() -> None:
     flat = " ".join(readme.read_text(encoding="utf-8").split())
     assert len(checks) >= 3
     assert [check for check in checks if f"`{check}`" not in flat] == []
+
+
+_SIGNATURE = re.compile(r"\*\*`([A-Za-z_][\w.]*)\(([^`]*)\)(?: -> [^`]*)?`\*\*")
+_NAMESPACES = ("kschedlib", "kschedlib.framework", "kschedlib.framework.events", "kschedlib.model",
+               "kschedlib.simulation", "kschedlib.testing")
+
+
+def _documented_parameters(text: str) -> list[str]:
+    """The parameter names of a documented signature, ``*`` kept as the keyword-only marker."""
+    names, depth, current = [], 0, ""
+    for char in text + ",":
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        if char == "," and depth == 0:
+            if current.strip():
+                names.append(current.split("=")[0].strip())
+            current = ""
+        else:
+            current += char
+    return names
+
+
+def _code_parameters(obj: object) -> list[str]:
+    names: list[str] = []
+    for parameter in inspect.signature(obj).parameters.values():  # type: ignore[arg-type]
+        if parameter.kind is parameter.KEYWORD_ONLY and "*" not in names:
+            names.append("*")
+        names.append(parameter.name)
+    return names
+
+
+def _documented_signatures() -> list[tuple[str, str]]:
+    return _SIGNATURE.findall((DOCS / "reference" / "api.md").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(("name", "parameters"), _documented_signatures(), ids=[n for n, _ in _documented_signatures()])
+def test_reference_signatures_match_the_code(name: str, parameters: str) -> None:
+    """Each bold signature in the API reference names the parameters the code has, in order."""
+    import importlib
+
+    obj = next((getattr(module, name) for module in map(importlib.import_module, _NAMESPACES)
+                if hasattr(module, name)), None)
+    assert obj is not None, f"{name} is documented but not exported"
+    assert _documented_parameters(parameters) == _code_parameters(obj)
