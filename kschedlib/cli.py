@@ -1,4 +1,8 @@
-"""The ``kschedlib`` command line: ``explain`` and ``simulate`` over cluster files, ``serve-extender``."""
+"""The ``kschedlib`` command line: ``explain`` and ``simulate`` over cluster files, ``serve-extender``.
+
+Every subcommand is added the same way: an ``add_parser(sub)`` function that adds its arguments and
+``set_defaults(run=...)`` with a ``run(args, out, err) -> exit status``; :func:`main` calls ``args.run``.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +10,9 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import resources
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeAlias
 
 from kschedlib.errors import KschedError
 from kschedlib.extender import command as serve_extender
@@ -22,9 +26,19 @@ __all__ = ["main"]
 EXAMPLE_CLUSTER = "example-cluster.json"
 
 
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kschedlib", description=__doc__)
+    parser = argparse.ArgumentParser(prog="kschedlib", description=__doc__.split("\n", 1)[0])
     sub = parser.add_subparsers(dest="command", required=True)
+    _add_explain(sub)
+    _add_simulate(sub)
+    serve_extender.add_parser(sub)
+    return parser
+
+
+def _add_explain(sub: Subparsers) -> None:
     ex = sub.add_parser("explain", help="where would a pod go, and why not elsewhere")
     ex.add_argument("cluster", nargs="+", help="cluster file(s) (Kubernetes v1 objects, JSON or YAML), read as one")
     ex.add_argument("--pod", required=True, help="namespace/name of a pod in the cluster, or a pod file")
@@ -33,6 +47,10 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("--seed", type=int, default=0)
     ex.add_argument("--format", choices=("json", "text"), default="json")
     add_version_arguments(ex)
+    ex.set_defaults(run=_explain)
+
+
+def _add_simulate(sub: Subparsers) -> None:
     sim = sub.add_parser("simulate", help="schedule the cluster's pending pods")
     sim.add_argument("cluster", nargs="*", help="cluster file(s), read as one (default: a bundled example)")
     sim.add_argument("--config", help="KubeSchedulerConfiguration file")
@@ -41,8 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--events", help="timeline of cluster changes to apply while simulating (JSON/YAML list)")
     sim.add_argument("--format", choices=("json", "text"), default="text")
     add_version_arguments(sim)
-    serve_extender.add_parser(sub)
-    return parser
+    sim.set_defaults(run=_simulate)
 
 
 def _dump(data: Any, out: TextIO) -> None:
@@ -50,7 +67,7 @@ def _dump(data: Any, out: TextIO) -> None:
     out.write("\n")
 
 
-def _progress(stream: TextIO) -> Any:
+def _progress(stream: TextIO) -> Callable[[int, int], None]:
     def report(done: int, total: int) -> None:
         if done % 500 == 0:
             stream.write(f"\r{done} attempts, {total} pods")
@@ -58,7 +75,7 @@ def _progress(stream: TextIO) -> Any:
     return report
 
 
-def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
+def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     progress = _progress(err) if err.isatty() else None
     with resources.as_file(resources.files("kschedlib.simulation.data") / EXAMPLE_CLUSTER) as example:
         report = simulate(args.cluster or example, args.config, seed=args.seed, once=args.once, events=args.events,
@@ -71,24 +88,25 @@ def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
         _dump(report.to_dict(), out)
     else:
         out.write(simulation_text(report) + "\n")
+    return 0
+
+
+def _explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    result = explain(args.cluster, args.pod, args.config, start_index=args.start_index, seed=args.seed,
+                     kube_version=args.kube_version, feature_gates=args.feature_gates)
+    if args.format == "json":
+        _dump(result.to_dict(), out)
+    else:
+        out.write(explanation_text(result) + "\n")
+    if result.refused:
+        err.write(f"kschedlib: error: {result.error}\n")
+        return 1
+    return 0
 
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    status = 0
-    if args.command == "explain":
-        result = explain(args.cluster, args.pod, args.config, start_index=args.start_index, seed=args.seed,
-                         kube_version=args.kube_version, feature_gates=args.feature_gates)
-        if args.format == "json":
-            _dump(result.to_dict(), out)
-        else:
-            out.write(explanation_text(result) + "\n")
-        if result.refused:
-            err.write(f"kschedlib: error: {result.error}\n")
-            status = 1
-    elif args.command == "serve-extender":
-        serve_extender.run(args, out)
-    else:
-        _simulate(args, out, err)
+    run: Callable[[argparse.Namespace, TextIO, TextIO], int] = args.run
+    status = run(args, out, err)
     out.flush()  # a closed pipe shows here, not at exit
     return status
 

@@ -10,7 +10,10 @@ semantically is, so callers can catch what they expect::
     ├── SelectorError (ValueError)        a label or node selector is malformed
     ├── ConfigError (ValueError)          a scheduler configuration or plugin args are invalid
     ├── RegistryError (KeyError)          a plugin name is unknown or registered twice
-    └── CacheError (RuntimeError)         an operation contradicts the cache's state
+    ├── CacheError (RuntimeError)         an operation contradicts the cache's state
+    ├── ExtenderError (RuntimeError)      a scheduler extender failed or answered wrongly
+    ├── WireError (ValueError)            an extender protocol message could not be decoded
+    └── BadRequestError (ValueError)      the extender service cannot act on a request
 
 "Does not fit" is never an exception: it is a :class:`~kschedlib.framework.Status`.
 """
@@ -20,14 +23,17 @@ from __future__ import annotations
 from typing import final
 
 __all__ = [
+    "BadRequestError",
     "CacheError",
     "ConfigError",
+    "ExtenderError",
     "KschedError",
     "ManifestError",
     "ModelError",
     "QuantityError",
     "RegistryError",
     "SelectorError",
+    "WireError",
 ]
 
 
@@ -108,3 +114,19 @@ class RegistryError(KschedError, KeyError):
 @final
 class CacheError(KschedError, RuntimeError):
     """An operation contradicts the scheduler cache's state (e.g. forgetting a pod never assumed)."""
+
+
+class ExtenderError(KschedError, RuntimeError):
+    """An extender failed: transport error, non-200 reply, malformed reply, or an ``Error`` it returned."""
+
+
+class WireError(KschedError, ValueError):
+    """A protocol message could not be decoded."""
+
+
+class BadRequestError(KschedError, ValueError):
+    """A request the extender service cannot act on (answered with ``status``, 400 by default)."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status

@@ -8,16 +8,16 @@ from typing import Any, final
 
 from kschedlib._internal.documents import load_config
 from kschedlib._internal.engine import Engine
-from kschedlib._internal.metrics import Metrics
-from kschedlib._internal.results import ScheduleResult, SchedulerListener
 from kschedlib.clock import Clock, SystemClock
 from kschedlib.errors import ModelError
 from kschedlib.framework.extender import Extender
 from kschedlib.framework.queued_pod import QueuedPodInfo
 from kschedlib.framework.registry import Registry
 from kschedlib.framework.snapshot import Snapshot
+from kschedlib.metrics import Metrics
 from kschedlib.model.objects import Node, Pod
 from kschedlib.plugins import default_plugin_sets, in_tree_registry
+from kschedlib.results import ScheduleResult, SchedulerListener
 from kschedlib.versions import KubeSettings
 from kschedlib.versions import resolve as resolve_kube
 

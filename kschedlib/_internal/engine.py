@@ -28,11 +28,9 @@ from kschedlib._internal.extenders import (
 )
 from kschedlib._internal.handle import FrameworkHandle
 from kschedlib._internal.http_extender import build_extenders
-from kschedlib._internal.metrics import Metrics
 from kschedlib._internal.nominator import Nominator
 from kschedlib._internal.profile import build_profile
 from kschedlib._internal.queue import SchedulingQueue
-from kschedlib._internal.results import ScheduleResult, SchedulerListener
 from kschedlib._internal.runtime import ProfileRuntime
 from kschedlib._internal.store import ObjectStore
 from kschedlib._internal.waiting import WaitingPod, WaitingPods
@@ -47,15 +45,17 @@ from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.pods_to_activate import PODS_TO_ACTIVATE
 from kschedlib.framework.queued_pod import QueuedPodInfo
 from kschedlib.framework.registry import Registry
-from kschedlib.framework.status import Code, Status
+from kschedlib.framework.status import REJECTED_CODES, Code, Status
+from kschedlib.metrics import Metrics
 from kschedlib.model.objects import Node, Pod
 from kschedlib.model.resources import accounting_for
+from kschedlib.results import ScheduleResult, SchedulerListener
 from kschedlib.versions import KubeSettings
 from kschedlib.versions import resolve as resolve_kube
 
 __all__ = ["Engine", "node_changes"]
 
-_REJECTED: Final = frozenset({Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING})
+_REJECTED: Final = REJECTED_CODES
 _TERMINATED: Final = frozenset({"Succeeded", "Failed"})
 DEFAULT_PREEMPTION: Final = "DefaultPreemption"
 WAITING_FOR_PREEMPTION: Final = "waiting for the preemption for this pod to be finished"
@@ -513,7 +513,7 @@ class Engine:
         pod, node, state, runtime = attempt.assumed.pod, attempt.node, attempt.state, attempt.runtime
         status = runtime.run_pre_bind(state, pod, node)
         if status.is_success:
-            by_extender = bind_with_extenders(runtime.extenders, pod, node)  # reference §4 step 3
+            by_extender = bind_with_extenders(runtime.extenders, pod, node)  # schedule_one.go: extendersBinding
             status = by_extender if by_extender is not None else runtime.run_bind(state, pod, node)
             if status.is_skip:
                 status = Status.from_error(f"no Bind plugin bound pod {pod.key}")
@@ -601,7 +601,7 @@ class Engine:
             message = fit_error_message(1, diagnosis)
         info.unschedulable_plugins = diagnosis.unschedulable_plugins if diagnosis is not None else frozenset()
         info.pending_plugins = diagnosis.pending_plugins if diagnosis is not None else frozenset()
-        if nominate:  # preemption chose this node: lower-priority pods nominated there lose it (§10 step 7)
+        if nominate:  # preemption chose this node: lower-priority nominated pods there lose it (prepareCandidate)
             for other in self.nominator.pods_for_node(nominate):
                 if other.pod.effective_priority < info.pod.effective_priority:
                     self.nominator.remove(other.pod.uid)

@@ -264,7 +264,7 @@ class _PerPod(Generic[_T]):
 
 
 def pod_requests(pod: Pod) -> Resources:
-    """The pod's effective requests (reference §1.4a): what a node's ``requested`` counts."""
+    """The pod's effective requests (kube's ``resource.PodRequests``): what a node's ``requested`` counts."""
     return _REQUESTS(pod)
 
 
@@ -277,7 +277,7 @@ def _compute_pod_requests(pod: Pod) -> Resources:
 
 
 def pod_scoring_requests(pod: Pod) -> Resources:
-    """Requests for resource scoring (§1.4c): missing cpu/memory default to 100m/200Mi per container."""
+    """Requests for scoring (kube's ``calculatePodResourceRequest``): a container's missing cpu/memory is 100m/200Mi."""
     return _SCORING_REQUESTS(pod)
 
 
@@ -302,7 +302,7 @@ def _non_zero(amounts: Mapping[str, int]) -> tuple[int, int]:
 
 
 def pod_non_zero_requests(pod: Pod) -> tuple[int, int]:
-    """(milli-CPU, memory bytes) for ``NodeInfo.non_zero_requested`` (§1.4b).
+    """(milli-CPU, memory bytes) for ``NodeInfo.non_zero_requested`` (kube's ``schedutil.GetNonzeroRequests``).
 
     Sidecars are not added to the regular containers' sum here, unlike :func:`pod_requests`.
     """

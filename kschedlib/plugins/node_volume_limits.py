@@ -29,8 +29,8 @@ from kschedlib.framework.status import Status
 from kschedlib.framework.storage import StorageLister
 from kschedlib.model.objects import Pod, Volume
 from kschedlib.model.storage import CSINode, CSIVolumeSource, PersistentVolumeClaim
-from kschedlib.plugins import _volume_hints
-from kschedlib.plugins._csi_translation import (
+from kschedlib.plugins._helpers import volume_hints as _volume_hints
+from kschedlib.plugins._helpers.csi_translation import (
     CSI_DRIVERS,
     IN_TREE_PLUGINS,
     MIGRATION_ON,
@@ -39,18 +39,9 @@ from kschedlib.plugins._csi_translation import (
     inline_handle,
     pv_handle,
 )
-from kschedlib.plugins._volumes import claim_class, claim_of, inline_source, not_owner_error, pvc_not_found
+from kschedlib.plugins._helpers.volumes import claim_class, claim_of, inline_source, not_owner_error, pvc_not_found
 
-__all__ = [
-    "ATTACHABLE_VOLUMES_PREFIX",
-    "ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED",
-    "NodeVolumeLimits",
-    "VolumeLookupError",
-    "attachable_volumes",
-    "attached_by_volume_attachments",
-    "exceeds_limits",
-    "volume_limits",
-]
+__all__ = ["ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED", "NodeVolumeLimits", "VolumeLookupError"]
 
 ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED: Final = "node(s) exceed max volume count"
 ATTACHABLE_VOLUMES_PREFIX: Final = "attachable-volumes-"

@@ -34,19 +34,14 @@ from kschedlib.model.storage import (
     PersistentVolumeSource,
     RBDVolumeSource,
 )
-from kschedlib.plugins import _volume_hints
-from kschedlib.plugins._volumes import READ_WRITE_ONCE_POD, inline_source, pvc_not_found
+from kschedlib.plugins._helpers import volume_hints as _volume_hints
+from kschedlib.plugins._helpers.volumes import READ_WRITE_ONCE_POD, inline_source, pvc_not_found
 
 __all__ = [
     "ERR_REASON_DISK_CONFLICT",
     "ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT",
     "ERR_REASON_RWOP_IN_USE",
-    "PRE_FILTER_KEY",
-    "PreFilterState",
     "VolumeRestrictions",
-    "inline_disks",
-    "is_volume_conflict",
-    "needs_restrictions_check",
     "satisfies_volume_conflicts",
 ]
 

@@ -25,8 +25,8 @@ from kschedlib.framework.status import Status
 from kschedlib.framework.storage import StorageLister
 from kschedlib.model.objects import Pod
 from kschedlib.model.storage import PersistentVolume
-from kschedlib.plugins import _volume_hints
-from kschedlib.plugins._volumes import (
+from kschedlib.plugins._helpers import volume_hints as _volume_hints
+from kschedlib.plugins._helpers.volumes import (
     WAIT_FOR_FIRST_CONSUMER,
     claim_class,
     pv_not_found,
@@ -34,16 +34,7 @@ from kschedlib.plugins._volumes import (
     storage_class_not_found,
 )
 
-__all__ = [
-    "ERR_REASON_CONFLICT",
-    "PRE_FILTER_KEY",
-    "PVTopology",
-    "VolumeZone",
-    "fits",
-    "label_zones_to_set",
-    "pv_topologies",
-    "volume_topologies",
-]
+__all__ = ["ERR_REASON_CONFLICT", "VolumeZone", "fits"]
 
 ERR_REASON_CONFLICT: Final = "node(s) had no available volume zone"
 

@@ -39,7 +39,7 @@ from kschedlib.model.storage import (
     TopologySelectorTerm,
     VolumeAttachment,
 )
-from kschedlib.plugins import _volume_hints as hints
+from kschedlib.plugins._helpers import volume_hints as hints
 from kschedlib.plugins.node_volume_limits import NodeVolumeLimits
 from kschedlib.plugins.volume_binding import VolumeBinding
 from kschedlib.plugins.volume_restrictions import VolumeRestrictions

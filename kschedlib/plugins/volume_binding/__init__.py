@@ -40,8 +40,9 @@ from kschedlib.framework.status import Status
 from kschedlib.framework.storage import StorageLister
 from kschedlib.model.objects import Pod
 from kschedlib.model.storage import PersistentVolume, PersistentVolumeClaim
-from kschedlib.plugins import _volume_hints
-from kschedlib.plugins._volume_binder import (
+from kschedlib.plugins._helpers import volume_hints as _volume_hints
+from kschedlib.plugins._helpers.volumes import claim_of, is_fully_bound, not_owner_error, pvc_not_found
+from kschedlib.plugins.volume_binding.binder import (
     ERR_REASON_BIND_CONFLICT,
     ERR_REASON_NODE_CONFLICT,
     ERR_REASON_NOT_ENOUGH_SPACE,
@@ -57,20 +58,16 @@ from kschedlib.plugins._volume_binder import (
     pod_volume_claims,
     selected_claim,
 )
-from kschedlib.plugins._volumes import claim_of, is_fully_bound, not_owner_error, pvc_not_found
 
 __all__ = [
     "ERR_REASON_BIND_CONFLICT",
     "ERR_REASON_NODE_CONFLICT",
-    "ERR_REASON_PV_NODE_AFFINITY",
     "ERR_REASON_NOT_ENOUGH_SPACE",
+    "ERR_REASON_PV_NODE_AFFINITY",
     "ERR_REASON_PV_NOT_EXIST",
     "ERR_UNBOUND_IMMEDIATE",
-    "STATE_KEY",
     "VolumeBinding",
     "VolumeBindingArgs",
-    "VolumeBindingState",
-    "claim_problem",
     "decode_args",
 ]
 

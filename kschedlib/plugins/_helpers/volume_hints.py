@@ -42,8 +42,8 @@ from kschedlib.model.storage import (
     StorageClass,
     VolumeAttachment,
 )
-from kschedlib.plugins._csi_translation import CSI_DRIVERS, IN_TREE_PLUGINS
-from kschedlib.plugins._volumes import MIGRATED_PLUGINS_ANNOTATION, WAIT_FOR_FIRST_CONSUMER, claim_of
+from kschedlib.plugins._helpers.csi_translation import CSI_DRIVERS, IN_TREE_PLUGINS
+from kschedlib.plugins._helpers.volumes import MIGRATED_PLUGINS_ANNOTATION, WAIT_FOR_FIRST_CONSUMER, claim_of
 
 __all__ = [
     "WATCH_EVERYTHING",
