@@ -114,7 +114,8 @@ def partial_gangs(sched: Scheduler, groups: dict[str, PodGroup]) -> int:
     waiting = set(sched.waiting_pods())
     for key in sched.bound_pods():
         if key not in waiting:
-            pod = sched.engine.store.pods[key]
+            pod = sched.get_pod(key)
+            assert pod is not None
             bound[f"{pod.namespace}/{pod.labels.get(POD_GROUP_LABEL, '')}"] += 1
     return sum(1 for name, count in bound.items() if name in groups and count < groups[name].min_member)
 
@@ -123,7 +124,8 @@ def quota_overruns(sched: Scheduler) -> int:
     """Teams using more GPUs than their quota's max."""
     used: Counter[str] = Counter()
     for key in sched.bound_pods():
-        pod = sched.engine.store.pods[key]
+        pod = sched.get_pod(key)
+        assert pod is not None
         used[pod.namespace] += int(pod.containers[0].requests[GPU].amount)
     return sum(1 for team, amount in used.items() if team in TEAMS and amount > TEAMS[team][1])
 

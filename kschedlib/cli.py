@@ -1,4 +1,5 @@
-"""The ``kschedlib`` command line: ``explain`` and ``simulate`` over cluster files, ``serve-extender``.
+"""The ``kschedlib`` command line: ``explain`` and ``simulate`` over cluster files, the capacity questions
+(``capacity``, ``drain``, ``nodes-needed``, ``compare``), ``serve-extender``.
 
 Every subcommand is added the same way: an ``add_parser(sub)`` function that adds its arguments and
 ``set_defaults(run=...)`` with a ``run(args, out, err) -> exit status``; :func:`main` calls ``args.run``.
@@ -14,6 +15,8 @@ from collections.abc import Callable, Sequence
 from importlib import resources
 from typing import Any, TextIO, TypeAlias
 
+from kschedlib.capacity import _cli as capacity_cli
+from kschedlib.capacity import expand_controllers
 from kschedlib.errors import KschedError
 from kschedlib.extender import command as serve_extender
 from kschedlib.simulation.explain import explain
@@ -34,8 +37,16 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     _add_explain(sub)
     _add_simulate(sub)
+    capacity_cli.add_parsers(sub)
+    for command in capacity_cli.COMMANDS:
+        sub.choices[command].set_defaults(run=_capacity)
     serve_extender.add_parser(sub)
     return parser
+
+
+def _capacity(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    capacity_cli.run(args, out)
+    return 0
 
 
 def _add_explain(sub: Subparsers) -> None:
@@ -58,6 +69,8 @@ def _add_simulate(sub: Subparsers) -> None:
     sim.add_argument("--once", action="store_true", help="give every pending pod exactly one attempt")
     sim.add_argument("--events", help="timeline of cluster changes to apply while simulating (JSON/YAML list)")
     sim.add_argument("--format", choices=("json", "text"), default="text")
+    sim.add_argument("--expand-controllers", action="store_true",
+                     help="create the pods of Deployments, ReplicaSets, StatefulSets, Jobs and DaemonSets first")
     add_version_arguments(sim)
     sim.set_defaults(run=_simulate)
 
@@ -78,7 +91,10 @@ def _progress(stream: TextIO) -> Callable[[int, int], None]:
 def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     progress = _progress(err) if err.isatty() else None
     with resources.as_file(resources.files("kschedlib.simulation.data") / EXAMPLE_CLUSTER) as example:
-        report = simulate(args.cluster or example, args.config, seed=args.seed, once=args.once, events=args.events,
+        cluster: Any = args.cluster or example
+        if args.expand_controllers:
+            cluster = expand_controllers(cluster)
+        report = simulate(cluster, args.config, seed=args.seed, once=args.once, events=args.events,
                           progress=progress, kube_version=args.kube_version, feature_gates=args.feature_gates)
     if progress is not None:
         summary = report.summary()

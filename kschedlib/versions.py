@@ -306,6 +306,10 @@ class KubeSettings:
         """The version and the gates set explicitly, as results report them."""
         return {"kube_version": self.version, "feature_gates": dict(sorted(self.overrides.items()))}
 
+    def __reduce__(self) -> tuple[Any, tuple[str, dict[str, bool]]]:
+        """Pickled as version and overrides (results cross process boundaries in sweeps)."""
+        return resolve, (self.version, dict(self.overrides))
+
 
 def parse_kube_version(value: object, *, field: str = "kube_version") -> str:
     """``"1.36"``, ``"v1.36"`` or ``"1.36.3"`` -> ``"1.36"``; anything unsupported is a ConfigError."""

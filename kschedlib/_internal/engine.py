@@ -53,7 +53,7 @@ from kschedlib.results import ScheduleResult, SchedulerListener
 from kschedlib.versions import KubeSettings
 from kschedlib.versions import resolve as resolve_kube
 
-__all__ = ["Engine", "node_changes"]
+__all__ = ["Engine", "EngineOptions", "node_changes"]
 
 _REJECTED: Final = REJECTED_CODES
 _TERMINATED: Final = frozenset({"Succeeded", "Failed"})
@@ -113,6 +113,19 @@ class _Attempt:
 
 
 @final
+@attrs.frozen(slots=True)
+class EngineOptions:
+    """An engine's construction options besides config, clock, seed and kube."""
+
+    registry: Registry
+    defaults: dict[str, PluginSet]
+    retry_unschedulable: bool
+    binding_executor: Executor | None
+    assumed_ttl: float
+    extenders: tuple[Extender, ...]
+
+
+@final
 class Engine:
     """Cache, queue, nominator, waiting pods and one runtime per profile."""
 
@@ -130,8 +143,13 @@ class Engine:
         assumed_ttl: float = 0.0,
         extenders: Sequence[Extender] = (),
         kube: KubeSettings | None = None,
+        store: ObjectStore | None = None,
+        nominator: Nominator | None = None,
     ) -> None:
         self.config = config
+        self.options = EngineOptions(registry, defaults, retry_unschedulable, binding_executor, assumed_ttl,
+                                     tuple(extenders))
+        """What this engine was built with besides config, clock, seed and kube (a fork is built alike)."""
         self.kube = kube if kube is not None else resolve_kube()
         self.accounting = accounting_for(self.kube.switches)
         """How this version counts pods' requests (PodInfos made here carry them into the cache)."""
@@ -141,8 +159,8 @@ class Engine:
         self.clock = clock
         self.rng = random.Random(seed)
         self.cache = Cache(assumed_ttl)
-        self.store = ObjectStore()
-        self.nominator = Nominator()
+        self.store = store if store is not None else ObjectStore()
+        self.nominator = nominator if nominator is not None else Nominator()
         self.waiting = WaitingPods()
         self.metrics = Metrics()
         self.listeners = list(listeners)
@@ -695,9 +713,65 @@ class Engine:
         times = [t for t in candidates if t is not None]
         return min(times) if times else None
 
+    def binding_keys(self) -> list[str]:
+        """Pods binding on the executor (not waiting in Permit)."""
+        waiting = {w.pod.uid for w in self.waiting}
+        return [attempt.assumed.pod.key for uid, attempt in self._attempts.items() if uid not in waiting]
+
     def busy(self) -> bool:
         """Whether bindings are in flight on the executor."""
         return any(uid not in {w.pod.uid for w in self.waiting} for uid in self._attempts)
+
+    def evaluate(self, pod: Pod, *, start_index: int, percentage_of_nodes_to_score: int) -> CycleOutcome:
+        """One scheduling cycle for ``pod`` against the current state, with every detail, changing nothing.
+
+        The live snapshot and plugin caches are reused; the pod is visible to plugins (``get_pod``)
+        during the cycle only, and the random generator is rewound afterwards, so later decisions
+        are the same as without this call.
+        """
+        runtime = self.profiles[pod.scheduler_name]
+        snapshot = self.cache.snapshot(self.store.namespaces)
+        self.handles[pod.scheduler_name].set_snapshot(snapshot)
+        pods = self.store.pods
+        previous = pods.get(pod.key)
+        rng_state = self.rng.getstate()
+        pods[pod.key] = pod
+        try:
+            return run_cycle(runtime, pod, snapshot, start_index=start_index,
+                             percentage_of_nodes_to_score=percentage_of_nodes_to_score, rng=self.rng,
+                             nominator=self.nominator, score_single_node=True)
+        finally:
+            self.rng.setstate(rng_state)
+            if previous is None:
+                del pods[pod.key]
+            else:
+                pods[pod.key] = previous
+
+    def fork(self, clock: Clock, listeners: Sequence[SchedulerListener]) -> Engine:
+        """An independent engine in the same state: cluster, queue, nominations, rng, start index.
+
+        Immutable parts (NodeInfos, pods, PodStates) are shared; containers are copied.  Plugins are
+        built anew, so their caches start empty.  Refused (:class:`CacheError`) while a pod waits in
+        Permit or binds on the executor: that work belongs to this engine's plugins and threads.
+        """
+        if self._attempts or len(self.waiting) or not self._completions.empty():
+            raise CacheError("a scheduler cannot be forked while pods wait in Permit or bind on the executor "
+                             f"({sorted(a.assumed.pod.key for a in self._attempts.values())}); "
+                             "let them finish (tick) first")
+        opts = self.options
+        other = Engine(self.config, clock=clock, seed=0, registry=opts.registry, defaults=opts.defaults,
+                       retry_unschedulable=opts.retry_unschedulable, listeners=listeners,
+                       binding_executor=opts.binding_executor, assumed_ttl=opts.assumed_ttl,
+                       extenders=opts.extenders, kube=self.kube,
+                       store=self.store.copy(), nominator=self.nominator.copy())
+        other.rng.setstate(self.rng.getstate())
+        other.cache = self.cache.copy()
+        self.queue.copy_into(other.queue)
+        other.flush_unschedulable = self.flush_unschedulable
+        other.next_start_index = self.next_start_index
+        other._preempting = {uid: set(victims) for uid, victims in self._preempting.items()}
+        other._deferred = list(self._deferred)
+        return other
 
     def add_objects(self, objects: Iterable[object], add_node: Callable[[Node], None]) -> None:
         items = list(objects)

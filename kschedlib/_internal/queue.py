@@ -567,3 +567,45 @@ class SchedulingQueue:
         gated = sum(1 for info in self._unschedulable.values() if info.gated)
         return {"active": len(self._active_by_key), "backoff": len(self._backoff_by_key),
                 "unschedulable": len(self._unschedulable) - gated, "gated": gated}
+
+    def _all_infos(self) -> list[QueuedPodInfo]:
+        """Every QueuedPodInfo the queue holds, removed heap entries' included."""
+        return [*(entry.info for entry in self._active), *(entry.info for entry in self._backoff),
+                *(entry.info for entry in self._errored), *self._unschedulable.values()]
+
+    def copy_into(self, other: SchedulingQueue) -> None:
+        """Give ``other`` (a new, empty queue of another scheduler) the same queued pods and bookkeeping.
+
+        QueuedPodInfos are changed in place as pods move, so each is copied; heaps keep their layout.
+        """
+        infos: dict[int, QueuedPodInfo] = {}
+        for info in self._all_infos():
+            infos[id(info)] = QueuedPodInfo(info.pod_info, info.timestamp, info.attempts,
+                                            info.initial_attempt_timestamp, info.unschedulable_plugins,
+                                            info.pending_plugins, info.gated, info.sequence)
+        less, backoff_less = other._less, other._backoff_less
+        twins: dict[int, _ActiveEntry] = {}
+        for entry in self._active:
+            twin = twins[id(entry)] = _ActiveEntry(infos[id(entry.info)], less)
+            twin.removed = entry.removed
+            other._active.append(twin)
+        other._active_by_key = {key: twins[id(entry)] for key, entry in self._active_by_key.items()}
+        backoff_twins: dict[int, _BackoffEntry] = {}
+        for mine, theirs in ((self._backoff, other._backoff), (self._errored, other._errored)):
+            for waiting in mine:
+                copied = backoff_twins[id(waiting)] = _BackoffEntry(infos[id(waiting.info)], waiting.expiry,
+                                                                    backoff_less)
+                copied.removed = waiting.removed
+                theirs.append(copied)
+        other._backoff_by_key = {key: backoff_twins[id(waiting)] for key, waiting in self._backoff_by_key.items()}
+        other._unschedulable = {key: infos[id(info)] for key, info in self._unschedulable.items()}
+        following = next(self._order)
+        self._order = itertools.count(following)
+        other._order = itertools.count(following)
+        other.scheduling_cycle = self.scheduling_cycle
+        other.move_request_cycle = self.move_request_cycle
+        other.retry_failed = self.retry_failed
+        other.incoming = dict(self.incoming)
+        other._in_flight = dict(self._in_flight)
+        other._flight_events = list(self._flight_events)
+        other._flight_base = self._flight_base

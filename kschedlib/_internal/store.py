@@ -239,7 +239,7 @@ class ObjectStore:
         other.namespaces = dict(self.namespaces)
         other.pdbs = dict(self.pdbs)
         other.owners = dict(self.owners)
-        other.pods = pods = PodTable(self.pods)
+        other.pods = pods = self.pods.copy()
         other._uid_keys = dict(self._uid_keys)
         other.storage = self.storage.copy()
         other.scheduling = self.scheduling.copy(pods)

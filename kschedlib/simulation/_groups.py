@@ -18,24 +18,27 @@ from kschedlib.model.quantity import Quantity
 from kschedlib.model.resources import Resources
 from kschedlib.model.scheduling_crds import POD_GROUP_LABEL, PodGroup
 from kschedlib.plugins._elastic_quota import UPPER_BOUND_OF_MAX, exceeds, quota_infos
+from kschedlib.plugins._pod_group_manager import reconcile_status
 from kschedlib.plugins.coscheduling import Coscheduling, pod_group_statuses
 from kschedlib.scheduler import Scheduler
 
 __all__ = ["elastic_quota_report", "explain_group_sections", "group_lines", "pod_group_report", "quota_lines"]
 
 def _coscheduling(scheduler: Scheduler) -> Coscheduling | None:
-    for runtime in scheduler.engine.profiles.values():
-        plugin = runtime.profile.plugins.get(Coscheduling.name)
-        if isinstance(plugin, Coscheduling):
-            return plugin
-    return None
+    plugin = scheduler.plugin(Coscheduling.name)
+    return plugin if isinstance(plugin, Coscheduling) else None
 
 
-def _group_state(scheduler: Scheduler, group: PodGroup, placed: Mapping[str, str]) -> dict[str, Any]:
-    """One group's phase, counts and timeouts (``group`` carries the controller's status)."""
-    members = [pod.key for pod in scheduler.engine.store.scheduling.group_pods(group.namespace, group.name)]
-    waiting = {w.pod.key: w for w in scheduler.engine.waiting if w.pod.key in members}
-    deadlines = [deadline for w in waiting.values() if (deadline := w.next_deadline()) is not None]
+def _group_state(scheduler: Scheduler, group: PodGroup, placed: Mapping[str, str],
+                 asked: Pod | None = None) -> dict[str, Any]:
+    """One group's phase, counts and timeouts (``group`` carries the controller's status); ``asked``
+    (the pod ``explain`` is about) counts as a member though the scheduler does not hold it."""
+    members = [pod.key for pod in scheduler.scheduling_objects.group_pods(group.namespace, group.name)]
+    if asked is not None and asked.key not in members:
+        members.append(asked.key)
+    permit_deadlines = scheduler.permit_deadlines()
+    waiting = {key: permit_deadlines[key] for key in members if key in permit_deadlines}
+    deadlines = [deadline for deadline in waiting.values() if deadline is not None]
     plugin = _coscheduling(scheduler)
     timeout = plugin.wait_seconds(group) if plugin is not None else group.schedule_timeout_seconds
     assumed = sum(1 for key in members if key in placed)
@@ -60,7 +63,7 @@ def pod_group_report(scheduler: Scheduler) -> dict[str, dict[str, Any]]:
     """``namespace/name`` -> the state of every PodGroup (see the module docstring)."""
     placed = scheduler.bound_pods()
     return {group.key: _group_state(scheduler, group, placed)
-            for group in pod_group_statuses(scheduler.engine.store.scheduling)}
+            for group in pod_group_statuses(scheduler.scheduling_objects)}
 
 
 def _amounts(resources: Resources, names: Iterable[str]) -> dict[str, str]:
@@ -78,7 +81,7 @@ def _listed(resources: Mapping[str, Quantity] | None) -> dict[str, str] | None:
 
 def elastic_quota_report(scheduler: Scheduler) -> dict[str, dict[str, Any]]:
     """namespace -> its ElasticQuota's min, max (as written; ``None``: absent) and used now."""
-    quotas = scheduler.engine.store.scheduling.elastic_quotas()
+    quotas = scheduler.scheduling_objects.elastic_quotas()
     if not quotas:
         return {}
     pods: dict[str, list[Pod]] = {}
@@ -108,9 +111,13 @@ def explain_group_sections(scheduler: Scheduler, pod: Pod) -> dict[str, Any]:
     sections: dict[str, Any] = {}
     name = pod.labels.get(POD_GROUP_LABEL)
     if name:
-        for group in pod_group_statuses(scheduler.engine.store.scheduling):
-            if group.namespace == pod.namespace and group.name == name:
-                sections["pod_group"] = {"name": group.key, **_group_state(scheduler, group, scheduler.bound_pods())}
+        objects = scheduler.scheduling_objects
+        for stored in objects.pod_groups():
+            if stored.namespace == pod.namespace and stored.name == name:
+                members = [p for p in objects.group_pods(stored.namespace, stored.name) if p.key != pod.key]
+                group = reconcile_status(stored, [*members, pod])  # the pod asked about counts as a member
+                state = _group_state(scheduler, group, scheduler.bound_pods(), pod)
+                sections["pod_group"] = {"name": group.key, **state}
     quotas = elastic_quota_report(scheduler)
     if quotas:
         sections["elastic_quotas"] = quotas

@@ -38,7 +38,8 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 TUTORIAL = DOCS / "tutorial" / "index.md"
 HOW_TO = ("custom-plugin-with-args.md", "embed-as-decision-engine.md", "read-a-cluster-dump.md",
-          "plugin-entry-points.md", "long-running-host.md")
+          "plugin-entry-points.md", "long-running-host.md", "what-if-on-a-live-scheduler.md", "max-replicas.md",
+          "drain-nodes.md", "nodes-needed.md", "compare-configs.md")
 OWN_PAGES = (TUTORIAL, *(DOCS / "how-to" / page for page in HOW_TO), DOCS / "index.md", DOCS / "reference" / "api.md",
              DOCS / "explanation" / "cycle.md", DOCS / "explanation" / "design.md", ROOT / "examples" / "README.md",
              ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "tests" / "README.md")

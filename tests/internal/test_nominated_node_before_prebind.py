@@ -144,12 +144,12 @@ def test_a_failing_pre_flight_before_a_permit_wait_fails_the_binding() -> None:
 def test_no_prebind_plugins_means_no_work() -> None:
     config = {"profiles": [{"plugins": {"preBind": {"disabled": [{"name": "*"}]}}}]}
     sched = kschedlib.Scheduler(config, kube_version="1.36")
-    runtime: ProfileRuntime = sched.engine.profiles["default-scheduler"]
+    runtime: ProfileRuntime = sched._engine.profiles["default-scheduler"]
     assert runtime.run_pre_bind_pre_flights(CycleState(), make_pod("p"), "n1").code is Code.SKIP
 
 
 def test_volume_binding_pre_flight_without_its_state_is_an_error() -> None:
-    runtime: ProfileRuntime = kschedlib.Scheduler(kube_version="1.36").engine.profiles["default-scheduler"]
+    runtime: ProfileRuntime = kschedlib.Scheduler(kube_version="1.36")._engine.profiles["default-scheduler"]
     status = runtime.run_pre_bind_pre_flights(CycleState(), make_pod("p"), "n1")
     assert status.code is Code.ERROR
     assert status.plugin == "VolumeBinding"

@@ -232,7 +232,7 @@ def test_async_preemption_holds_the_preemptor_until_its_victims_are_gone(kube_ve
 def test_a_deleted_preemptor_is_no_longer_held() -> None:
     scheduler = _preempted("1.36")
     scheduler.remove_pod("default/p")
-    assert scheduler.engine._preempting == {}
+    assert scheduler._engine._preempting == {}
 
 
 def test_a_registration_without_hint_function_queues() -> None:
@@ -290,7 +290,7 @@ def test_bound_pod_updates_reach_the_hints_as_narrow_events() -> None:
     result = scheduler.schedule_one()
     assert result is not None
     assert not result.scheduled
-    w = scheduler.engine.store.pods["default/w"]
+    w = scheduler._engine.store.pods["default/w"]
     scheduler.update_pod(attrs.evolve(w, annotations={"x": "y"}))  # UpdatePodOther: nobody cares
     assert scheduler.pending()["default/p"][0] == "unschedulable"
     scheduler.update_pod(attrs.evolve(w, labels={"app": "web"}))  # now matches the affinity term

@@ -224,7 +224,7 @@ def test_a_gang_waits_in_permit_then_binds_together_and_its_status_follows() -> 
     assert [r.status.code.label for r in results[:2]] == ["Wait", "Wait"]
     assert sorted(sched.bound_pods()) == sorted(p.key for p in pods)
     assert sched.waiting_pods() == []
-    group = sched.engine.store.scheduling.get_pod_group("ns", "job")
+    group = sched._engine.store.scheduling.get_pod_group("ns", "job")
     assert group is not None
     assert (group.phase, group.running) == ("Running", 3)
 

@@ -208,7 +208,7 @@ def test_extender_error_verbatim() -> None:
             assert result.status.code is Code.ERROR
             messages[version] = result.message
     assert messages == {"1.32": "50%!o(MISSING)f nodes busy", "1.33": "50% of nodes busy"}
-    assert isinstance(scheduler.engine.extenders[0], HTTPExtender)
+    assert isinstance(scheduler._engine.extenders[0], HTTPExtender)
 
 
 # --- configuration ----------------------------------------------------------------------------

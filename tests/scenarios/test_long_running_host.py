@@ -168,7 +168,7 @@ class HostMachine(LifecycleMachine):
 
     def _removable(self) -> list[str]:
         """Known nodes; without the engine fixes only while the rest outnumber the rotating start index."""
-        if not REMOVE_BELOW_START_INDEX and len(self.nodes) - 1 <= self.sched.engine.next_start_index:
+        if not REMOVE_BELOW_START_INDEX and len(self.nodes) - 1 <= self.sched._engine.next_start_index:
             return []
         return sorted(self.nodes)
 
@@ -308,7 +308,7 @@ class HostMachine(LifecycleMachine):
         assert Counter(placed) == Counter(list(self.pods)), "a pod is lost, unknown, or in two places"
         dumped = [key for pods in self.sched.cache_dump()["nodes"].values() for key in pods]  # type: ignore[attr-defined]
         assert Counter(dumped) == Counter(list(bound)), "cache_dump() and bound_pods() disagree"
-        uids = Counter(state.pod_info.pod.uid for state in self.sched.engine.cache.pods())
+        uids = Counter(state.pod_info.pod.uid for state in self.sched._engine.cache.pods())
         assert all(count == 1 for count in uids.values())
 
     @invariant()

@@ -101,7 +101,7 @@ def test_an_assigned_pod_relabelled_to_match_requeues_a_pod_waiting_for_affinity
     ])
     assert [r.scheduled for r in scheduler.run_until_idle()] == [False]
     clock.set(clock.now() + 30)
-    db = scheduler.engine.store.pods["default/db"]
+    db = scheduler._engine.store.pods["default/db"]
     scheduler.update_pod(attrs.evolve(db, labels={"app": "db", "x": "y"}))  # still no match: stays pooled
     assert scheduler.pending()["default/p"][0] == "unschedulable"
     scheduler.update_pod(attrs.evolve(db, labels=WEB))
