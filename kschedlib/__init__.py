@@ -5,8 +5,6 @@ with kube-scheduler v1.30's plugins, scores and messages; or ask
 :func:`explain` where one pod would go and why not elsewhere.
 """
 
-from kschedlib._internal.cycle import CycleOutcome
-from kschedlib._internal.metrics import Metrics
 from kschedlib.clock import Clock, FakeClock, SystemClock
 from kschedlib.errors import (
     CacheError,
@@ -31,8 +29,10 @@ from kschedlib.framework import (
     Status,
     parse_config,
 )
+from kschedlib.metrics import Metrics
 from kschedlib.model import Node, Pod, parse_quantity
 from kschedlib.plugins import default_plugin_sets, in_tree_registry
+from kschedlib.results import CycleOutcome
 from kschedlib.scheduler import Scheduler, ScheduleResult, SchedulerListener
 from kschedlib.simulation import Cluster, Explanation, SimulationReport, explain, load_cluster, simulate
 from kschedlib.sweeps import Scenario, SweepResult, sweep

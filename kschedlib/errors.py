@@ -11,6 +11,9 @@ semantically is, so callers can catch what they expect::
     ├── ConfigError (ValueError)          a scheduler configuration or plugin args are invalid
     ├── RegistryError (KeyError)          a plugin name is unknown or registered twice
     ├── CacheError (RuntimeError)         an operation contradicts the cache's state
+    ├── ExtenderError (RuntimeError)      a scheduler extender failed or answered wrongly
+    ├── WireError (ValueError)            an extender protocol message could not be decoded
+    ├── BadRequestError (ValueError)      the extender service cannot act on a request
     ├── ScenarioError (RuntimeError)      a scenario of a sweep ended in an error
     └── ExtraNotInstalledError (ImportError)  an optional dependency (an extra) is not installed
 
@@ -22,8 +25,10 @@ from __future__ import annotations
 from typing import final
 
 __all__ = [
+    "BadRequestError",
     "CacheError",
     "ConfigError",
+    "ExtenderError",
     "ExtraNotInstalledError",
     "KschedError",
     "ManifestError",
@@ -32,6 +37,7 @@ __all__ = [
     "RegistryError",
     "ScenarioError",
     "SelectorError",
+    "WireError",
 ]
 
 
@@ -112,6 +118,22 @@ class RegistryError(KschedError, KeyError):
 @final
 class CacheError(KschedError, RuntimeError):
     """An operation contradicts the scheduler cache's state (e.g. forgetting a pod never assumed)."""
+
+
+class ExtenderError(KschedError, RuntimeError):
+    """An extender failed: transport error, non-200 reply, malformed reply, or an ``Error`` it returned."""
+
+
+class WireError(KschedError, ValueError):
+    """A protocol message could not be decoded."""
+
+
+class BadRequestError(KschedError, ValueError):
+    """A request the extender service cannot act on (answered with ``status``, 400 by default)."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @final

@@ -9,9 +9,7 @@ from typing import Any, final
 
 from kschedlib._internal.documents import load_config
 from kschedlib._internal.engine import Engine
-from kschedlib._internal.metrics import Metrics
 from kschedlib._internal.node_checks import NodeScores, Progress, filter_nodes, score_nodes
-from kschedlib._internal.results import ScheduleResult, SchedulerListener
 from kschedlib.clock import Clock, FakeClock, SystemClock
 from kschedlib.errors import ModelError
 from kschedlib.explanation import Explanation, deleting_message
@@ -23,8 +21,10 @@ from kschedlib.framework.registry import Registry
 from kschedlib.framework.scheduling_objects import SchedulingObjectLister
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Status
+from kschedlib.metrics import Metrics
 from kschedlib.model.objects import Node, Pod, PodDisruptionBudget
 from kschedlib.plugins import default_plugin_sets, in_tree_registry
+from kschedlib.results import ScheduleResult, SchedulerListener
 from kschedlib.versions import KubeSettings
 from kschedlib.versions import resolve as resolve_kube
 

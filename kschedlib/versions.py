@@ -204,13 +204,20 @@ CHANGES: Final[tuple[Change, ...]] = (
            "preemption does not delete a victim that is already terminating"),
     Change("nominated_node_name_kept", 35,
            "a failed pod keeps its nominated node", gate="NominatedNodeNameForExpectation"),
+    Change("nominated_node_name_before_prebind", 35,
+           "the binding cycle sets the pod's nominated node to the chosen node before PreBind or Permit "
+           "waits do work", gate="NominatedNodeNameForExpectation"),
     Change("node_declared_features", 35,
-           "NodeDeclaredFeatures joins the default profile after DefaultBinder", gate="NodeDeclaredFeatures"),
+           "NodeDeclaredFeatures joins the default profile after DefaultBinder; a pod needing a declared node "
+           "feature fits only nodes listing it in `status.declaredFeatures`", gate="NodeDeclaredFeatures"),
     Change("short_queue_sort_message", 36,
            "profiles with different queueSort plugins are refused with `must be the same for all profiles` "
            "(dated by the v1.36.3 source; the exact minor it entered is not pinned)"),
     Change("balanced_allocation_change_score", 36,
            "NodeResourcesBalancedAllocation scores the change in balance the pod makes"),
+    Change("pod_level_resize_requests", 36,
+           "bound pods' pod-level requests include pod-level in-place resize status resources",
+           gate="InPlacePodLevelResourcesVerticalScaling"),
     Change("image_volume_locality", 36,
            "ImageLocality also scores images of image volumes", gate="ImageVolume"),
     Change("queueing_hints", 30,
@@ -261,9 +268,11 @@ class Switches:
     dynamic_resources_score: bool = False
     terminating_victims_not_deleted: bool = False
     nominated_node_name_kept: bool = False
+    nominated_node_name_before_prebind: bool = False
     node_declared_features: bool = False
     short_queue_sort_message: bool = False
     balanced_allocation_change_score: bool = False
+    pod_level_resize_requests: bool = False
     image_volume_locality: bool = False
     queueing_hints: bool = False
     narrow_queueing_hints: bool = False

@@ -25,7 +25,7 @@ _NO_SCHEDULE = frozenset({NO_SCHEDULE})
 
 
 def node_pre_check(node_info: NodeInfo) -> PreCheck:
-    """kube-scheduler v1.30's pre-check before a node event moves a pod (reference §11.6)."""
+    """kube-scheduler v1.30's pre-check before a node event moves a pod (``eventhandlers.go``: ``preCheckForNode``)."""
     node = node_info.node
 
     def check(pod: Pod) -> bool:

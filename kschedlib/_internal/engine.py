@@ -28,11 +28,9 @@ from kschedlib._internal.extenders import (
 )
 from kschedlib._internal.handle import FrameworkHandle
 from kschedlib._internal.http_extender import build_extenders
-from kschedlib._internal.metrics import Metrics
 from kschedlib._internal.nominator import Nominator
 from kschedlib._internal.profile import build_profile
 from kschedlib._internal.queue import SchedulingQueue
-from kschedlib._internal.results import ScheduleResult, SchedulerListener
 from kschedlib._internal.runtime import ProfileRuntime
 from kschedlib._internal.store import ObjectStore
 from kschedlib._internal.waiting import WaitingPod, WaitingPods
@@ -47,22 +45,27 @@ from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.pods_to_activate import PODS_TO_ACTIVATE
 from kschedlib.framework.queued_pod import QueuedPodInfo
 from kschedlib.framework.registry import Registry
-from kschedlib.framework.status import Code, Status
+from kschedlib.framework.status import REJECTED_CODES, Code, Status
+from kschedlib.metrics import Metrics
 from kschedlib.model.objects import Node, Pod
 from kschedlib.model.resources import accounting_for
+from kschedlib.results import ScheduleResult, SchedulerListener
 from kschedlib.versions import KubeSettings
 from kschedlib.versions import resolve as resolve_kube
 
 __all__ = ["Engine", "EngineOptions", "node_changes"]
 
-_REJECTED: Final = frozenset({Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING})
+_REJECTED: Final = REJECTED_CODES
 _TERMINATED: Final = frozenset({"Succeeded", "Failed"})
 DEFAULT_PREEMPTION: Final = "DefaultPreemption"
 WAITING_FOR_PREEMPTION: Final = "waiting for the preemption for this pod to be finished"
 
 
-def node_changes(old: Node, new: Node) -> list[ev.ClusterEvent]:
-    """The scheduling-relevant changes between two versions of a node, as cluster events."""
+def node_changes(old: Node, new: Node, *, declared_features: bool = False) -> list[ev.ClusterEvent]:
+    """The scheduling-relevant changes between two versions of a node, as cluster events.
+
+    ``declared_features``: whether ``status.declaredFeatures`` is read (NodeDeclaredFeatures gate).
+    """
     events: list[ev.ClusterEvent] = []
     if old.unschedulable != new.unschedulable and not new.unschedulable:
         events.append(ev.NODE_SPEC_UNSCHEDULABLE_CHANGE)
@@ -76,6 +79,8 @@ def node_changes(old: Node, new: Node) -> list[ev.ClusterEvent]:
         events.append(ev.NODE_CONDITION_CHANGE)
     if old.annotations != new.annotations:
         events.append(ev.NODE_ANNOTATION_CHANGE)
+    if declared_features and old.declared_features != new.declared_features:
+        events.append(ev.NODE_DECLARED_FEATURE_CHANGE)
     return events
 
 
@@ -99,6 +104,8 @@ class _Attempt:
     state: CycleState
     assumed: PodInfo
     started: float
+    pre_flown: bool = False
+    """Whether the binding cycle's PreBind pre-flight already ran (before a Permit wait)."""
 
     @property
     def node(self) -> str:
@@ -185,6 +192,9 @@ class Engine:
         switches = self.kube.switches
         self._narrow_hints = switches.narrow_queueing_hints
         """v1.36: every assigned-pod event goes to every pooled pod's hints, a node deletion requeues."""
+        self._hints = switches.queueing_hints
+        self._declared_features = switches.node_declared_features
+        self._nominate_before_pre_bind = switches.nominated_node_name_before_prebind
         self._clear_nomination: str | None = None if switches.nominated_node_name_kept else ""
         """What a failure does to the pod's nominated node: ``""`` clears it (v1.30), ``None`` keeps it."""
         self._async_preemption = switches.async_preemption
@@ -235,7 +245,7 @@ class Engine:
         self.cache.update_node(node)
         info = self.cache.node(node.name)
         assert info is not None
-        for event in node_changes(old, node):
+        for event in node_changes(old, node, declared_features=self._declared_features):
             self.queue.move_all(event, node_pre_check(info), old=old, new=node)
 
     def remove_node(self, name: str) -> None:
@@ -434,7 +444,8 @@ class Engine:
             if isinstance(permit, dict) or permit.is_success:
                 self._activate_requested(attempt.state)
             if isinstance(permit, dict):
-                return self._park(attempt, permit)
+                failed = self._nominate_expected_node(attempt, waits=True) if self._nominate_before_pre_bind else None
+                return self._park(attempt, permit) if failed is None else self._binding_failed(attempt, failed)
             status = permit
         if not status.is_success:
             runtime.run_unreserve(attempt.state, assumed_pod, node)
@@ -466,8 +477,24 @@ class Engine:
         if wanted is not None and wanted.keys:
             self.queue.activate(wanted.take())
 
+    def _nominate_expected_node(self, attempt: _Attempt, *, waits: bool) -> Status | None:
+        """v1.35+: the pod's nominated node becomes the chosen node when a Permit wait or PreBind work
+        lies ahead (kube's PreBindPreFlight); an Error from the pre-flight is returned (binding fails)."""
+        attempt.pre_flown = True
+        status = attempt.runtime.run_pre_bind_pre_flights(attempt.state, attempt.assumed.pod, attempt.node)
+        if status.code is Code.ERROR:
+            return status
+        if status.is_success or waits:
+            key = attempt.info.pod.key
+            stored = self.store.pods.get(key)
+            if stored is not None and not stored.node_name and stored.nominated_node_name != attempt.node:
+                self.store.pods[key] = attrs.evolve(stored, nominated_node_name=attempt.node)
+        return None
+
     def _park(self, attempt: _Attempt, timeouts: dict[str, float]) -> ScheduleResult:
         pod = attempt.assumed.pod
+        if attempt.pre_flown:
+            pod = attrs.evolve(pod, nominated_node_name=attempt.node)
         self.waiting.add(WaitingPod(pod, attempt.node, attempt.state, timeouts, self.clock.now()))
         self._attempts[pod.uid] = attempt
         message = f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"'
@@ -480,6 +507,10 @@ class Engine:
     # --- the binding cycle --------------------------------------------------------------------
 
     def _bind(self, attempt: _Attempt) -> ScheduleResult:
+        if self._nominate_before_pre_bind and not attempt.pre_flown:
+            failed = self._nominate_expected_node(attempt, waits=False)
+            if failed is not None:
+                return self._binding_failed(attempt, failed)
         if self.executor is None:
             try:
                 status = self._binding_work(attempt)
@@ -500,7 +531,7 @@ class Engine:
         pod, node, state, runtime = attempt.assumed.pod, attempt.node, attempt.state, attempt.runtime
         status = runtime.run_pre_bind(state, pod, node)
         if status.is_success:
-            by_extender = bind_with_extenders(runtime.extenders, pod, node)  # reference §4 step 3
+            by_extender = bind_with_extenders(runtime.extenders, pod, node)  # schedule_one.go: extendersBinding
             status = by_extender if by_extender is not None else runtime.run_bind(state, pod, node)
             if status.is_skip:
                 status = Status.from_error(f"no Bind plugin bound pod {pod.key}")
@@ -588,7 +619,7 @@ class Engine:
             message = fit_error_message(1, diagnosis)
         info.unschedulable_plugins = diagnosis.unschedulable_plugins if diagnosis is not None else frozenset()
         info.pending_plugins = diagnosis.pending_plugins if diagnosis is not None else frozenset()
-        if nominate:  # preemption chose this node: lower-priority pods nominated there lose it (§10 step 7)
+        if nominate:  # preemption chose this node: lower-priority nominated pods there lose it (prepareCandidate)
             for other in self.nominator.pods_for_node(nominate):
                 if other.pod.effective_priority < info.pod.effective_priority:
                     self.nominator.remove(other.pod.uid)
@@ -746,7 +777,10 @@ class Engine:
         items = list(objects)
         pods = [o for o in items if isinstance(o, Pod)]
         self._check_uids(pods)
+        changes = self._storage_changes(items) if self._hints else []
         self.store.add(items)
+        for event, old, new in changes:
+            self.queue.move_all(event, old=old, new=new)
         for node in sorted((o for o in items if isinstance(o, Node)), key=lambda n: n.name):
             add_node(node)
         for pod in pods:
@@ -755,6 +789,19 @@ class Engine:
         for pod in pods:
             if not pod.node_name:
                 self.add_pod(pod)
+
+
+    def _storage_changes(self, items: Iterable[object]) -> list[tuple[ev.ClusterEvent, object, object]]:
+        """With queueing hints, each added or changed storage object is an event for the volume plugins' hints."""
+        changes: list[tuple[ev.ClusterEvent, object, object]] = []
+        for obj in items:
+            replaced = self.store.storage.replaced(obj)
+            if replaced is None or replaced[1] == obj:
+                continue
+            resource, old = replaced
+            action, verb = (ev.ActionType.ADD, "Add") if old is None else (ev.ActionType.UPDATE, "Update")
+            changes.append((ev.ClusterEvent(resource, action, f"{resource.rpartition('/')[2]}{verb}"), old, obj))
+        return changes
 
 
 def _future_status(done: object) -> Status:

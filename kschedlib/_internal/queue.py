@@ -166,7 +166,7 @@ class SchedulingQueue:
         info.sequence = next(self._order)
 
     def backoff_duration(self, attempts: int) -> float:
-        """1 s doubling per attempt up to the maximum (reference §11.1)."""
+        """1 s doubling per attempt up to the maximum (``scheduling_queue.go``: ``calculateBackoffDuration``)."""
         duration = self.initial_backoff
         for _ in range(1, attempts):
             if duration > self.max_backoff - duration:

@@ -20,7 +20,7 @@ import attrs
 
 from kschedlib._internal import extender_wire as wire
 from kschedlib._internal.documents import load_config
-from kschedlib.errors import KschedError
+from kschedlib.errors import BadRequestError, KschedError
 from kschedlib.extender._state import NodeCache, Worker, Workers, request_snapshot
 from kschedlib.extender.limits import DEFAULT_LIMITS, Deadline, ExtenderLimits, pod_terms
 from kschedlib.framework.node_info import NodeInfo
@@ -33,7 +33,7 @@ from kschedlib.scheduler import Scheduler
 from kschedlib.simulation.cluster import Cluster, load_cluster
 from kschedlib.versions import resolve as resolve_kube
 
-__all__ = ["BadRequest", "ExtenderService", "ScoreScale"]
+__all__ = ["BadRequestError", "ExtenderService", "ScoreScale"]
 
 ScoreScale = Literal["raw", "extender"]
 ExtenderBinder = Callable[[Pod, str], None]
@@ -41,14 +41,6 @@ _SEEN_PODS: Final = 10_000
 _MAX_EXTENDER_PRIORITY: Final = 10
 _MALFORMED: Final = (KschedError, ValueError, TypeError, AttributeError, KeyError, RecursionError)
 """What converting a body of the wrong shape can raise: the client's fault, a 400."""
-
-
-class BadRequest(KschedError, ValueError):
-    """A request the service cannot act on (answered with ``status``, 400 by default)."""
-
-    def __init__(self, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 def _reply_error(status: int, message: str) -> tuple[int, dict[str, Any]]:
@@ -159,16 +151,16 @@ class ExtenderService:
             try:
                 args = wire.object_value(wire.decode_body(body), verb)
                 if args is None:
-                    raise BadRequest("the request body is null")
+                    raise BadRequestError("the request body is null")
                 if verb == "bind":
                     return 200, self._bind(args)
                 request = self._request(args)
-            except BadRequest:
+            except BadRequestError:
                 raise
             except _MALFORMED as exc:
-                raise BadRequest(f"malformed request: {_describe(exc)}") from exc
+                raise BadRequestError(f"malformed request: {_describe(exc)}") from exc
             return 200, self._compute(verb, request, deadline)
-        except BadRequest as exc:
+        except BadRequestError as exc:
             return _reply_error(exc.status, str(exc))
         except Exception as exc:  # a plugin bug must not take the server down
             return _reply_error(500, f"{type(exc).__name__}: {exc}")
@@ -210,18 +202,18 @@ class ExtenderService:
     def _request(self, args: Mapping[str, Any]) -> _Request:
         raw_pod = wire.object_value(wire.field(args, "Pod"), "Pod")
         if raw_pod is None:
-            raise BadRequest("the request has no Pod")
+            raise BadRequestError("the request has no Pod")
         names = wire.str_list_field(args, "NodeNames")
         node_list = wire.object_value(wire.field(args, "Nodes"), "Nodes")
         items = wire.list_value(wire.field(node_list, "items"), "Nodes.items") if node_list is not None else None
         count = len(items) if items is not None else len(names) if names is not None else 0
         if count > self.limits.max_nodes:
-            raise BadRequest(f"the request names {count} nodes, over this extender's limit of "
+            raise BadRequestError(f"the request names {count} nodes, over this extender's limit of "
                              f"{self.limits.max_nodes}", 413)
         pod = pod_from_dict(raw_pod)
         terms = pod_terms(pod)
         if terms > self.limits.max_terms:
-            raise BadRequest(f"pod {pod.key} has {terms} affinity terms and topology spread constraints, "
+            raise BadRequestError(f"pod {pod.key} has {terms} affinity terms and topology spread constraints, "
                              f"over this extender's limit of {self.limits.max_terms}", 422)
         self._remember(pod)
         base = self._base
@@ -239,12 +231,12 @@ class ExtenderService:
                 infos = [snapshot.get(info.name) for info in infos]
             return _Request(pod, infos, snapshot, raw_by_name, made + restated)
         if names is None:
-            raise BadRequest("the request has neither Nodes nor NodeNames")
+            raise BadRequestError("the request has neither Nodes nor NodeNames")
         found = []
         for name in names:
             known = base.find(name)
             if known is None:
-                raise BadRequest(f'node "{name}" is not in the extender\'s cluster state '
+                raise BadRequestError(f'node "{name}" is not in the extender\'s cluster state '
                                  "(nodeCacheCapable needs a cluster file)")
             found.append(known)
         return _Request(pod, found, base, None)
@@ -304,7 +296,7 @@ class ExtenderService:
         namespace, name = wire.str_field(args, "PodNamespace"), wire.str_field(args, "PodName")
         node = wire.str_field(args, "Node")
         if not name or not node:
-            raise BadRequest("a binding needs PodName and Node")
+            raise BadRequestError("a binding needs PodName and Node")
         with self._base_lock:
             seen = self._seen.get((namespace, name))
         pod = seen or Pod(name, namespace=namespace or "default", uid=wire.str_field(args, "PodUID"))
@@ -330,8 +322,8 @@ def _on_time(deadline: Deadline) -> Callable[[str], None]:
     return check
 
 
-def _late(deadline: Deadline, stage: str) -> BadRequest:
-    return BadRequest(f"no answer within the work timeout of {deadline.seconds:g} s (while {stage}); "
+def _late(deadline: Deadline, stage: str) -> BadRequestError:
+    return BadRequestError(f"no answer within the work timeout of {deadline.seconds:g} s (while {stage}); "
                       "kube-scheduler would have given up on this call", 503)
 
 

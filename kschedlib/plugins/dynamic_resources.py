@@ -35,7 +35,7 @@ from kschedlib.framework.results import PostFilterResult, PreFilterResult
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import Pod
 
-__all__ = ["DRA_NOT_SUPPORTED", "NO_CLAIMS_TO_DEALLOCATE", "DynamicResources", "DynamicResourcesArgs", "decode_args"]
+__all__ = ["DRA_NOT_SUPPORTED", "DynamicResources", "DynamicResourcesArgs", "NO_CLAIMS_TO_DEALLOCATE", "decode_args"]
 
 NO_CLAIMS_TO_DEALLOCATE: Final = "no new claims to deallocate"
 STATE_NOT_FOUND: Final = "not found"

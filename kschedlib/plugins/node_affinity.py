@@ -45,13 +45,13 @@ from kschedlib.framework.extension_points import (
     ScorePlugin,
 )
 from kschedlib.framework.handle import Handle
-from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore, ValueNormalizer
+from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore
 from kschedlib.framework.node_info import NodeInfo
-from kschedlib.framework.results import NodeScore, PreFilterResult
+from kschedlib.framework.results import PreFilterResult
 from kschedlib.framework.status import Status
 from kschedlib.model import objects
 from kschedlib.model.labels import NODE_OPERATORS, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
-from kschedlib.plugins._normalize import default_normalize_score, normalized_values
+from kschedlib.plugins._helpers.normalize import normalized_values
 
 __all__ = [
     "ERR_REASON_CONFLICT",
@@ -408,7 +408,6 @@ class NodeAffinity(
     ScoreExtensions,
     NodeLocalFilter,
     NodeLocalScore,
-    ValueNormalizer,
     EnqueueExtensions,
 ):
     """Required node affinity filters (UnschedulableAndUnresolvable); preferred node affinity scores."""
@@ -509,13 +508,10 @@ class NodeAffinity(
                 total += weight
         return total
 
-    def normalize_score(self, state: CycleState, pod: objects.Pod, scores: list[NodeScore]) -> Status:
+    def normalize_score(
+        self, state: CycleState, pod: objects.Pod, nodes: Sequence[NodeInfo], scores: list[int]
+    ) -> list[int]:
         """``100 * score // max`` (all stay 0 when the maximum is 0)."""
-        default_normalize_score(scores, reverse=False)
-        return Status.SUCCESS
-
-    def normalize_values(self, state: CycleState, pod: objects.Pod, scores: list[int]) -> list[int]:
-        """The same normalization on plain integers."""
         return normalized_values(scores, reverse=False)
 
     def filter_key(self, state: CycleState, pod: objects.Pod) -> Hashable | None:

@@ -34,7 +34,7 @@ from kschedlib.framework.results import PreFilterResult
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import Pod
 
-__all__ = ["ERR_REASON", "NodePorts", "fits", "fits_ports", "wanted_host_ports"]
+__all__ = ["ERR_REASON", "NodePorts", "fits"]
 
 ERR_REASON: Final = "node(s) didn't have free ports for the requested pod ports"
 _REJECTED: Final = Status.unschedulable(ERR_REASON)

@@ -27,13 +27,7 @@ from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import NO_SCHEDULE, Node, Pod, Taint
 
-__all__ = [
-    "ERR_REASON_UNSCHEDULABLE",
-    "UNSCHEDULABLE_TAINT",
-    "NodeUnschedulable",
-    "fits",
-    "tolerates_unschedulable",
-]
+__all__ = ["ERR_REASON_UNSCHEDULABLE", "NodeUnschedulable", "fits"]
 
 ERR_REASON_UNSCHEDULABLE: Final = "node(s) were unschedulable"
 UNSCHEDULABLE_TAINT: Final = Taint(key="node.kubernetes.io/unschedulable", effect=NO_SCHEDULE)

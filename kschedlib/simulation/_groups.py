@@ -18,6 +18,7 @@ from kschedlib.model.quantity import Quantity
 from kschedlib.model.resources import Resources
 from kschedlib.model.scheduling_crds import POD_GROUP_LABEL, PodGroup
 from kschedlib.plugins._elastic_quota import UPPER_BOUND_OF_MAX, exceeds, quota_infos
+from kschedlib.plugins._pod_group_manager import reconcile_status
 from kschedlib.plugins.coscheduling import Coscheduling, pod_group_statuses
 from kschedlib.scheduler import Scheduler
 
@@ -110,8 +111,11 @@ def explain_group_sections(scheduler: Scheduler, pod: Pod) -> dict[str, Any]:
     sections: dict[str, Any] = {}
     name = pod.labels.get(POD_GROUP_LABEL)
     if name:
-        for group in pod_group_statuses(scheduler.scheduling_objects):
-            if group.namespace == pod.namespace and group.name == name:
+        objects = scheduler.scheduling_objects
+        for stored in objects.pod_groups():
+            if stored.namespace == pod.namespace and stored.name == name:
+                members = [p for p in objects.group_pods(stored.namespace, stored.name) if p.key != pod.key]
+                group = reconcile_status(stored, [*members, pod])  # the pod asked about counts as a member
                 state = _group_state(scheduler, group, scheduler.bound_pods(), pod)
                 sections["pod_group"] = {"name": group.key, **state}
     quotas = elastic_quota_report(scheduler)

@@ -19,8 +19,8 @@ from kschedlib.framework.status import Code
 from kschedlib.model import LabelSelector, Pod
 from kschedlib.model.labels import Requirement
 from kschedlib.model.objects import PodCondition, PodDisruptionBudget
-from kschedlib.plugins._go_sort import go_sort_slice
-from kschedlib.plugins._preemption_victims import (
+from kschedlib.plugins._helpers.go_sort import go_sort_slice
+from kschedlib.plugins._helpers.preemption_victims import (
     ERR_NO_VICTIMS,
     Victims,
     budgets_of,

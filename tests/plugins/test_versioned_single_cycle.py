@@ -28,7 +28,7 @@ from kschedlib.model import (
     Requirement,
 )
 from kschedlib.plugins import in_tree_registry
-from kschedlib.plugins._preemption_victims import Victims, budgets_of, select_victims_on_node
+from kschedlib.plugins._helpers.preemption_victims import Victims, budgets_of, select_victims_on_node
 from kschedlib.plugins.dynamic_resources import DRA_NOT_SUPPORTED, DynamicResourcesArgs, decode_args
 from kschedlib.plugins.priority_sort import PrioritySort
 from kschedlib.versions import resolve

@@ -1,10 +1,10 @@
 """PodTopologySpread, scoring half: PreScore's counts, Score and NormalizeScore.
 
-Split from :mod:`kschedlib.plugins.pod_topology_spread` to keep modules small.
+Part of the :mod:`kschedlib.plugins.pod_topology_spread` package; only the package itself is public.
 Soft constraints prefer domains holding fewer matching pods.  PreScore
 registers the domains of the feasible nodes, then gives them the matching
 pods of every node of the cluster (from totals carried over from earlier
-cycles, see :mod:`kschedlib.plugins._topology_spread_tally`); a hostname
+cycles, see :mod:`kschedlib.plugins.pod_topology_spread.tally`); a hostname
 constraint's domain is the node itself, so its pods are counted at Score
 instead.  Up to v1.32 domains live in one map for all constraints, as in
 kube-scheduler: two constraints on the same key share a domain's counter, and only
@@ -19,29 +19,28 @@ from collections.abc import Sequence
 from typing import Final, final
 
 from kschedlib.framework.cycle_state import StateKey
+from kschedlib.framework.extension_points import MAX_NODE_SCORE
 from kschedlib.framework.node_info import NodeInfo
-from kschedlib.framework.results import NodeScore
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.model.objects import Pod
-from kschedlib.plugins._topology_spread_common import (
+from kschedlib.plugins.pod_topology_spread.common import (
     HOSTNAME_KEY,
     NodeInclusion,
     SpreadConstraint,
     has_all_keys,
 )
-from kschedlib.plugins._topology_spread_counting import CountCache, NodeCounter
-from kschedlib.plugins._topology_spread_tally import TallyStore, count_domains
+from kschedlib.plugins.pod_topology_spread.counting import CountCache, NodeCounter
+from kschedlib.plugins.pod_topology_spread.tally import TallyStore, count_domains
 
 __all__ = [
     "PRE_SCORE_KEY",
     "PreScoreState",
     "build_pre_score_state",
-    "normalize_spread_scores",
+    "normalized_spread_scores",
     "round_half_away",
     "score_node",
 ]
 
-MAX_NODE_SCORE: Final = 100
 _INVALID_SCORE: Final = -1
 
 _Term = tuple[str, dict[str, int] | None, NodeCounter, float, float]
@@ -205,23 +204,18 @@ def score_node(state: PreScoreState, node_info: NodeInfo) -> int:
     return whole + 1 if total - whole >= 0.5 else whole
 
 
-def normalize_spread_scores(state: PreScoreState, scores: list[NodeScore]) -> None:
+def normalized_spread_scores(state: PreScoreState, nodes: Sequence[NodeInfo], scores: list[int]) -> list[int]:
     """Fewer matching pods score higher: ``100 * (max + min - s) // max``; ignored nodes 0.
 
     ``min``/``max`` range over non-ignored nodes (``max`` starting at 0); when
     ``max`` is 0 every non-ignored node gets 100.
     """
     ignored = state.ignored
-    for entry in scores:
-        if entry.name in ignored:
-            entry.score = _INVALID_SCORE
-    counted = [entry.score for entry in scores if entry.score != _INVALID_SCORE]
+    kept = [_INVALID_SCORE if node.name in ignored else score for node, score in zip(nodes, scores, strict=True)]
+    counted = [score for score in kept if score != _INVALID_SCORE]
     lowest = min(counted, default=2**63 - 1)
     highest = max(max(counted, default=0), 0)
-    for entry in scores:
-        if entry.score == _INVALID_SCORE:
-            entry.score = 0
-        elif highest == 0:
-            entry.score = MAX_NODE_SCORE
-        else:
-            entry.score = MAX_NODE_SCORE * (highest + lowest - entry.score) // highest
+    if highest == 0:
+        return [0 if score == _INVALID_SCORE else MAX_NODE_SCORE for score in kept]
+    return [0 if score == _INVALID_SCORE else MAX_NODE_SCORE * (highest + lowest - score) // highest
+            for score in kept]

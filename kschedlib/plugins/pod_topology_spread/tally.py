@@ -1,6 +1,6 @@
 """PodTopologySpread, incremental half: matching pods per domain, carried from cycle to cycle.
 
-Split from :mod:`kschedlib.plugins.pod_topology_spread` to keep modules small.
+Part of the :mod:`kschedlib.plugins.pod_topology_spread` package; only the package itself is public.
 The per-domain counts of PreFilter and PreScore depend only on the
 constraints (selectors, keys, node inclusion policies), the pod's namespace,
 what the policies read of the pod (:attr:`NodeInclusion.key`) and the
@@ -20,9 +20,9 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Final, final
 
 from kschedlib.framework.node_info import NodeInfo
-from kschedlib.framework.snapshot import NodeChangeLog, Snapshot
-from kschedlib.plugins._topology_spread_common import NodeInclusion, SpreadConstraint, Standing, counts_on
-from kschedlib.plugins._topology_spread_counting import PodCounter, pod_counter, selector_signature
+from kschedlib.framework.snapshot import NodeCursor, Snapshot
+from kschedlib.plugins.pod_topology_spread.common import NodeInclusion, SpreadConstraint, Standing, counts_on
+from kschedlib.plugins.pod_topology_spread.counting import PodCounter, pod_counter, selector_signature
 
 __all__ = ["DomainTally", "Share", "TallyStore", "count_domains"]
 
@@ -43,7 +43,7 @@ class DomainTally:
     read ``counts`` right after :meth:`sync` and must not mutate it.
     """
 
-    __slots__ = ("_infos", "_keys", "_parts", "_revision", "_share", "counts")
+    __slots__ = ("_cursor", "_infos", "_keys", "_parts", "_share", "counts")
 
     def __init__(self, keys: tuple[str, ...], share: Share) -> None:
         """``keys``: the topology key of each slot; ``share`` gives a node's share in the slots."""
@@ -51,18 +51,17 @@ class DomainTally:
         self._share = share
         self._infos: list[NodeInfo] = []
         self._parts: list[_Part] = []
-        self._revision: tuple[NodeChangeLog, int] | None = None
+        self._cursor = NodeCursor()
         self.counts: dict[str, dict[str, int]] = {key: {} for key in keys}
 
     def sync(self, snapshot: Snapshot) -> None:
         """Bring the counts to ``snapshot``, recounting only the nodes replaced since the last sync."""
         nodes = snapshot.node_infos
-        changed = snapshot.changed_between(self._revision) if len(nodes) == len(self._infos) else None
+        changed = self._cursor.changes(snapshot, len(self._infos))
         if changed is None:
             self._rebuild(nodes)
         elif changed:
             self._refresh(nodes, changed)
-        self._revision = snapshot.revision
 
     def _rebuild(self, nodes: Sequence[NodeInfo]) -> None:
         """Recount the nodes not seen before (at any position), then total every domain in node order."""

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 
 from kschedlib.framework.events import QueueingHint, hint_of
 from kschedlib.model.objects import Node, Pod
-from kschedlib.plugins._topology_spread_common import SpreadConstraint, has_all_keys
+from kschedlib.plugins.pod_topology_spread.common import SpreadConstraint, has_all_keys
 
 __all__ = ["SpreadHints", "SpreadHintsV130"]
 

@@ -1,6 +1,6 @@
 """DefaultPreemption: when no node fits, find pods of lower priority whose eviction would make room.
 
-kube-scheduler v1.30's only in-tree PostFilter plugin (reference §10).  It
+kube-scheduler v1.30's only in-tree PostFilter plugin (``defaultpreemption/default_preemption.go``).  It
 never evicts anything itself: a success nominates the pod to a node and lists
 the victims (``namespace/name``); the embedder evicts them and the pod is
 retried on its nominated node.  Steps:
@@ -11,7 +11,7 @@ retried on its nominated node.  Steps:
 2. potential nodes: those whose status is exactly ``Unschedulable``; every
    other node without a plain rejection is "not helpful";
 3. dry run from a random offset on a copy of each potential node
-   (:mod:`kschedlib.plugins._preemption_victims`), until enough candidates
+   (:mod:`kschedlib.plugins._helpers.preemption_victims`), until enough candidates
    are found;
 4. no candidate: a FitError of the dry run's statuses, and the pod's
    nomination is cleared;
@@ -44,18 +44,18 @@ from kschedlib.framework.results import PostFilterResult
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Code, Status
 from kschedlib.model.objects import Pod
-from kschedlib.plugins._preemption_extenders import process_with_extenders
-from kschedlib.plugins._preemption_victims import Budget, Victims, budgets_of, select_victims_on_node
+from kschedlib.plugins._helpers.preemption_victims import Budget, Victims, budgets_of, select_victims_on_node
+from kschedlib.plugins.default_preemption.extenders import process_with_extenders
 
 __all__ = [
-    "ERR_NO_CANDIDATE",
-    "ERR_NOT_ELIGIBLE_NEVER",
-    "ERR_NOT_ELIGIBLE_TERMINATING",
-    "ERR_NOT_HELPFUL",
-    "MESSAGE_PREFIX",
     "Candidate",
     "DefaultPreemption",
     "DefaultPreemptionArgs",
+    "ERR_NOT_ELIGIBLE_NEVER",
+    "ERR_NOT_ELIGIBLE_TERMINATING",
+    "ERR_NOT_HELPFUL",
+    "ERR_NO_CANDIDATE",
+    "MESSAGE_PREFIX",
     "calculate_num_candidates",
     "decode_args",
     "nodes_where_preemption_might_help",
@@ -226,7 +226,7 @@ _CRITERIA: Final[tuple[Callable[[Candidate], float], ...]] = (
     lambda c: -len(c.victims),
     lambda c: _earliest_start_of_top_victims(c.victims),
 )
-"""Higher is better; applied in order to the candidates still tied (reference §10 step 6)."""
+"""Higher is better; applied in order to the candidates still tied (``preemption.go``: ``pickOneNodeForPreemption``)."""
 
 
 def pick_one_candidate(candidates: Sequence[Candidate]) -> Candidate | None:
@@ -312,7 +312,7 @@ class DefaultPreemption(PostFilterPlugin):
         return PostFilterResult(Status.success(), best.name, self._prepare(best))
 
     def _call_extenders(self, pod: Pod, candidates: list[Candidate], snapshot: Snapshot) -> list[Candidate] | Status:
-        """Extenders that support preemption replace the candidates (reference §10 step 5)."""
+        """Extenders that support preemption replace the candidates (``preemption.go``: ``callExtenders``)."""
         extenders = getattr(self._handle, "extenders", ())  # handles written before extenders offer none
         if not extenders:
             return candidates

@@ -1,8 +1,8 @@
 """PodTopologySpread, counting half: how many pods of a node each constraint selects.
 
-Split from :mod:`kschedlib.plugins.pod_topology_spread` to keep modules small.
+Part of the :mod:`kschedlib.plugins.pod_topology_spread` package; only the package itself is public.
 Selectors are compiled into closures (the common one-label selector gets a
-loop of its own).  :mod:`kschedlib.plugins._topology_spread_tally` carries
+loop of its own).  :mod:`kschedlib.plugins.pod_topology_spread.tally` carries
 per-domain totals over from cycle to cycle; :class:`CountCache` remembers
 counts per node for what Score reads node by node (hostname constraints):
 NodeInfo is immutable, so while a node still has the very same ``pods``

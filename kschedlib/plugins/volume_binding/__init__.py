@@ -24,6 +24,7 @@ import attrs
 
 from kschedlib.errors import ConfigError
 from kschedlib.framework.cycle_state import CycleState, StateKey
+from kschedlib.framework.events import ClusterEventWithHint, EnqueueExtensions
 from kschedlib.framework.extension_points import (
     FilterPlugin,
     PreBindPlugin,
@@ -39,7 +40,9 @@ from kschedlib.framework.status import Status
 from kschedlib.framework.storage import StorageLister
 from kschedlib.model.objects import Pod
 from kschedlib.model.storage import PersistentVolume, PersistentVolumeClaim
-from kschedlib.plugins._volume_binder import (
+from kschedlib.plugins._helpers import volume_hints as _volume_hints
+from kschedlib.plugins._helpers.volumes import claim_of, is_fully_bound, not_owner_error, pvc_not_found
+from kschedlib.plugins.volume_binding.binder import (
     ERR_REASON_BIND_CONFLICT,
     ERR_REASON_NODE_CONFLICT,
     ERR_REASON_NOT_ENOUGH_SPACE,
@@ -55,20 +58,16 @@ from kschedlib.plugins._volume_binder import (
     pod_volume_claims,
     selected_claim,
 )
-from kschedlib.plugins._volumes import claim_of, is_fully_bound, not_owner_error, pvc_not_found
 
 __all__ = [
     "ERR_REASON_BIND_CONFLICT",
     "ERR_REASON_NODE_CONFLICT",
-    "ERR_REASON_PV_NODE_AFFINITY",
     "ERR_REASON_NOT_ENOUGH_SPACE",
+    "ERR_REASON_PV_NODE_AFFINITY",
     "ERR_REASON_PV_NOT_EXIST",
     "ERR_UNBOUND_IMMEDIATE",
-    "STATE_KEY",
     "VolumeBinding",
     "VolumeBindingArgs",
-    "VolumeBindingState",
-    "claim_problem",
     "decode_args",
 ]
 
@@ -172,7 +171,8 @@ def _all_bound(pod: Pod, storage: StorageLister) -> bool:
 
 
 @final
-class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin, PreScorePlugin, ScorePlugin):
+class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin, PreScorePlugin, ScorePlugin,
+                    EnqueueExtensions):
     """Binds (in simulation) the pod's claims to volumes on the chosen node; rejects nodes where it cannot."""
 
     name: ClassVar[str] = "VolumeBinding"
@@ -186,6 +186,10 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
         self._node_conflict = (ERR_REASON_PV_NODE_AFFINITY if switches.pv_node_affinity_reason
                                else ERR_REASON_NODE_CONFLICT)
         self._match_attributes_class = handle.switches.volume_attributes_class
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        """Every event with hints off (v1.30); v1.36's registrations and hints with them on."""
+        return _volume_hints.watched(self._handle, _volume_hints.binding_events)
 
     def pre_filter(self, state: CycleState, pod: Pod) -> Status | PreFilterResult:
         """Classify the claims; unbound immediate claims fail; bound hostname-pinned volumes narrow the nodes."""
@@ -271,6 +275,13 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
             return Status.from_error(f'no pod volumes found for node "{node_name}"')
         data.committed = True
         return Status.SUCCESS
+
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """PreBind works only when Reserve left volumes to bind (read from v1.35)."""
+        data = state.get(STATE_KEY)
+        if data is None:
+            return _NOT_FOUND
+        return Status.skip() if data.claims is None or data.all_bound else Status.SUCCESS
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """Put back the objects Reserve replaced, unless PreBind committed them (idempotent)."""

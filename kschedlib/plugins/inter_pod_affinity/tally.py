@@ -23,7 +23,7 @@ from typing import Final, Generic, TypeVar, final
 
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.pod_info import AffinityTerm, PodInfo
-from kschedlib.framework.snapshot import NodeChangeLog, Snapshot
+from kschedlib.framework.snapshot import NodeCursor, Snapshot
 from kschedlib.model.labels import LabelSelector, Requirement
 from kschedlib.model.objects import Pod
 
@@ -47,7 +47,6 @@ Signature = tuple[Hashable, ...]
 PodsOf = Callable[[NodeInfo], tuple[PodInfo, ...]]
 WeightedTerms = Callable[[PodInfo], Iterator[tuple[AffinityTerm, int]]]
 C = TypeVar("C")
-Revision = tuple[NodeChangeLog, int] | None
 
 
 def _selector_key(selector: LabelSelector | None) -> tuple[Requirement, ...] | None:
@@ -82,12 +81,12 @@ class _Tally(ABC, Generic[C]):
     A share depends on the pods alone; the node's labels place it when applied.
     """
 
-    __slots__ = ("_last", "_pods_of", "_revision", "_seen")
+    __slots__ = ("_cursor", "_last", "_pods_of", "_seen")
 
     def __init__(self, pods_of: PodsOf) -> None:
         self._pods_of = pods_of
         self._last: tuple[NodeInfo, ...] = ()
-        self._revision: Revision = None
+        self._cursor = NodeCursor()
         self._seen: dict[str, tuple[NodeInfo, C]] = {}
 
     def sync(self, infos: tuple[NodeInfo, ...], snapshot: Snapshot | None = None) -> None:
@@ -98,13 +97,13 @@ class _Tally(ABC, Generic[C]):
         the entries that are the same objects are skipped position by position without leaving C.
         """
         last = self._last
-        logged = (snapshot.changed_between(self._revision)
-                  if snapshot is not None and len(last) == len(infos) else None)
+        if snapshot is None:
+            self._cursor.forget()
+        logged = self._cursor.changes(snapshot, len(last)) if snapshot is not None else None
         if logged is not None:
             changed: Iterable[NodeInfo] = [infos[p] for p in logged if infos[p] is not last[p]]
         else:
             changed = compress(infos, map(is_not, last, infos)) if len(last) == len(infos) else infos
-        self._revision = snapshot.revision if snapshot is not None else None
         seen = self._seen
         for info in changed:
             entry = seen.get(info.name)

@@ -5,11 +5,11 @@ PreFilter counts, per topology pair ``(key, value)``, the existing pods that
 the incoming pod's required affinity terms, (3) match one of its required
 anti-affinity terms.  Filter then needs only the node's labels and a few dict
 lookups.  The counts come from tallies the plugin keeps across cycles
-(:mod:`kschedlib.plugins._inter_pod_affinity_tally`), so a cycle re-reads only
+(:mod:`kschedlib.plugins.inter_pod_affinity.tally`), so a cycle re-reads only
 the nodes that changed.  AddPod/RemovePod keep the counts right when nominated
 pods are added or preemption victims removed.  Scoring (preferred terms, and
 existing pods' required affinity weighted by ``hardPodAffinityWeight``) lives
-in :mod:`kschedlib.plugins._inter_pod_affinity_scoring`.
+in :mod:`kschedlib.plugins.inter_pod_affinity.scoring`.
 """
 
 from __future__ import annotations
@@ -31,16 +31,15 @@ from kschedlib.framework.extension_points import (
     ScorePlugin,
 )
 from kschedlib.framework.handle import Handle
-from kschedlib.framework.memo import ValueNormalizer
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.pod_info import AffinityTerm, PodInfo
-from kschedlib.framework.results import NodeScore, PreFilterResult
+from kschedlib.framework.results import PreFilterResult
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import Pod
-from kschedlib.plugins import _affinity_hints
-from kschedlib.plugins import _inter_pod_affinity_scoring as scoring
-from kschedlib.plugins._inter_pod_affinity_scoring import NO_LABELS, PRE_SCORE_KEY
-from kschedlib.plugins._inter_pod_affinity_tally import (
+from kschedlib.plugins.inter_pod_affinity import hints as _affinity_hints
+from kschedlib.plugins.inter_pod_affinity import scoring
+from kschedlib.plugins.inter_pod_affinity.scoring import NO_LABELS, PRE_SCORE_KEY
+from kschedlib.plugins.inter_pod_affinity.tally import (
     PodTallies,
     PodTally,
     TermGroup,
@@ -55,11 +54,8 @@ __all__ = [
     "ERR_REASON_AFFINITY_RULES_NOT_MATCH",
     "ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH",
     "ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH",
-    "PRE_FILTER_KEY",
-    "PRE_SCORE_KEY",
     "InterPodAffinity",
     "InterPodAffinityArgs",
-    "PreFilterState",
     "decode_args",
     "satisfies_existing_pods_anti_affinity",
     "satisfies_pod_affinity",
@@ -291,7 +287,7 @@ def _missing(verb: str, key: StateKey[Any]) -> str:
 @final
 class InterPodAffinity(
     PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions,
-    ValueNormalizer, EnqueueExtensions,
+    EnqueueExtensions,
 ):
     """Required pod (anti-)affinity as a filter, preferred terms as a score."""
 
@@ -439,17 +435,8 @@ class InterPodAffinity(
             raise LookupError(_missing("failed to read", PRE_SCORE_KEY))
         return scoring.score_node(s, _labels(node_info))
 
-    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
+    def normalize_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]) -> list[int]:
         """Min-max scale the raw scores to [0, 100]."""
-        s = state.get(PRE_SCORE_KEY)
-        if s is None:
-            return Status.from_error(_missing("failed to read", PRE_SCORE_KEY))
-        if s.parts:
-            scoring.normalize_scores(scores)
-        return Status.success()
-
-    def normalize_values(self, state: CycleState, pod: Pod, scores: list[int]) -> list[int]:
-        """The same scaling on plain integers: it reads only the scores, never the node names."""
         s = state.get(PRE_SCORE_KEY)
         if s is None:
             raise LookupError(_missing("failed to read", PRE_SCORE_KEY))

@@ -31,13 +31,13 @@ from kschedlib.model.storage import (
     StorageClass,
     TopologySelectorTerm,
 )
-from kschedlib.plugins._csi_translation import (
+from kschedlib.plugins._helpers.csi_translation import (
     IN_TREE_PLUGINS,
     TranslationError,
     migrated_on_node,
     translated_node_affinity,
 )
-from kschedlib.plugins._volumes import (
+from kschedlib.plugins._helpers.volumes import (
     BIND_COMPLETED_ANNOTATION,
     BOUND_BY_CONTROLLER_ANNOTATION,
     NO_PROVISIONER,

@@ -1,6 +1,6 @@
 """SelectVictimsOnNode: the fewest, least important pods whose eviction lets the preemptor fit one node.
 
-kube-scheduler v1.30 (reference §10, SelectVictimsOnNode):
+kube-scheduler v1.30 (``default_preemption.go``: ``SelectVictimsOnNode``):
 
 1. take every pod of lower priority off a copy of the node (telling the
    PreFilter extensions about each removal) — none means the node cannot help;
@@ -34,7 +34,7 @@ from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.status import Code, Status
 from kschedlib.model.labels import LabelSelector
 from kschedlib.model.objects import Pod, PodDisruptionBudget
-from kschedlib.plugins._go_sort import go_sort_slice
+from kschedlib.plugins._helpers.go_sort import go_sort_slice
 
 __all__ = [
     "ERR_NO_VICTIMS",
@@ -98,7 +98,7 @@ def more_important(a: Pod, b: Pod) -> bool:
 
 
 def sort_by_importance(infos: list[PodInfo]) -> None:
-    """Order potential victims most important first, with Go's unstable sort (reference §10, §19)."""
+    """Order potential victims most important first, with Go's unstable sort (``MoreImportantPod``, ``sort.Slice``)."""
     go_sort_slice(infos, lambda x, y: more_important(x.pod, y.pod))
 
 

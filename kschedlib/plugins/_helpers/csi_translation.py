@@ -25,7 +25,7 @@ from kschedlib.model.storage import (
     PersistentVolume,
     PersistentVolumeSource,
 )
-from kschedlib.plugins._volumes import MIGRATED_PLUGINS_ANNOTATION
+from kschedlib.plugins._helpers.volumes import MIGRATED_PLUGINS_ANNOTATION
 
 __all__ = [
     "CSI_DRIVERS",

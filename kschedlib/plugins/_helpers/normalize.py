@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from kschedlib.framework.results import NodeScore
-
-MAX_NODE_SCORE = 100
+from kschedlib.framework.extension_points import MAX_NODE_SCORE
 
 
-def _truncating_div(a: int, b: int) -> int:
+def truncating_div(a: int, b: int) -> int:
     """Go's integer division: truncates toward zero (Python's ``//`` floors)."""
-    quotient = abs(a) // abs(b)
-    return quotient if (a < 0) == (b < 0) else -quotient
+    return a // b if (a >= 0) == (b > 0) else -(-a // b)
 
 
 def normalized_values(scores: list[int], *, reverse: bool, max_score: int = MAX_NODE_SCORE) -> list[int]:
@@ -22,12 +19,6 @@ def normalized_values(scores: list[int], *, reverse: bool, max_score: int = MAX_
     highest = max(scores, default=0)
     if highest == 0:
         return [max_score] * len(scores) if reverse else list(scores)
-    scaled = [_truncating_div(max_score * score, highest) for score in scores]
+    scaled = [truncating_div(max_score * score, highest) for score in scores]
     return [max_score - value for value in scaled] if reverse else scaled
 
-
-def default_normalize_score(scores: list[NodeScore], *, reverse: bool, max_score: int = MAX_NODE_SCORE) -> None:
-    """:func:`normalized_values` applied in place to NodeScore entries."""
-    for entry, value in zip(scores, normalized_values([e.score for e in scores], reverse=reverse,
-                                                      max_score=max_score), strict=True):
-        entry.score = value

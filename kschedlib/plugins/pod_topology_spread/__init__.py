@@ -3,14 +3,14 @@
 A ``DoNotSchedule`` constraint filters: placing the pod in a domain must not
 make that domain hold more than ``maxSkew`` matching pods above the least
 loaded domain.  A ``ScheduleAnyway`` constraint scores: domains with fewer
-matching pods win (see :mod:`kschedlib.plugins._topology_spread_scoring`).
+matching pods win (see :mod:`kschedlib.plugins.pod_topology_spread.scoring`).
 Pods without constraints get the configured default constraints, selecting
 the pods that share the pod's Services and controller.
 
 PreFilter counts matching pods per domain once per cycle and keeps, per
 topology key, kube-scheduler's two "critical paths" (the two least loaded
 domains).  The counts are carried over from earlier cycles (see
-:mod:`kschedlib.plugins._topology_spread_tally`): only the nodes replaced
+:mod:`kschedlib.plugins.pod_topology_spread.tally`): only the nodes replaced
 since are recounted.  AddPod/RemovePod maintain the paths with
 kube-scheduler's update rule, which is approximate after several updates and
 reproduced as is.  Filter is then one or two dictionary reads per constraint.
@@ -35,12 +35,11 @@ from kschedlib.framework.extension_points import (
 from kschedlib.framework.handle import Handle
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.pod_info import PodInfo
-from kschedlib.framework.results import NodeScore, PreFilterResult
+from kschedlib.framework.results import PreFilterResult
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import Node, Pod
-from kschedlib.plugins._spread_hints import SpreadHints, SpreadHintsV130
-from kschedlib.plugins._topology_spread_args import (
+from kschedlib.plugins.pod_topology_spread.args import (
     DO_NOT_SCHEDULE,
     SCHEDULE_ANYWAY,
     SYSTEM_DEFAULT_CONSTRAINTS,
@@ -49,7 +48,7 @@ from kschedlib.plugins._topology_spread_args import (
     decode_args,
     validate_args,
 )
-from kschedlib.plugins._topology_spread_common import (
+from kschedlib.plugins.pod_topology_spread.common import (
     NodeInclusion,
     SpreadConstraint,
     default_selector,
@@ -57,27 +56,22 @@ from kschedlib.plugins._topology_spread_common import (
     spread_constraints,
     with_selector,
 )
-from kschedlib.plugins._topology_spread_counting import CountCache
-from kschedlib.plugins._topology_spread_scoring import (
+from kschedlib.plugins.pod_topology_spread.counting import CountCache
+from kschedlib.plugins.pod_topology_spread.hints import SpreadHints, SpreadHintsV130
+from kschedlib.plugins.pod_topology_spread.scoring import (
     PRE_SCORE_KEY,
     build_pre_score_state,
-    normalize_spread_scores,
+    normalized_spread_scores,
     score_node,
 )
-from kschedlib.plugins._topology_spread_tally import TallyStore, count_domains
+from kschedlib.plugins.pod_topology_spread.tally import TallyStore, count_domains
 
 __all__ = [
     "ERR_REASON_CONSTRAINTS_NOT_MATCH",
     "ERR_REASON_NODE_LABEL_NOT_MATCH",
-    "PRE_FILTER_KEY",
-    "PRE_SCORE_KEY",
-    "CriticalPaths",
     "PodTopologySpread",
     "PodTopologySpreadArgs",
-    "PreFilterState",
-    "build_pre_filter_state",
     "decode_args",
-    "filter_node",
 ]
 
 ERR_REASON_CONSTRAINTS_NOT_MATCH: Final = "node(s) didn't match pod topology spread constraints"
@@ -358,9 +352,8 @@ class PodTopologySpread(
             raise LookupError("error " + _missing(PRE_SCORE_KEY))
         return score_node(s, node_info)
 
-    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
+    def normalize_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]) -> list[int]:
         s = state.get(PRE_SCORE_KEY)
         if s is None:
-            return Status.from_error("error " + _missing(PRE_SCORE_KEY))
-        normalize_spread_scores(s, scores)
-        return Status.success()
+            raise LookupError("error " + _missing(PRE_SCORE_KEY))
+        return normalized_spread_scores(s, nodes, scores)

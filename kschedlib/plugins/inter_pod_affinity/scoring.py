@@ -1,13 +1,13 @@
 """InterPodAffinity, second half: the incoming pod's terms and preferred-term scoring.
 
-Split from :mod:`kschedlib.plugins.inter_pod_affinity` to keep modules small.
+Part of the :mod:`kschedlib.plugins.inter_pod_affinity` package; only the package itself is public.
 Both halves read the incoming pod's terms the same way: parsed fresh from the
 pod and with a non-empty ``namespaceSelector`` resolved, once per cycle, into
 the namespaces it currently selects.  After that an incoming term matches an
 existing pod by namespace name alone (or by ``{}``, which selects every
 namespace), so no existing pod's namespace labels are ever looked up, and the
 pods it matches can be tallied across cycles
-(:mod:`kschedlib.plugins._inter_pod_affinity_tally`).
+(:mod:`kschedlib.plugins.inter_pod_affinity.tally`).
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ import attrs
 
 from kschedlib.errors import KschedError, SelectorError
 from kschedlib.framework.cycle_state import StateKey
+from kschedlib.framework.extension_points import MAX_NODE_SCORE
 from kschedlib.framework.pod_info import AffinityTerm, WeightedAffinityTerm
-from kschedlib.framework.results import NodeScore
 from kschedlib.model.objects import Namespace, Pod, PodAffinity, PodAffinityTerm
-from kschedlib.plugins._inter_pod_affinity_tally import NO_LABELS, PodTally, TermTally
-from kschedlib.plugins._validation import selector_error
+from kschedlib.plugins._helpers.validation import selector_error
+from kschedlib.plugins.inter_pod_affinity.tally import NO_LABELS, PodTally, TermTally
 
 __all__ = [
     "NO_LABELS",
@@ -35,13 +35,11 @@ __all__ = [
     "collect_parts",
     "merge_namespaces",
     "merge_preferred",
-    "normalize_scores",
     "normalized_values",
     "parse_incoming_terms",
     "score_node",
 ]
 
-MAX_NODE_SCORE: Final = 100
 T = TypeVar("T")
 
 TallyOf = Callable[[AffinityTerm], PodTally]
@@ -226,8 +224,3 @@ def normalized_values(raw: list[int]) -> list[int]:
     top, span = float(MAX_NODE_SCORE), float(spread)
     return [int(top * (float(score - lowest) / span)) for score in raw]
 
-
-def normalize_scores(scores: list[NodeScore]) -> None:
-    """:func:`normalized_values` applied to NodeScore entries in place."""
-    for entry, value in zip(scores, normalized_values([entry.score for entry in scores]), strict=True):
-        entry.score = value

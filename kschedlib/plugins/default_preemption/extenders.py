@@ -1,4 +1,4 @@
-"""Preemption's consultation of extenders (reference §10 step 5, kube's ``callExtenders``)."""
+"""Preemption's consultation of extenders (kube's ``preemption.go``: ``callExtenders``)."""
 
 from __future__ import annotations
 

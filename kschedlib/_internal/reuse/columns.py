@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Final, final
 
 from kschedlib.framework.node_info import NodeInfo
-from kschedlib.framework.snapshot import NodeChangeLog, Snapshot
+from kschedlib.framework.snapshot import NodeCursor, Snapshot
 from kschedlib.framework.status import Code, Status
 
 __all__ = ["FilterColumn", "ScoreColumn", "SearchResult", "search_column", "search_nodes"]
@@ -22,16 +22,6 @@ __all__ = ["FilterColumn", "ScoreColumn", "SearchResult", "search_column", "sear
 _SUCCESS: Final = Code.SUCCESS
 _ERROR: Final = Code.ERROR
 
-Revision = tuple[NodeChangeLog, int] | None
-
-
-def _stale(snapshot: Snapshot, revision: Revision, infos: list[NodeInfo]) -> Iterable[int]:
-    """Positions to re-check: those logged since ``revision``, or all of them on another layout."""
-    nodes = snapshot.node_infos
-    changed = snapshot.changed_between(revision) if len(infos) == len(nodes) else None
-    if changed is None:
-        return range(len(nodes))
-    return changed
 
 
 @final
@@ -41,28 +31,28 @@ class FilterColumn:
     Errors are never kept: their positions are evaluated again at the next sync.
     """
 
-    __slots__ = ("errors", "infos", "rejected", "revision", "statuses")
+    __slots__ = ("cursor", "errors", "infos", "rejected", "statuses")
 
     def __init__(self) -> None:
         self.infos: list[NodeInfo] = []
         self.statuses: list[Status] = []
         self.rejected: list[int] = []
         self.errors: set[int] = set()
-        self.revision: Revision = None
+        self.cursor = NodeCursor()
 
     def sync(self, snapshot: Snapshot, verdict: Callable[[NodeInfo], Status]) -> None:
         """Re-evaluate the positions whose NodeInfo changed since the last sync."""
         nodes = snapshot.node_infos
+        changed = self.cursor.changes(snapshot, len(self.infos))
         if len(self.infos) != len(nodes):
             self._rebuild(nodes, verdict)
         else:
             infos, errors = self.infos, self.errors
-            stale = _stale(snapshot, self.revision, infos)
+            stale: Iterable[int] = range(len(nodes)) if changed is None else changed
             for position in list(errors) + list(stale) if errors else stale:
                 info = nodes[position]
                 if info is not infos[position] or position in errors:
                     self._set(position, info, verdict(info))
-        self.revision = snapshot.revision
 
     def _rebuild(self, nodes: Sequence[NodeInfo], verdict: Callable[[NodeInfo], Status]) -> None:
         self.infos = list(nodes)
@@ -222,27 +212,26 @@ class ScoreColumn:
     tried again next time.
     """
 
-    __slots__ = ("infos", "partial", "pending", "raw", "revision")
+    __slots__ = ("cursor", "infos", "partial", "pending", "raw")
 
     def __init__(self, width: int) -> None:
         self.infos: list[NodeInfo | None] = []
         self.raw: list[list[int]] = [[] for _ in range(width)]
         self.partial: list[int] = []
         self.pending: set[int] = set()
-        self.revision: Revision = None
+        self.cursor = NodeCursor()
 
     def sync(self, snapshot: Snapshot) -> None:
         """Note the positions whose NodeInfo changed since the last sync."""
         nodes = snapshot.node_infos
+        changed = self.cursor.changes(snapshot, len(self.infos))
         if len(self.infos) != len(nodes):
             self.infos = [None] * len(nodes)
             self.partial = [0] * len(nodes)
             self.raw = [[0] * len(nodes) for _ in self.raw]
             self.pending = set(range(len(nodes)))
         else:
-            changed = snapshot.changed_between(self.revision)
             self.pending.update(range(len(nodes)) if changed is None else changed)
-        self.revision = snapshot.revision
 
     def gather(
         self, snapshot: Snapshot, positions: Sequence[int], score: Callable[[NodeInfo], tuple[tuple[int, ...], int]]

@@ -1,6 +1,6 @@
 """PodTopologySpread's arguments: decoding, defaults and kube-scheduler's validation.
 
-Split from :mod:`kschedlib.plugins.pod_topology_spread` to keep modules small.
+Part of the :mod:`kschedlib.plugins.pod_topology_spread` package; only the package itself is public.
 Validation mirrors ``ValidatePodTopologySpreadArgs`` check for check and in the
 same order; where kube-scheduler aggregates several errors, the first one is
 raised.  A message is the detail kube-scheduler prints after the field path
@@ -16,10 +16,11 @@ from typing import Any, Final, final
 import attrs
 
 from kschedlib.errors import ConfigError, KschedError
+from kschedlib.framework._config_fields import expect_type as _expect
 from kschedlib.model.convert import label_selector_from_dict
 from kschedlib.model.labels import LabelSelector
 from kschedlib.model.objects import TopologySpreadConstraint
-from kschedlib.plugins._validation import qualified_name_errors
+from kschedlib.plugins._helpers.validation import qualified_name_errors
 
 __all__ = [
     "DO_NOT_SCHEDULE",
@@ -82,12 +83,6 @@ def validate_args(args: PodTopologySpreadArgs) -> None:
 
 
 # --- decoding --------------------------------------------------------------------------------
-
-
-def _expect(value: Any, kind: type, field: str) -> Any:
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-        raise ConfigError(f"must be of type {kind.__name__}", field=field, value=value)
-    return value
 
 
 def _optional(raw: Mapping[str, Any], key: str, kind: type, path: str) -> Any:

@@ -1,6 +1,6 @@
 """PodTopologySpread, shared half: which constraints apply and how matching pods are counted.
 
-Split from :mod:`kschedlib.plugins.pod_topology_spread` to keep modules small.
+Part of the :mod:`kschedlib.plugins.pod_topology_spread` package; only the package itself is public.
 Filtering and scoring both turn the pod's constraints (or the default ones,
 with a selector deduced from the pod's owners) into :class:`SpreadConstraint`
 and decide which nodes count for which constraint.
