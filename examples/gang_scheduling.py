@@ -86,7 +86,7 @@ def _summary(scheduler: Scheduler, title: str) -> None:
     placed = [f"{key}@{node}" for key, node in sorted(scheduler.bound_pods().items())]
     print(f"   placed:  {', '.join(placed) or '-'}")
     print(f"   pending: {', '.join(sorted(scheduler.pending())) or '-'}")
-    groups = pod_group_statuses(scheduler.engine.store.scheduling)
+    groups = pod_group_statuses(scheduler.scheduling_objects)
     print(f"   groups:  {', '.join(f'{g.name}={g.phase} ({g.running} running)' for g in groups)}")
     print(f"   cpu:     {', '.join(f'{i.name} {i.requested.milli_cpu}m' for i in scheduler.snapshot())}")
 

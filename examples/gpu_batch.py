@@ -6,6 +6,8 @@ reclaim GPUs the other team borrowed, evicting whole jobs only.  Jobs arrive in
 random order (seeded); high-priority jobs preempt.  The run prints the figures an
 operator checks: jobs placed, partial gangs (must be 0), quota overruns (must be 0),
 evictions, attempts per pod; ``gpu_batch.out`` holds its output (wall time aside).
+``--queueing-hints`` turns kube 1.30's ``SchedulerQueueingHints`` gate on: a rejected pod then
+waits for an event its rejecting plugins' hint functions say may help.
 """
 
 from __future__ import annotations
@@ -54,12 +56,13 @@ def jobs(rng: random.Random, count: int) -> list[tuple[PodGroup, list[Pod]]]:
     return out
 
 
-def main() -> None:
+def main(argv: list[str]) -> None:
     rng = random.Random(7)
     clock = FakeClock()
+    gates = {"SchedulerQueueingHints": True} if "--queueing-hints" in argv else None
     sched = Scheduler(batch_scheduling_config(coscheduling_args={"permitWaitingTimeSeconds": 30,
                                                                  "podGroupBackoffSeconds": 10}), clock=clock,
-                      kube_version="1.30")  # the batch plugins follow scheduler-plugins v0.30.6 (kube 1.30)
+                      kube_version="1.30", feature_gates=gates)  # scheduler-plugins v0.30.6 runs kube 1.30
     sched.add_objects([node(i) for i in range(200)])
     sched.add_objects([quota(team) for team in TEAMS])
     workload = jobs(rng, 260)
@@ -111,7 +114,8 @@ def partial_gangs(sched: Scheduler, groups: dict[str, PodGroup]) -> int:
     waiting = set(sched.waiting_pods())
     for key in sched.bound_pods():
         if key not in waiting:
-            pod = sched.engine.store.pods[key]
+            pod = sched.get_pod(key)
+            assert pod is not None
             bound[f"{pod.namespace}/{pod.labels.get(POD_GROUP_LABEL, '')}"] += 1
     return sum(1 for name, count in bound.items() if name in groups and count < groups[name].min_member)
 
@@ -120,10 +124,11 @@ def quota_overruns(sched: Scheduler) -> int:
     """Teams using more GPUs than their quota's max."""
     used: Counter[str] = Counter()
     for key in sched.bound_pods():
-        pod = sched.engine.store.pods[key]
+        pod = sched.get_pod(key)
+        assert pod is not None
         used[pod.namespace] += int(pod.containers[0].requests[GPU].amount)
     return sum(1 for team, amount in used.items() if team in TEAMS and amount > TEAMS[team][1])
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

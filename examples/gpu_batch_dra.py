@@ -80,7 +80,7 @@ def main() -> None:
     sched.add_objects(cluster.objects)
     results = sched.run_until_idle()
     placed = {r.pod.key for r in results if r.scheduled}
-    claims = sched.engine.store.dra.claims
+    claims = sched.devices.claims
     devices = [(d.driver, d.pool, d.device) for c in claims.values() if c.allocation for d in c.allocation.devices]
     by_model = Counter(model(int(pool.split("-")[1])) for _, pool, _ in devices)
     print(f"nodes: {NODES} x 8 GPUs (A100 and H100 nodes alternate); pods: 300, one claim each")

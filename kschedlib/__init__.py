@@ -5,8 +5,6 @@ with kube-scheduler v1.30's plugins, scores and messages; or ask
 :func:`explain` where one pod would go and why not elsewhere.
 """
 
-from kschedlib._internal.cycle import CycleOutcome
-from kschedlib._internal.metrics import Metrics
 from kschedlib.clock import Clock, FakeClock, SystemClock
 from kschedlib.errors import (
     CacheError,
@@ -14,11 +12,13 @@ from kschedlib.errors import (
     CelError,
     CelRuntimeError,
     ConfigError,
+    ExtraNotInstalledError,
     KschedError,
     ManifestError,
     ModelError,
     QuantityError,
     RegistryError,
+    ScenarioError,
     SelectorError,
 )
 from kschedlib.framework import (
@@ -32,10 +32,13 @@ from kschedlib.framework import (
     Status,
     parse_config,
 )
+from kschedlib.metrics import Metrics
 from kschedlib.model import Node, Pod, parse_quantity
 from kschedlib.plugins import default_plugin_sets, in_tree_registry
+from kschedlib.results import CycleOutcome
 from kschedlib.scheduler import Scheduler, ScheduleResult, SchedulerListener
 from kschedlib.simulation import Cluster, Explanation, SimulationReport, explain, load_cluster, simulate
+from kschedlib.sweeps import Scenario, SweepResult, sweep
 
 __version__ = "0.1.0"
 
@@ -51,6 +54,7 @@ __all__ = [
     "CycleOutcome",
     "CycleState",
     "Explanation",
+    "ExtraNotInstalledError",
     "FakeClock",
     "KschedError",
     "ManifestError",
@@ -63,6 +67,8 @@ __all__ = [
     "QuantityError",
     "Registry",
     "RegistryError",
+    "Scenario",
+    "ScenarioError",
     "ScheduleResult",
     "Scheduler",
     "SchedulerConfig",
@@ -71,6 +77,7 @@ __all__ = [
     "SimulationReport",
     "Snapshot",
     "Status",
+    "SweepResult",
     "SystemClock",
     "default_plugin_sets",
     "explain",
@@ -79,4 +86,5 @@ __all__ = [
     "parse_config",
     "parse_quantity",
     "simulate",
+    "sweep",
 ]

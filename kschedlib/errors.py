@@ -13,7 +13,12 @@ semantically is, so callers can catch what they expect::
     │   └── CelRuntimeError               it failed while evaluating one device
     ├── ConfigError (ValueError)          a scheduler configuration or plugin args are invalid
     ├── RegistryError (KeyError)          a plugin name is unknown or registered twice
-    └── CacheError (RuntimeError)         an operation contradicts the cache's state
+    ├── CacheError (RuntimeError)         an operation contradicts the cache's state
+    ├── ExtenderError (RuntimeError)      a scheduler extender failed or answered wrongly
+    ├── WireError (ValueError)            an extender protocol message could not be decoded
+    ├── BadRequestError (ValueError)      the extender service cannot act on a request
+    ├── ScenarioError (RuntimeError)      a scenario of a sweep ended in an error
+    └── ExtraNotInstalledError (ImportError)  an optional dependency (an extra) is not installed
 
 "Does not fit" is never an exception: it is a :class:`~kschedlib.framework.Status`.
 """
@@ -23,17 +28,22 @@ from __future__ import annotations
 from typing import final
 
 __all__ = [
+    "BadRequestError",
     "CacheError",
     "CelCompileError",
     "CelError",
     "CelRuntimeError",
     "ConfigError",
+    "ExtenderError",
+    "ExtraNotInstalledError",
     "KschedError",
     "ManifestError",
     "ModelError",
     "QuantityError",
     "RegistryError",
+    "ScenarioError",
     "SelectorError",
+    "WireError",
 ]
 
 
@@ -137,3 +147,33 @@ class RegistryError(KschedError, KeyError):
 @final
 class CacheError(KschedError, RuntimeError):
     """An operation contradicts the scheduler cache's state (e.g. forgetting a pod never assumed)."""
+
+
+class ExtenderError(KschedError, RuntimeError):
+    """An extender failed: transport error, non-200 reply, malformed reply, or an ``Error`` it returned."""
+
+
+class WireError(KschedError, ValueError):
+    """A protocol message could not be decoded."""
+
+
+class BadRequestError(KschedError, ValueError):
+    """A request the extender service cannot act on (answered with ``status``, 400 by default)."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@final
+class ScenarioError(KschedError, RuntimeError):
+    """A scenario of a sweep ended in an error (raised by ``SweepResult.unwrap``)."""
+
+
+@final
+class ExtraNotInstalledError(KschedError, ImportError):
+    """A feature needs an optional dependency that is not installed; the message names the extra."""
+
+    def __init__(self, feature: str, extra: str, module: str) -> None:
+        self.extra = extra
+        super().__init__(f"{feature} needs the '{module}' package: pip install 'kschedlib[{extra}]'", name=module)

@@ -18,7 +18,7 @@ from typing import Any, final
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import REGISTRY, CollectorRegistry
 
-from kschedlib._internal.metrics import HELP, Metrics
+from kschedlib.metrics import HELP, Metrics
 from kschedlib.scheduler import Scheduler
 
 __all__ = ["SchedulerCollector", "register"]

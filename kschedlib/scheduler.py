@@ -4,24 +4,36 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Executor
+from os import PathLike
 from typing import Any, final
 
 from kschedlib._internal.documents import load_config
 from kschedlib._internal.engine import Engine
-from kschedlib._internal.metrics import Metrics
-from kschedlib._internal.results import ScheduleResult, SchedulerListener
-from kschedlib.clock import Clock, SystemClock
+from kschedlib._internal.node_checks import NodeScores, Progress, filter_nodes, score_nodes
+from kschedlib.clock import Clock, FakeClock, SystemClock
+from kschedlib.dra._store import DraStore
 from kschedlib.errors import ModelError
+from kschedlib.explanation import Explanation, deleting_message
+from kschedlib.framework.config import SchedulerConfig
 from kschedlib.framework.extender import Extender
+from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.queued_pod import QueuedPodInfo
 from kschedlib.framework.registry import Registry
+from kschedlib.framework.scheduling_objects import SchedulingObjectLister
 from kschedlib.framework.snapshot import Snapshot
-from kschedlib.model.objects import Node, Pod
+from kschedlib.framework.status import Status
+from kschedlib.metrics import Metrics
+from kschedlib.model.objects import Node, Pod, PodDisruptionBudget
 from kschedlib.plugins import default_plugin_sets, in_tree_registry
+from kschedlib.results import ScheduleResult, SchedulerListener
 from kschedlib.versions import KubeSettings
 from kschedlib.versions import resolve as resolve_kube
 
-__all__ = ["ScheduleResult", "Scheduler", "SchedulerListener"]
+__all__ = ["ConfigSource", "NodeScores", "ScheduleResult", "Scheduler", "SchedulerListener"]
+
+ConfigSource = SchedulerConfig | Mapping[str, Any] | str | PathLike[str] | None
+"""What a ``config`` argument takes: a SchedulerConfig, a KubeSchedulerConfiguration dict, a JSON/YAML
+file path, or ``None`` for kube-scheduler's default profile."""
 
 
 def _require(value: object, kinds: tuple[type, ...], call: str) -> None:
@@ -50,11 +62,14 @@ class Scheduler:
     Extenders come from the config's ``extenders`` section (HTTP extenders, built
     once here) followed by ``extenders`` (e.g. in-process ones); ignorable
     extenders run after the others.
+
+    ``flush_unschedulable=False`` turns off the 5-minute flush of the unschedulable pool (pods there
+    move only on cluster events), as a simulation of a fixed timeline wants.
     """
 
     def __init__(
         self,
-        config: Any = None,
+        config: ConfigSource = None,
         *,
         seed: int = 0,
         clock: Clock | None = None,
@@ -66,6 +81,7 @@ class Scheduler:
         extenders: Sequence[Extender] = (),
         kube_version: str | None = None,
         feature_gates: Mapping[str, bool] | str | None = None,
+        flush_unschedulable: bool = True,
     ) -> None:
         kube = resolve_kube(kube_version, feature_gates)
         self._engine = Engine(
@@ -81,6 +97,7 @@ class Scheduler:
             extenders=extenders,
             kube=kube,
         )
+        self._engine.flush_unschedulable = flush_unschedulable
 
     # --- events in ----------------------------------------------------------------------------
 
@@ -146,10 +163,18 @@ class Scheduler:
         results: list[ScheduleResult] = []
         while True:
             result = self._engine.schedule_one()
-            results.extend(self._engine.take_deferred())
+            results.extend(self.take_finished())
             if result is None:
                 return results
             results.append(result)
+
+    def take_finished(self) -> list[ScheduleResult]:
+        """Results of pods whose Permit wait or binding ended during the last :meth:`schedule_one`.
+
+        :meth:`run_until_idle` and :meth:`tick` collect them themselves; a host that calls
+        :meth:`schedule_one` in its own loop takes them here.
+        """
+        return self._engine.take_deferred()
 
     def tick(self) -> list[ScheduleResult]:
         """Process what is due now: Permit timeouts and allowances, finished bindings, expired backoff."""
@@ -188,6 +213,18 @@ class Scheduler:
         """Queued pods: ``namespace/name`` -> (``active``/``backoff``/``unschedulable``/``gated``, info)."""
         return self._engine.queue.pending()
 
+    def permit_deadlines(self) -> dict[str, float | None]:
+        """Pods parked by a Permit plugin -> when their wait times out (``None``: decided, not yet acted on)."""
+        return {w.pod.key: w.next_deadline() for w in self._engine.waiting}
+
+    def plugin(self, name: str) -> object | None:
+        """The instance of plugin ``name`` in the first profile that runs it, else ``None``."""
+        for runtime in self._engine.profiles.values():
+            found = runtime.profile.plugins.get(name)
+            if found is not None:
+                return found
+        return None
+
     def waiting_pods(self) -> list[str]:
         """Pods parked by a Permit plugin (``namespace/name``)."""
         return [w.pod.key for w in self._engine.waiting]
@@ -214,7 +251,105 @@ class Scheduler:
         """Nodes with their pods and the assumed pods, for debugging."""
         return self._engine.cache.dump()
 
+    def get_pod(self, key: str) -> Pod | None:
+        """The latest version of a known pod (``namespace/name``), pending or bound."""
+        return self._engine.store.pods.get(key)
+
+    def pods(self) -> dict[str, Pod]:
+        """Every known pod by ``namespace/name`` (pending and bound), latest versions."""
+        return dict(self._engine.store.pods)
+
+    def has_node(self, name: str) -> bool:
+        """Whether a node of this name is known (removed nodes are not)."""
+        info = self._engine.cache.node(name)
+        return info is not None and info.node is not None
+
+    def binding_pods(self) -> list[str]:
+        """Pods whose PreBind/Bind runs on the binding executor right now (``namespace/name``)."""
+        return self._engine.binding_keys()
+
+    def pod_disruption_budgets(self) -> list[PodDisruptionBudget]:
+        """The known PodDisruptionBudgets (with their status, as read)."""
+        return list(self._engine.store.pod_disruption_budgets())
+
     @property
-    def engine(self) -> Engine:
-        """The internal engine (for kschedlib's own edges; not a stable API)."""
-        return self._engine
+    def scheduling_objects(self) -> SchedulingObjectLister:
+        """PodGroups, ElasticQuotas and the pods naming each group, as plugins see them."""
+        return self._engine.store.scheduling
+
+    @property
+    def devices(self) -> DraStore:
+        """DRA objects (DeviceClasses, ResourceSlices, claims) and the devices allocated, as plugins see them."""
+        return self._engine.store.dra
+
+    # --- what-if ------------------------------------------------------------------------------
+
+    def fork(self, *, clock: Clock | None = None, listeners: Sequence[SchedulerListener] = ()) -> Scheduler:
+        """An independent scheduler in this one's state: nodes, pods, queue (with attempts and
+        backoff), nominations, profiles, random state and rotating start index.
+
+        Changes to either never show in the other.  Nodes' and pods' immutable parts are shared, so
+        a fork costs milliseconds even for thousands of nodes.  ``clock`` defaults to a copy of a
+        :class:`~kschedlib.FakeClock` (same time, moved apart) or to this scheduler's clock otherwise;
+        listeners are not inherited.  Metrics start at zero; plugins are built anew (state a plugin
+        keeps of its own, such as Coscheduling's backed-off gangs, starts empty).  Raises
+        :class:`~kschedlib.errors.CacheError` (changing nothing) while pods wait in Permit or bind
+        on the executor.
+        """
+        if clock is None:
+            mine = self._engine.clock
+            clock = FakeClock(mine.now()) if isinstance(mine, FakeClock) else mine
+        twin = object.__new__(Scheduler)
+        twin._engine = self._engine.fork(clock, listeners)
+        return twin
+
+    def explain(self, pod: Pod, *, start_index: int = 0,
+                percentage_of_nodes_to_score: int | None = 100) -> Explanation:
+        """Where ``pod`` would go now and why not elsewhere: the :func:`kschedlib.explain` answer
+        against this scheduler's current state.
+
+        Nothing changes: the pod is not queued, bound or nominated, no random number is used up, and
+        later decisions are the same as without the call.  The live snapshot and plugin caches are
+        reused.  ``percentage_of_nodes_to_score`` defaults to every node; ``None`` samples as this
+        scheduler's config says (from ``start_index``).
+        """
+        _require(pod, (Pod,), "explain")
+        engine = self._engine
+        kube = engine.kube
+        if pod.scheduler_name not in engine.profiles:
+            return Explanation(pod, None, f'profile not found for scheduler name "{pod.scheduler_name}"', kube=kube)
+        if pod.deletion_timestamp is not None and not pod.node_name:
+            return Explanation(pod, None, skip_reason=deleting_message(pod), kube=kube)
+        gate = engine.profiles[pod.scheduler_name].run_pre_enqueue(pod)
+        if not gate.is_success:
+            return Explanation(pod, None, pre_enqueue=gate, kube=kube)
+        percentage = percentage_of_nodes_to_score
+        if percentage is None:
+            percentage = engine.config.percentage_of_nodes_to_score
+        outcome = engine.evaluate(pod, start_index=start_index, percentage_of_nodes_to_score=percentage)
+        return Explanation(pod, outcome, kube=kube)
+
+    def filter_nodes(self, pod: Pod, snapshot: Snapshot, nodes: Sequence[NodeInfo], *, profile: str | None = None,
+                     progress: Progress | None = None) -> dict[str, Status] | Status:
+        """A profile's PreFilter and Filter plugins for ``pod`` on ``nodes`` of ``snapshot`` alone (the
+        extender protocol's ``filter``): node -> its status, in the order given; nodes a PreFilter
+        result leaves out get no entry.  An Error status (PreFilter's or a Filter's) is returned instead.
+
+        Nothing of the scheduler changes; ``profile`` defaults to the first; ``progress`` is told what
+        comes next and may raise to stop.  One thread at a time per scheduler.
+        """
+        name = profile if profile is not None else self.profiles[0]
+        return filter_nodes(self._engine.profiles[name], self._engine.handles[name], pod, snapshot, nodes, progress)
+
+    def score_nodes(self, pod: Pod, snapshot: Snapshot, nodes: Sequence[NodeInfo], *, profile: str | None = None,
+                    progress: Progress | None = None) -> NodeScores | Status:
+        """A profile's PreScore and Score plugins for ``pod`` on ``nodes`` of ``snapshot`` (the extender
+        protocol's ``prioritize``): the weighted totals in the order given and the highest total
+        possible, or the status that failed.  As :meth:`filter_nodes` otherwise."""
+        name = profile if profile is not None else self.profiles[0]
+        return score_nodes(self._engine.profiles[name], self._engine.handles[name], pod, snapshot, nodes, progress)
+
+    def feasible_nodes(self, pod: Pod) -> list[str]:
+        """Sorted names of the nodes ``pod`` fits on now (PreFilter and Filter passed), changing nothing."""
+        outcome = self.explain(pod).outcome
+        return sorted(outcome.feasible) if outcome is not None else []

@@ -208,8 +208,12 @@ CHANGES: Final[tuple[Change, ...]] = (
            "preemption does not delete a victim that is already terminating"),
     Change("nominated_node_name_kept", 35,
            "a failed pod keeps its nominated node", gate="NominatedNodeNameForExpectation"),
+    Change("nominated_node_name_before_prebind", 35,
+           "the binding cycle sets the pod's nominated node to the chosen node before PreBind or Permit "
+           "waits do work", gate="NominatedNodeNameForExpectation"),
     Change("node_declared_features", 35,
-           "NodeDeclaredFeatures joins the default profile after DefaultBinder", gate="NodeDeclaredFeatures"),
+           "NodeDeclaredFeatures joins the default profile after DefaultBinder; a pod needing a declared node "
+           "feature fits only nodes listing it in `status.declaredFeatures`", gate="NodeDeclaredFeatures"),
     Change("dra_device_taints", 36, "DRA devices with NoSchedule/NoExecute taints need a toleration",
            gate="DRADeviceTaints"),
     Change("dra_partitionable_devices", 36, "DRA devices consuming shared counters are allocated within them",
@@ -226,11 +230,19 @@ CHANGES: Final[tuple[Change, ...]] = (
            "(dated by the v1.36.3 source; the exact minor it entered is not pinned)"),
     Change("balanced_allocation_change_score", 36,
            "NodeResourcesBalancedAllocation scores the change in balance the pod makes"),
+    Change("pod_level_resize_requests", 36,
+           "bound pods' pod-level requests include pod-level in-place resize status resources",
+           gate="InPlacePodLevelResourcesVerticalScaling"),
     Change("image_volume_locality", 36,
            "ImageLocality also scores images of image volumes", gate="ImageVolume"),
     Change("queueing_hints", 30,
            "plugins' queueing hints decide which event requeues a rejected pod; in-flight events are "
            "replayed", gate="SchedulerQueueingHints"),
+    Change("narrow_queueing_hints", 32,
+           "plugins register v1.36's narrower events and hint functions, node events skip the node pre-check, "
+           "pending-pod updates and every assigned-pod event go through the hints, a node deletion requeues "
+           "(before, the gate on gives v1.30's events and hint functions; 1.32, where the gate turned on by "
+           "default, stands for the set)", gate="SchedulerQueueingHints"),
     Change("pop_from_backoff_queue", 33,
            "an idle scheduler pops from the backoff queue; backoff ends on whole seconds",
            gate="SchedulerPopFromBackoffQ"),
@@ -278,11 +290,14 @@ class Switches:
     dra_extended_resource: bool = False
     terminating_victims_not_deleted: bool = False
     nominated_node_name_kept: bool = False
+    nominated_node_name_before_prebind: bool = False
     node_declared_features: bool = False
     short_queue_sort_message: bool = False
     balanced_allocation_change_score: bool = False
+    pod_level_resize_requests: bool = False
     image_volume_locality: bool = False
     queueing_hints: bool = False
+    narrow_queueing_hints: bool = False
     pop_from_backoff_queue: bool = False
     async_preemption: bool = False
 
@@ -312,6 +327,10 @@ class KubeSettings:
     def to_dict(self) -> dict[str, object]:
         """The version and the gates set explicitly, as results report them."""
         return {"kube_version": self.version, "feature_gates": dict(sorted(self.overrides.items()))}
+
+    def __reduce__(self) -> tuple[Any, tuple[str, dict[str, bool]]]:
+        """Pickled as version and overrides (results cross process boundaries in sweeps)."""
+        return resolve, (self.version, dict(self.overrides))
 
 
 def parse_kube_version(value: object, *, field: str = "kube_version") -> str:

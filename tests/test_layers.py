@@ -25,8 +25,11 @@ FORBIDDEN: dict[str, frozenset[str]] = {
 TOP_LEVEL = {
     "errors": "base", "clock": "base", "versions": "model",
     "model": "model", "framework": "framework", "plugins": "plugins", "_internal": "_internal",
-    "scheduler": "scheduler", "dra": "model",
-    "cli": EDGES, "__main__": EDGES, "simulation": EDGES, "testing": EDGES, "extender": EDGES, "prometheus": EDGES,
+    "scheduler": "scheduler", "explanation": "scheduler", "results": "_internal", "metrics": "_internal",
+    "dra": "model",
+    "cli": EDGES, "__main__": EDGES, "capacity": EDGES,
+    "simulation": EDGES, "testing": EDGES, "extender": EDGES, "prometheus": EDGES,
+    "sweeps": EDGES, "progress": "base",
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import types
+from pathlib import Path
 
 import pytest
 
@@ -101,3 +102,61 @@ def _member_param(name: str) -> object:
 @pytest.mark.parametrize("name", [_member_param(n) for n in CLASSES])
 def test_public_members_of_exported_classes_are_documented(name: str) -> None:
     assert _undocumented_members(getattr(kschedlib, name)) == []
+
+
+PUBLIC_NAMESPACES = ["kschedlib", "kschedlib.framework", "kschedlib.model", "kschedlib.testing", "kschedlib.extender",
+                     "kschedlib.simulation", "kschedlib.plugins", "kschedlib.errors", "kschedlib.results",
+                     "kschedlib.metrics"]
+FACADES = {"kschedlib.testing.strategies"}
+"""Private modules whose public names are declared as such (the strategies re-export their defining modules)."""
+
+
+def _defined_in_private_module(module_name: str) -> list[str]:
+    module = importlib.import_module(module_name)
+    wrong = []
+    for name in module.__all__:
+        defined = getattr(getattr(module, name), "__module__", None)
+        if not isinstance(defined, str) or defined in FACADES or not defined.startswith("kschedlib"):
+            continue
+        if any(part.startswith("_") for part in defined.split(".")[1:]):
+            wrong.append(f"{name} ({defined})")
+    return wrong
+
+
+@pytest.mark.parametrize("module_name", PUBLIC_NAMESPACES)
+def test_public_types_are_defined_in_public_modules(module_name: str) -> None:
+    """Reprs, pickles and tracebacks name the module a type was defined in: it must be one users may import."""
+    assert _defined_in_private_module(module_name) == []
+
+
+def test_every_kschedlib_exception_is_defined_in_errors() -> None:
+    for path in sorted(Path(kschedlib.__file__).parent.rglob("*.py")):
+        relative = path.relative_to(Path(kschedlib.__file__).parent.parent).with_suffix("")
+        name = ".".join(part for part in relative.parts if part != "__init__")
+        if name.endswith("__main__"):
+            continue
+        module = importlib.import_module(name)
+        for value in vars(module).values():
+            if isinstance(value, type) and issubclass(value, kschedlib.KschedError):
+                assert value.__module__ == "kschedlib.errors", f"{value.__qualname__} is defined in {value.__module__}"
+
+
+def _plugin_modules() -> list[str]:
+    import pkgutil
+
+    import kschedlib.plugins
+
+    return [f"kschedlib.plugins.{info.name}" for info in pkgutil.iter_modules(kschedlib.plugins.__path__)
+            if not info.name.startswith("_")]
+
+
+GUARDED = ["kschedlib.framework", "kschedlib.plugins", *_plugin_modules()]
+
+
+@pytest.mark.parametrize("module_name", GUARDED)
+def test_namespace_all_is_sorted_unique_and_defined(module_name: str) -> None:
+    """What a plugin module exports is its class, args, reason constants and pure predicates: listed, in order."""
+    module = importlib.import_module(module_name)
+    names = list(module.__all__)
+    assert names == sorted(set(names))
+    assert [name for name in names if not hasattr(module, name)] == []

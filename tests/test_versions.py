@@ -68,6 +68,10 @@ def test_v130_has_no_change_and_v136_has_all_with_default_gates() -> None:
     ("1.34", "volume_attributes_class", True),
     ("1.35", "image_volume_locality", False),
     ("1.36", "image_volume_locality", True),
+    ("1.34", "nominated_node_name_before_prebind", False),
+    ("1.35", "nominated_node_name_before_prebind", True),
+    ("1.35", "pod_level_resize_requests", False),
+    ("1.36", "pod_level_resize_requests", True),
 ], ids=lambda v: str(v))
 def test_intermediate_versions_compose_the_same_switches(version: str, switch: str, expected: bool) -> None:
     assert getattr(resolve(version).switches, switch) is expected

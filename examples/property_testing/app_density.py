@@ -22,7 +22,6 @@ from kschedlib.framework import (
     FilterPlugin,
     Handle,
     NodeInfo,
-    NodeScore,
     PodInfo,
     PreFilterExtensions,
     PreFilterPlugin,
@@ -137,7 +136,5 @@ class AppDensity(PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreScorePlu
         """The raw score: how many pods of the app the node runs (NormalizeScore turns it around)."""
         return state.read(COUNTS).on(node_info.name)
 
-    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
-        for entry, value in zip(scores, normalized([s.score for s in scores]), strict=True):
-            entry.score = value
-        return Status.success()
+    def normalize_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]) -> list[int]:
+        return normalized(scores)

@@ -25,7 +25,7 @@ _NO_SCHEDULE = frozenset({NO_SCHEDULE})
 
 
 def node_pre_check(node_info: NodeInfo) -> PreCheck:
-    """kube-scheduler v1.30's pre-check before a node event moves a pod (reference §11.6)."""
+    """kube-scheduler v1.30's pre-check before a node event moves a pod (``eventhandlers.go``: ``preCheckForNode``)."""
     node = node_info.node
 
     def check(pod: Pod) -> bool:
@@ -42,12 +42,13 @@ def node_pre_check(node_info: NodeInfo) -> PreCheck:
     return check
 
 
-def _plugin_events(plugin: object, hints: bool) -> list[ClusterEventWithHint]:
-    """The plugin's registrations; without hints (v1.30) a Node/Add watcher also watches taint updates."""
+def _plugin_events(plugin: object, narrow: bool) -> list[ClusterEventWithHint]:
+    """The plugin's registrations; before v1.36's narrow hints a Node/Add watcher also watches taint
+    updates (without a hint function: kube v1.30's fix for pods its node pre-check left behind)."""
     if not isinstance(plugin, EnqueueExtensions):
         return [ClusterEventWithHint(ALL_EVENTS)]
     registrations = list(plugin.events_to_register())
-    if hints:
+    if narrow:
         return registrations
     events = [registration.event for registration in registrations]
     node_add = any(e.resource == NODE and e.action & ActionType.ADD for e in events)
@@ -58,7 +59,7 @@ def _plugin_events(plugin: object, hints: bool) -> list[ClusterEventWithHint]:
 
 
 def event_registrations(profiles: Mapping[str, ProfileRuntime], *,
-                        hints: bool = False) -> dict[str, list[EventRegistration]]:
+                        narrow: bool = False) -> dict[str, list[EventRegistration]]:
     """Per profile, the events each plugin at PreEnqueue/PreFilter/Filter/Reserve/Permit watches."""
     out: dict[str, list[EventRegistration]] = {}
     for scheduler_name, runtime in profiles.items():
@@ -71,7 +72,7 @@ def event_registrations(profiles: Mapping[str, ProfileRuntime], *,
                 seen.add(name)
                 plugin = runtime.profile.plugins[name]
                 registrations.extend(EventRegistration(name, registration.event, registration.hint)
-                                     for registration in _plugin_events(plugin, hints))
+                                     for registration in _plugin_events(plugin, narrow))
         out[scheduler_name] = registrations
     return out
 

@@ -37,9 +37,12 @@ __all__ = ["Cache", "PodState"]
 
 
 @final
-@attrs.define(slots=True)
+@attrs.frozen(slots=True)
 class PodState:
-    """Where the cache has a pod, and whether it is only assumed."""
+    """Where the cache has a pod, and whether it is only assumed.
+
+    Never changed in place (a change stores a new one), so a forked cache shares them.
+    """
 
     pod_info: PodInfo
     assumed: bool = False
@@ -184,8 +187,8 @@ class Cache:
         """Mark an assumed pod's binding as finished; it may expire after ``assumed_ttl`` (0 = never)."""
         state = self._pods.get(pod.uid)
         if state is not None and state.assumed:
-            state.binding_finished = True
-            state.deadline = now + self.assumed_ttl if self.assumed_ttl > 0 else None
+            deadline = now + self.assumed_ttl if self.assumed_ttl > 0 else None
+            self._pods[pod.uid] = PodState(state.pod_info, assumed=True, binding_finished=True, deadline=deadline)
 
     def forget_pod(self, pod: Pod) -> None:
         """Undo ``assume_pod`` after a failure in the scheduling or binding cycle."""
@@ -205,9 +208,7 @@ class Cache:
         if state is not None and not state.assumed:
             raise CacheError(f"pod {_pod_label(pod)} is already in the cache, so can't be added")
         if state is not None and state.pod_info is pod_info:
-            state.assumed = False  # the binding of exactly what was assumed: nothing moves
-            state.binding_finished = False
-            state.deadline = None
+            self._pods[pod.uid] = PodState(pod_info)  # the binding of exactly what was assumed: nothing moves
             return
         if state is not None:
             self._unplace(state.pod_info.pod)
@@ -224,7 +225,7 @@ class Cache:
             return
         self._unplace(state.pod_info.pod)
         self._place(pod_info)
-        state.pod_info = pod_info
+        self._pods[pod_info.pod.uid] = PodState(pod_info)
 
     def remove_pod(self, pod: Pod) -> None:
         """Remove a bound or assumed pod."""
@@ -252,6 +253,23 @@ class Cache:
 
     def pods(self) -> Iterable[PodState]:
         return self._pods.values()
+
+    def copy(self) -> Cache:
+        """An independent cache with the same nodes and pods.
+
+        NodeInfos and PodStates are immutable and shared; only the indexes are copied, and the
+        copy starts a node order and change log of its own (its consumers start afresh).
+        """
+        other = Cache(self.assumed_ttl)
+        other._nodes = dict(self._nodes)
+        other._pods = dict(self._pods)
+        other._tree = self._tree.copy()
+        other._images = {name: set(holders) for name, holders in self._images.items()}
+        other._dirty = set(self._dirty)
+        other._snapshot_infos = dict(self._snapshot_infos)
+        other._pvc_holders = self._pvc_holders
+        other._affinity_holders, other._anti_holders = self._affinity_holders, self._anti_holders
+        return other
 
     # --- snapshots --------------------------------------------------------------------------
 

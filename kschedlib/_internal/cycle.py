@@ -1,6 +1,6 @@
 """The scheduling algorithm of one cycle: PreFilter, the sampled node search, PostFilter, scoring, host choice.
 
-Mirrors kube-scheduler v1.30's ``schedulePod`` (reference §3 steps 4-12) with
+Mirrors kube-scheduler v1.30's ``schedulePod`` (``schedule_one.go``) with
 the deterministic, sequential reading of its parallel node search.
 """
 
@@ -10,23 +10,25 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from itertools import compress
 from operator import attrgetter
-from typing import Any, Final, final
+from typing import Final, NamedTuple, TypedDict, Unpack
 
 import attrs
 
-from kschedlib._internal.columns import SearchResult, search_nodes
 from kschedlib._internal.extenders import filter_with_extenders, has_filter_or_scoring, prioritize_with_extenders
 from kschedlib._internal.nominator import Nominator
-from kschedlib._internal.runtime import FilterRunner, ProfileRuntime, ScoreTable
+from kschedlib._internal.reuse.columns import SearchResult, search_nodes
+from kschedlib._internal.runtime import FilterRunner, ProfileRuntime
 from kschedlib.framework.cycle_state import CycleState
-from kschedlib.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis, fit_error_message
+from kschedlib.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis
 from kschedlib.framework.extender import EXTENDER_PSEUDO_PLUGIN
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.results import PostFilterResult
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Code, Status
 from kschedlib.model.objects import Pod
+from kschedlib.results import CycleOutcome, ScoreTable
 
+# CycleOutcome is defined in kschedlib.results and re-exported here for the engine and the edges
 __all__ = ["CycleOutcome", "filter_with_nominated", "num_feasible_nodes_to_find", "run_cycle"]
 
 MIN_FEASIBLE_NODES_TO_FIND: Final = 100
@@ -35,57 +37,8 @@ _SUCCESS: Final = Code.SUCCESS
 _NAME: Final = attrgetter("name")
 
 
-@final
-@attrs.frozen(slots=True)
-class CycleOutcome:
-    """Everything one scheduling cycle decided and why (the raw material of ``explain``)."""
-
-    pod: Pod
-    state: CycleState
-    num_all_nodes: int
-    start_index: int
-    next_start_index: int
-    selected: str | None = None
-    feasible: tuple[str, ...] = ()
-    node_statuses: Mapping[str, Status] = attrs.field(factory=dict)
-    pre_filter_status: Status | None = None
-    pre_filter_nodes: frozenset[str] | None = None
-    scores: ScoreTable | None = None
-    scored_nodes: tuple[str, ...] = ()
-    extender_scores: Mapping[str, tuple[tuple[str, int], ...]] = attrs.field(factory=dict)
-    """Per scored node, the extenders' entries ``(extender name, score x weight x 10)`` (in ``totals``)."""
-    top: tuple[str, ...] = ()
-    """The nodes with the top score, in scoring order (:attr:`best` sorts them)."""
-    evaluated_nodes: int = 0
-    search_stopped_at: str | None = None
-    diagnosis: Diagnosis | None = None
-    post_filter: PostFilterResult | None = None
-    error: Status | None = None
-
-    @property
-    def best(self) -> tuple[str, ...]:
-        """The nodes with the top score, sorted by name (sorted on demand: scheduling never asks)."""
-        return tuple(sorted(self.top))
-
-    @property
-    def fit_error(self) -> str | None:
-        """The FitError text without the PostFilter part, when no node fits."""
-        if self.diagnosis is None:
-            return None
-        return fit_error_message(self.num_all_nodes, attrs.evolve(self.diagnosis, post_filter_message=""))
-
-    @property
-    def message(self) -> str | None:
-        """What kube-scheduler writes into the pod's condition: the FitError with its PostFilter part, or the error."""
-        if self.diagnosis is not None:
-            return fit_error_message(self.num_all_nodes, self.diagnosis)
-        if self.error is not None:
-            return self.error.message()
-        return None
-
-
 def num_feasible_nodes_to_find(percentage: int, num_nodes: int) -> int:
-    """How many feasible nodes the search keeps (reference §3 step 8; 0 = adaptive)."""
+    """How many feasible nodes the search keeps (``schedule_one.go``: ``numFeasibleNodesToFind``; 0 = adaptive)."""
     if num_nodes < MIN_FEASIBLE_NODES_TO_FIND:
         return num_nodes
     if percentage == 0:
@@ -177,6 +130,61 @@ def select_host(names: Sequence[str], totals: Sequence[int], rng: random.Random)
     return best[rng.randrange(len(best))], best
 
 
+class _OutcomeFields(TypedDict, total=False):
+    """The fields of a :class:`CycleOutcome` that the steps of a cycle fill in."""
+
+    selected: str | None
+    feasible: tuple[str, ...]
+    node_statuses: Mapping[str, Status]
+    pre_filter_status: Status | None
+    scores: ScoreTable | None
+    scored_nodes: tuple[str, ...]
+    extender_scores: Mapping[str, tuple[tuple[str, int], ...]]
+    top: tuple[str, ...]
+    evaluated_nodes: int
+    search_stopped_at: str | None
+    post_filter: PostFilterResult | None
+    diagnosis: Diagnosis | None
+    error: Status | None
+
+
+class _Cycle(NamedTuple):
+    """What every step of one cycle reads (kube's ``schedulePod`` arguments and its PreFilterResult)."""
+
+    runtime: ProfileRuntime
+    pod: Pod
+    state: CycleState
+    snapshot: Snapshot
+    nominator: Nominator
+    rng: random.Random
+    names: frozenset[str] | None
+    """The nodes a PreFilterResult kept (``None``: all)."""
+    score_single_node: bool
+    detail: bool
+    outcome_state: CycleState
+    """The state the outcome carries (an empty one when the caller keeps the cycle's own)."""
+    start_index: int
+
+    def outcome(self, next_start_index: int, **fields: Unpack[_OutcomeFields]) -> CycleOutcome:
+        """The cycle's one way to build its outcome: the shared fields plus what the step decided."""
+        return CycleOutcome(pod=self.pod, state=self.outcome_state, num_all_nodes=self.snapshot.num_nodes,
+                            start_index=self.start_index, next_start_index=next_start_index,
+                            pre_filter_nodes=self.names, **fields)
+
+
+class _Found(NamedTuple):
+    """What the node search and the extenders left: feasible nodes and the others' statuses."""
+
+    feasible: Sequence[NodeInfo]
+    statuses: dict[str, Status]
+    next_start: int
+    stopped_at: str | None
+    also: frozenset[str]
+    """Plugins counted among the rejectors besides those with a status (extenders, PreFilterResult)."""
+    positions: list[int] | None
+    """Of ``feasible`` in the snapshot, when the column search found them (their scores can be reused)."""
+
+
 def run_cycle(
     runtime: ProfileRuntime,
     pod: Pod,
@@ -192,28 +200,52 @@ def run_cycle(
 ) -> CycleOutcome:
     """One scheduling cycle for ``pod`` on ``snapshot`` (no side effects besides plugin state).
 
-    The outcome carries the cycle's state unless the caller passes its own ``state`` (a scheduler
-    keeps that for Reserve, Permit and binding; its results then hold an empty one).
+    kube-scheduler's ``schedulePod``: PreFilter, :func:`_find_feasible` (``findNodesThatFitPod``),
+    then PostFilter when nothing fits, else :func:`_prioritize` (``prioritizeNodes``) and
+    :func:`select_host`.  The outcome carries the cycle's state unless the caller passes its own
+    ``state`` (a scheduler keeps that for Reserve, Permit and binding; its results then hold an
+    empty one).
     """
     kept = CycleState() if state is not None else None
     if state is None:
         state = CycleState()
-    num_all = snapshot.num_nodes
-    base: dict[str, Any] = {"pod": pod, "state": kept if kept is not None else state, "num_all_nodes": num_all,
-                            "start_index": start_index}
-    if num_all == 0:
-        return CycleOutcome(next_start_index=start_index, error=Status.unresolvable(NO_NODES_AVAILABLE), **base)
+    outcome_state = kept if kept is not None else state
+    if snapshot.num_nodes == 0:
+        return CycleOutcome(pod=pod, state=outcome_state, num_all_nodes=0, start_index=start_index,
+                            next_start_index=start_index, error=Status.unresolvable(NO_NODES_AVAILABLE))
     pre = runtime.run_pre_filter(state, pod)
     status = pre.status
     names = pre.result.node_names if pre.result is not None else None
+    cycle = _Cycle(runtime, pod, state, snapshot, nominator, rng, names, score_single_node, detail, outcome_state,
+                   start_index)
     if status.code is not _SUCCESS:
         if not status.is_rejected:
-            return CycleOutcome(next_start_index=start_index, error=status, pre_filter_nodes=names, **base)
+            return cycle.outcome(start_index, error=status)
         everywhere = dict.fromkeys((info.name for info in snapshot.node_infos), status)
         narrowing = frozenset(pre.narrowing) if runtime.absent_nodes_in_fit_error else frozenset()
         diagnosis = _diagnosis(everywhere, pre_filter_message=status.message(), also=narrowing)
-        return _no_fit(runtime, base, state, pod, everywhere, diagnosis, start_index, len(everywhere), status, names)
-    plan = runtime.filter_plan(state, pod)
+        return _no_fit(cycle, everywhere, diagnosis, start_index, len(everywhere), status)
+    found = _find_feasible(cycle, start_index, percentage_of_nodes_to_score)
+    if isinstance(found, CycleOutcome):
+        return found
+    if not found.feasible:
+        statuses, also = found.statuses, found.also
+        evaluated = len(statuses)
+        if names is not None and runtime.absent_nodes_in_fit_error:
+            also |= _add_absent_statuses(statuses, snapshot, pre.narrowing)
+        diagnosis = _diagnosis(statuses, also=also)
+        return _no_fit(cycle, statuses, diagnosis, found.next_start, evaluated, None)
+    return _prioritize(cycle, found.feasible, found.statuses, found.next_start, found.stopped_at, found.positions)
+
+
+def _find_feasible(cycle: _Cycle, start_index: int, percentage_of_nodes_to_score: int) -> CycleOutcome | _Found:
+    """kube's ``findNodesThatFitPod``: the nominated node first, else the sampled search, then the extenders.
+
+    A finished outcome when the cycle ends here (an error, or the nominated node fits).
+    """
+    runtime, state, pod, snapshot, names = cycle.runtime, cycle.state, cycle.pod, cycle.snapshot, cycle.names
+    nominator = cycle.nominator
+    plan = runtime.reuse.filter_plan(state, pod)
     check = runtime.filter_runner(state, pod, plan)
 
     def with_nominated(state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
@@ -223,24 +255,9 @@ def run_cycle(
 
     statuses: dict[str, Status] = {}
     if pod.nominated_node_name:
-        nominated = snapshot.find(pod.nominated_node_name)
-        if nominated is not None and (names is None or nominated.name in names):
-            first = check_nominated(state, pod, nominated)
-            if first.code is _SUCCESS and runtime.extenders:
-                passed = filter_with_extenders(runtime.extenders, pod, [nominated], statuses, snapshot,
-                                               replace_statuses=runtime.extender_status_replaces)
-                if isinstance(passed, Status):
-                    return CycleOutcome(next_start_index=start_index, error=passed, pre_filter_nodes=names, **base)
-                if passed:
-                    return _scored(runtime, base, state, pod, passed, statuses, snapshot, rng, start_index,
-                                   start_index, None, names, score_single_node, detail)
-            elif first.code is _SUCCESS:
-                return _scored(runtime, base, state, pod, [nominated], {}, snapshot, rng, start_index,
-                               start_index, None, names, score_single_node, detail)
-            elif first.code is Code.ERROR:
-                return CycleOutcome(next_start_index=start_index, error=first, pre_filter_nodes=names, **base)
-            else:
-                statuses[nominated.name] = first
+        done = _try_nominated_node(cycle, check_nominated, statuses, start_index)
+        if done is not None:
+            return done
     nodes: Sequence[NodeInfo] = snapshot.node_infos
     if names is not None:
         nodes = [info for info in nodes if info.name in names]
@@ -254,7 +271,7 @@ def run_cycle(
     if runtime.filter and names is None and not statuses:
         special = _nominated_positions(snapshot, pod, nominator, lambda info: with_nominated(state, pod, info)) \
             if nominator else None
-        by_column = runtime.search_columns(plan, state, pod, snapshot, start_index, to_find, special, check)
+        by_column = runtime.reuse.search_columns(plan, state, pod, snapshot, start_index, to_find, special, check)
     if by_column is not None:
         found, positions = by_column, by_column.feasible
     elif runtime.filter:
@@ -265,100 +282,105 @@ def run_cycle(
     feasible: list[NodeInfo] = list(map(nodes.__getitem__, found.feasible))
     statuses.update(found.statuses)  # a status already there (the nominated node's) keeps its place
     processed = len(feasible) + len(statuses)
-    next_start = (start_index + processed) % num_all
+    next_start = (start_index + processed) % snapshot.num_nodes
     if found.error is not None:
-        return CycleOutcome(next_start_index=next_start, error=found.error, pre_filter_nodes=names, **base)
+        return cycle.outcome(next_start, error=found.error)
     also: frozenset[str] = frozenset()
-    if runtime.extenders and feasible:  # reference §3 step 8b
+    if runtime.extenders and feasible:  # findNodesThatPassExtenders
         also = _rejectors(statuses)
         passed = filter_with_extenders(runtime.extenders, pod, feasible, statuses, snapshot,
                                        replace_statuses=runtime.extender_status_replaces)
         if isinstance(passed, Status):
-            return CycleOutcome(next_start_index=next_start, error=passed, pre_filter_nodes=names, **base)
+            return cycle.outcome(next_start, error=passed)
         if len(passed) != len(feasible):
             also |= {EXTENDER_PSEUDO_PLUGIN}
         feasible = passed
         positions = None
-    if not feasible:
-        evaluated = len(statuses)
-        if names is not None and runtime.absent_nodes_in_fit_error:
-            also |= _add_absent_statuses(statuses, snapshot, pre.narrowing)
-        diagnosis = _diagnosis(statuses, also=also)
-        return _no_fit(runtime, base, state, pod, statuses, diagnosis, next_start, evaluated, None, names)
-    return _scored(runtime, base, state, pod, feasible, statuses, snapshot, rng, next_start,
-                   processed, found.stopped_at, names, score_single_node, detail, positions)
+    return _Found(feasible, statuses, next_start, found.stopped_at, also, positions)
+
+
+def _try_nominated_node(
+    cycle: _Cycle, check: FilterRunner, statuses: dict[str, Status], start_index: int
+) -> CycleOutcome | None:
+    """kube's ``evaluateNominatedNode``: when the pod's nominated node passes, it is the only one scored.
+
+    ``None`` to go on with the search (the node's rejection, if any, is kept in ``statuses``).
+    """
+    runtime, pod, snapshot, names = cycle.runtime, cycle.pod, cycle.snapshot, cycle.names
+    assert pod.nominated_node_name is not None
+    nominated = snapshot.find(pod.nominated_node_name)
+    if nominated is None or (names is not None and nominated.name not in names):
+        return None
+    first = check(cycle.state, pod, nominated)
+    if first.code is _SUCCESS and runtime.extenders:
+        passed = filter_with_extenders(runtime.extenders, pod, [nominated], statuses, snapshot,
+                                       replace_statuses=runtime.extender_status_replaces)
+        if isinstance(passed, Status):
+            return cycle.outcome(start_index, error=passed)
+        if passed:
+            return _prioritize(cycle, passed, statuses, start_index, None)
+    elif first.code is _SUCCESS:
+        return _prioritize(cycle, [nominated], {}, start_index, None)
+    elif first.code is Code.ERROR:
+        return cycle.outcome(start_index, error=first)
+    else:
+        statuses[nominated.name] = first
+    return None
 
 
 def _no_fit(
-    runtime: ProfileRuntime,
-    base: dict[str, Any],
-    state: CycleState,
-    pod: Pod,
+    cycle: _Cycle,
     statuses: dict[str, Status],
     diagnosis: Diagnosis,
     next_start: int,
     evaluated: int,
     pre_filter_status: Status | None,
-    names: frozenset[str] | None,
 ) -> CycleOutcome:
-    post = runtime.run_post_filter(state, pod, statuses)
+    post = cycle.runtime.run_post_filter(cycle.state, cycle.pod, statuses)
     if post is not None and not post.status.is_success:
         diagnosis = attrs.evolve(diagnosis, post_filter_message=post.status.message())
-    return CycleOutcome(
-        next_start_index=next_start,
+    return cycle.outcome(
+        next_start,
         node_statuses=statuses,
         pre_filter_status=pre_filter_status,
-        pre_filter_nodes=names,
         evaluated_nodes=evaluated,
         diagnosis=diagnosis,
         post_filter=post,
-        **base,
     )
 
 
-def _scored(
-    runtime: ProfileRuntime,
-    base: dict[str, Any],
-    state: CycleState,
-    pod: Pod,
+def _prioritize(
+    cycle: _Cycle,
     feasible: Sequence[NodeInfo],
     statuses: dict[str, Status],
-    snapshot: Snapshot,
-    rng: random.Random,
     next_start: int,
-    processed: int,
     stopped_at: str | None,
-    names: frozenset[str] | None,
-    score_single_node: bool,
-    detail: bool = True,
     positions: list[int] | None = None,
 ) -> CycleOutcome:
+    """kube's ``prioritizeNodes`` and ``selectHost``: scores (plugins, then extenders) and the chosen node."""
+    runtime, pod = cycle.runtime, cycle.pod
     scored = tuple(map(_NAME, feasible))
-    common: dict[str, Any] = {
-        "next_start_index": next_start,
-        "feasible": scored,
-        "node_statuses": statuses,
-        "pre_filter_nodes": names,
-        "evaluated_nodes": len(feasible) + len(statuses),
-        "search_stopped_at": stopped_at,
-        **base,
-    }
-    if len(feasible) == 1 and not score_single_node:
-        only = feasible[0].name
-        return CycleOutcome(selected=only, top=(only,), **common)
-    table = _score(runtime, state, pod, feasible, detail, snapshot, positions)
+    fields: _OutcomeFields = {"feasible": scored, "node_statuses": statuses,
+                              "evaluated_nodes": len(feasible) + len(statuses), "search_stopped_at": stopped_at}
+    if len(feasible) == 1 and not cycle.score_single_node:
+        fields["selected"] = feasible[0].name
+        fields["top"] = (feasible[0].name,)
+        return cycle.outcome(next_start, **fields)
+    table = _score(runtime, cycle.state, pod, feasible, cycle.detail, cycle.snapshot, positions)
     if isinstance(table, Status):
-        return CycleOutcome(error=table, **common)
+        fields["error"] = table
+        return cycle.outcome(next_start, **fields)
     entries: dict[str, tuple[tuple[str, int], ...]] = {}
-    if runtime.extenders and len(feasible) > 1:  # reference §3 step 11 (kube never scores a lone node)
+    if runtime.extenders and len(feasible) > 1:  # kube never asks extenders to score a lone node
         added, by_node = prioritize_with_extenders(runtime.extenders, pod, feasible)
         table = table._replace(totals=[total + extra for total, extra in zip(table.totals, added, strict=True)])
         entries = {name: tuple(values) for name, values in by_node.items()}
-    selected, best = select_host(scored, table.totals, rng)
+    selected, best = select_host(scored, table.totals, cycle.rng)
     if len(feasible) == 1:
         selected = scored[0]
-    return CycleOutcome(selected=selected, top=best, scores=table, scored_nodes=scored,
-                        extender_scores=entries, **common)
+    fields.update({"selected": selected, "top": best, "scores": table, "scored_nodes": scored,
+                   "extender_scores": entries})
+    return cycle.outcome(next_start, **fields)
 
 
 def _score(

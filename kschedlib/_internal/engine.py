@@ -28,11 +28,9 @@ from kschedlib._internal.extenders import (
 )
 from kschedlib._internal.handle import FrameworkHandle
 from kschedlib._internal.http_extender import build_extenders
-from kschedlib._internal.metrics import Metrics
 from kschedlib._internal.nominator import Nominator
 from kschedlib._internal.profile import build_profile
 from kschedlib._internal.queue import SchedulingQueue
-from kschedlib._internal.results import ScheduleResult, SchedulerListener
 from kschedlib._internal.runtime import ProfileRuntime
 from kschedlib._internal.store import ObjectStore
 from kschedlib._internal.waiting import WaitingPod, WaitingPods
@@ -47,22 +45,27 @@ from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.pods_to_activate import PODS_TO_ACTIVATE
 from kschedlib.framework.queued_pod import QueuedPodInfo
 from kschedlib.framework.registry import Registry
-from kschedlib.framework.status import Code, Status
+from kschedlib.framework.status import REJECTED_CODES, Code, Status
+from kschedlib.metrics import Metrics
 from kschedlib.model.objects import Node, Pod
 from kschedlib.model.resources import accounting_for
+from kschedlib.results import ScheduleResult, SchedulerListener
 from kschedlib.versions import KubeSettings
 from kschedlib.versions import resolve as resolve_kube
 
-__all__ = ["Engine", "node_changes"]
+__all__ = ["Engine", "EngineOptions", "node_changes"]
 
-_REJECTED: Final = frozenset({Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING})
+_REJECTED: Final = REJECTED_CODES
 _TERMINATED: Final = frozenset({"Succeeded", "Failed"})
 DEFAULT_PREEMPTION: Final = "DefaultPreemption"
 WAITING_FOR_PREEMPTION: Final = "waiting for the preemption for this pod to be finished"
 
 
-def node_changes(old: Node, new: Node) -> list[ev.ClusterEvent]:
-    """The scheduling-relevant changes between two versions of a node, as cluster events."""
+def node_changes(old: Node, new: Node, *, declared_features: bool = False) -> list[ev.ClusterEvent]:
+    """The scheduling-relevant changes between two versions of a node, as cluster events.
+
+    ``declared_features``: whether ``status.declaredFeatures`` is read (NodeDeclaredFeatures gate).
+    """
     events: list[ev.ClusterEvent] = []
     if old.unschedulable != new.unschedulable and not new.unschedulable:
         events.append(ev.NODE_SPEC_UNSCHEDULABLE_CHANGE)
@@ -76,6 +79,8 @@ def node_changes(old: Node, new: Node) -> list[ev.ClusterEvent]:
         events.append(ev.NODE_CONDITION_CHANGE)
     if old.annotations != new.annotations:
         events.append(ev.NODE_ANNOTATION_CHANGE)
+    if declared_features and old.declared_features != new.declared_features:
+        events.append(ev.NODE_DECLARED_FEATURE_CHANGE)
     return events
 
 
@@ -99,10 +104,25 @@ class _Attempt:
     state: CycleState
     assumed: PodInfo
     started: float
+    pre_flown: bool = False
+    """Whether the binding cycle's PreBind pre-flight already ran (before a Permit wait)."""
 
     @property
     def node(self) -> str:
         return self.assumed.pod.node_name
+
+
+@final
+@attrs.frozen(slots=True)
+class EngineOptions:
+    """An engine's construction options besides config, clock, seed and kube."""
+
+    registry: Registry
+    defaults: dict[str, PluginSet]
+    retry_unschedulable: bool
+    binding_executor: Executor | None
+    assumed_ttl: float
+    extenders: tuple[Extender, ...]
 
 
 @final
@@ -123,8 +143,13 @@ class Engine:
         assumed_ttl: float = 0.0,
         extenders: Sequence[Extender] = (),
         kube: KubeSettings | None = None,
+        store: ObjectStore | None = None,
+        nominator: Nominator | None = None,
     ) -> None:
         self.config = config
+        self.options = EngineOptions(registry, defaults, retry_unschedulable, binding_executor, assumed_ttl,
+                                     tuple(extenders))
+        """What this engine was built with besides config, clock, seed and kube (a fork is built alike)."""
         self.kube = kube if kube is not None else resolve_kube()
         self.accounting = accounting_for(self.kube.switches)
         """How this version counts pods' requests (PodInfos made here carry them into the cache)."""
@@ -134,8 +159,8 @@ class Engine:
         self.clock = clock
         self.rng = random.Random(seed)
         self.cache = Cache(assumed_ttl)
-        self.store = ObjectStore()
-        self.nominator = Nominator()
+        self.store = store if store is not None else ObjectStore()
+        self.nominator = nominator if nominator is not None else Nominator()
         self.waiting = WaitingPods()
         self.metrics = Metrics()
         self.listeners = list(listeners)
@@ -157,14 +182,19 @@ class Engine:
         first = next(iter(self.profiles.values()))
         self.queue = SchedulingQueue(
             first.less, self._pre_enqueue, clock.now,
-            registrations=event_registrations(self.profiles, hints=self.kube.switches.queueing_hints),
+            registrations=event_registrations(self.profiles, narrow=self.kube.switches.narrow_queueing_hints),
             initial_backoff=config.pod_initial_backoff_seconds,
             max_backoff=config.pod_max_backoff_seconds,
             hints=self.kube.switches.queueing_hints,
+            narrow=self.kube.switches.narrow_queueing_hints,
             pop_from_backoff=self.kube.switches.pop_from_backoff_queue,
         )
         switches = self.kube.switches
+        self._narrow_hints = switches.narrow_queueing_hints
+        """v1.36: every assigned-pod event goes to every pooled pod's hints, a node deletion requeues."""
         self._hints = switches.queueing_hints
+        self._declared_features = switches.node_declared_features
+        self._nominate_before_pre_bind = switches.nominated_node_name_before_prebind
         self._clear_nomination: str | None = None if switches.nominated_node_name_kept else ""
         """What a failure does to the pod's nominated node: ``""`` clears it (v1.30), ``None`` keeps it."""
         self._async_preemption = switches.async_preemption
@@ -215,13 +245,13 @@ class Engine:
         self.cache.update_node(node)
         info = self.cache.node(node.name)
         assert info is not None
-        for event in node_changes(old, node):
+        for event in node_changes(old, node, declared_features=self._declared_features):
             self.queue.move_all(event, node_pre_check(info), old=old, new=node)
 
     def remove_node(self, name: str) -> None:
         known = self.cache.node(name)
         self.cache.remove_node(name)
-        if self._hints and known is not None and known.node is not None:
+        if self._narrow_hints and known is not None and known.node is not None:
             self.queue.move_all(ev.NODE_DELETE, old=known.node)
         for waiting in self.waiting:
             if waiting.node_name == name:
@@ -302,11 +332,11 @@ class Engine:
         pod = info.pod
         if old.node_name:
             self.cache.update_pod(info)
-            if self._hints:
+            if self._narrow_hints:
                 for event in ev.pod_changes(old, pod):
                     self.queue.move_all(event, old=old, new=pod)
             else:
-                self.queue.move_pods(self._affinity_matching(pod), ev.ASSIGNED_POD_UPDATE)
+                self.queue.move_pods(self._affinity_matching(pod), ev.ASSIGNED_POD_UPDATE, old=old, new=pod)
             return
         self.queue.delete(old)
         self.nominator.remove(old.uid)
@@ -320,11 +350,11 @@ class Engine:
         self._assigned_pod_added(pod)
 
     def _assigned_pod_added(self, pod: Pod) -> None:
-        """kube v1.30 moves only pods whose affinity terms match; with hints every pod is asked."""
-        if self._hints:
+        """kube v1.30 moves only pods whose affinity terms match; with v1.36's hints every pod is asked."""
+        if self._narrow_hints:
             self.queue.move_all(ev.ASSIGNED_POD_ADD, new=pod)
         else:
-            self.queue.move_pods(self._affinity_matching(pod), ev.ASSIGNED_POD_ADD)
+            self.queue.move_pods(self._affinity_matching(pod), ev.ASSIGNED_POD_ADD, new=pod)
 
     def _victim_gone(self, key: str) -> None:
         """A preemption victim left: a preemptor whose last victim this was is no longer held."""
@@ -416,7 +446,8 @@ class Engine:
             if isinstance(permit, dict) or permit.is_success:
                 self._activate_requested(attempt.state)
             if isinstance(permit, dict):
-                return self._park(attempt, permit)
+                failed = self._nominate_expected_node(attempt, waits=True) if self._nominate_before_pre_bind else None
+                return self._park(attempt, permit) if failed is None else self._binding_failed(attempt, failed)
             status = permit
         if not status.is_success:
             runtime.run_unreserve(attempt.state, assumed_pod, node)
@@ -448,8 +479,24 @@ class Engine:
         if wanted is not None and wanted.keys:
             self.queue.activate(wanted.take())
 
+    def _nominate_expected_node(self, attempt: _Attempt, *, waits: bool) -> Status | None:
+        """v1.35+: the pod's nominated node becomes the chosen node when a Permit wait or PreBind work
+        lies ahead (kube's PreBindPreFlight); an Error from the pre-flight is returned (binding fails)."""
+        attempt.pre_flown = True
+        status = attempt.runtime.run_pre_bind_pre_flights(attempt.state, attempt.assumed.pod, attempt.node)
+        if status.code is Code.ERROR:
+            return status
+        if status.is_success or waits:
+            key = attempt.info.pod.key
+            stored = self.store.pods.get(key)
+            if stored is not None and not stored.node_name and stored.nominated_node_name != attempt.node:
+                self.store.pods[key] = attrs.evolve(stored, nominated_node_name=attempt.node)
+        return None
+
     def _park(self, attempt: _Attempt, timeouts: dict[str, float]) -> ScheduleResult:
         pod = attempt.assumed.pod
+        if attempt.pre_flown:
+            pod = attrs.evolve(pod, nominated_node_name=attempt.node)
         self.waiting.add(WaitingPod(pod, attempt.node, attempt.state, timeouts, self.clock.now()))
         self._attempts[pod.uid] = attempt
         message = f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"'
@@ -462,6 +509,10 @@ class Engine:
     # --- the binding cycle --------------------------------------------------------------------
 
     def _bind(self, attempt: _Attempt) -> ScheduleResult:
+        if self._nominate_before_pre_bind and not attempt.pre_flown:
+            failed = self._nominate_expected_node(attempt, waits=False)
+            if failed is not None:
+                return self._binding_failed(attempt, failed)
         if self.executor is None:
             try:
                 status = self._binding_work(attempt)
@@ -482,7 +533,7 @@ class Engine:
         pod, node, state, runtime = attempt.assumed.pod, attempt.node, attempt.state, attempt.runtime
         status = runtime.run_pre_bind(state, pod, node)
         if status.is_success:
-            by_extender = bind_with_extenders(runtime.extenders, pod, node)  # reference §4 step 3
+            by_extender = bind_with_extenders(runtime.extenders, pod, node)  # schedule_one.go: extendersBinding
             status = by_extender if by_extender is not None else runtime.run_bind(state, pod, node)
             if status.is_skip:
                 status = Status.from_error(f"no Bind plugin bound pod {pod.key}")
@@ -570,7 +621,7 @@ class Engine:
             message = fit_error_message(1, diagnosis)
         info.unschedulable_plugins = diagnosis.unschedulable_plugins if diagnosis is not None else frozenset()
         info.pending_plugins = diagnosis.pending_plugins if diagnosis is not None else frozenset()
-        if nominate:  # preemption chose this node: lower-priority pods nominated there lose it (§10 step 7)
+        if nominate:  # preemption chose this node: lower-priority nominated pods there lose it (prepareCandidate)
             for other in self.nominator.pods_for_node(nominate):
                 if other.pod.effective_priority < info.pod.effective_priority:
                     self.nominator.remove(other.pod.uid)
@@ -664,15 +715,74 @@ class Engine:
         times = [t for t in candidates if t is not None]
         return min(times) if times else None
 
+    def binding_keys(self) -> list[str]:
+        """Pods binding on the executor (not waiting in Permit)."""
+        waiting = {w.pod.uid for w in self.waiting}
+        return [attempt.assumed.pod.key for uid, attempt in self._attempts.items() if uid not in waiting]
+
     def busy(self) -> bool:
         """Whether bindings are in flight on the executor."""
         return any(uid not in {w.pod.uid for w in self.waiting} for uid in self._attempts)
+
+    def evaluate(self, pod: Pod, *, start_index: int, percentage_of_nodes_to_score: int) -> CycleOutcome:
+        """One scheduling cycle for ``pod`` against the current state, with every detail, changing nothing.
+
+        The live snapshot and plugin caches are reused; the pod is visible to plugins (``get_pod``)
+        during the cycle only, and the random generator is rewound afterwards, so later decisions
+        are the same as without this call.
+        """
+        runtime = self.profiles[pod.scheduler_name]
+        snapshot = self.cache.snapshot(self.store.namespaces)
+        self.handles[pod.scheduler_name].set_snapshot(snapshot)
+        pods = self.store.pods
+        previous = pods.get(pod.key)
+        rng_state = self.rng.getstate()
+        pods[pod.key] = pod
+        try:
+            return run_cycle(runtime, pod, snapshot, start_index=start_index,
+                             percentage_of_nodes_to_score=percentage_of_nodes_to_score, rng=self.rng,
+                             nominator=self.nominator, score_single_node=True)
+        finally:
+            self.rng.setstate(rng_state)
+            if previous is None:
+                del pods[pod.key]
+            else:
+                pods[pod.key] = previous
+
+    def fork(self, clock: Clock, listeners: Sequence[SchedulerListener]) -> Engine:
+        """An independent engine in the same state: cluster, queue, nominations, rng, start index.
+
+        Immutable parts (NodeInfos, pods, PodStates) are shared; containers are copied.  Plugins are
+        built anew, so their caches start empty.  Refused (:class:`CacheError`) while a pod waits in
+        Permit or binds on the executor: that work belongs to this engine's plugins and threads.
+        """
+        if self._attempts or len(self.waiting) or not self._completions.empty():
+            raise CacheError("a scheduler cannot be forked while pods wait in Permit or bind on the executor "
+                             f"({sorted(a.assumed.pod.key for a in self._attempts.values())}); "
+                             "let them finish (tick) first")
+        opts = self.options
+        other = Engine(self.config, clock=clock, seed=0, registry=opts.registry, defaults=opts.defaults,
+                       retry_unschedulable=opts.retry_unschedulable, listeners=listeners,
+                       binding_executor=opts.binding_executor, assumed_ttl=opts.assumed_ttl,
+                       extenders=opts.extenders, kube=self.kube,
+                       store=self.store.copy(), nominator=self.nominator.copy())
+        other.rng.setstate(self.rng.getstate())
+        other.cache = self.cache.copy()
+        self.queue.copy_into(other.queue)
+        other.flush_unschedulable = self.flush_unschedulable
+        other.next_start_index = self.next_start_index
+        other._preempting = {uid: set(victims) for uid, victims in self._preempting.items()}
+        other._deferred = list(self._deferred)
+        return other
 
     def add_objects(self, objects: Iterable[object], add_node: Callable[[Node], None]) -> None:
         items = list(objects)
         pods = [o for o in items if isinstance(o, Pod)]
         self._check_uids(pods)
+        changes = self._storage_changes(items) if self._hints else []
         self.store.add(items)
+        for event, old, new in changes:
+            self.queue.move_all(event, old=old, new=new)
         for node in sorted((o for o in items if isinstance(o, Node)), key=lambda n: n.name):
             add_node(node)
         for pod in pods:
@@ -681,6 +791,19 @@ class Engine:
         for pod in pods:
             if not pod.node_name:
                 self.add_pod(pod)
+
+
+    def _storage_changes(self, items: Iterable[object]) -> list[tuple[ev.ClusterEvent, object, object]]:
+        """With queueing hints, each added or changed storage object is an event for the volume plugins' hints."""
+        changes: list[tuple[ev.ClusterEvent, object, object]] = []
+        for obj in items:
+            replaced = self.store.storage.replaced(obj)
+            if replaced is None or replaced[1] == obj:
+                continue
+            resource, old = replaced
+            action, verb = (ev.ActionType.ADD, "Add") if old is None else (ev.ActionType.UPDATE, "Update")
+            changes.append((ev.ClusterEvent(resource, action, f"{resource.rpartition('/')[2]}{verb}"), old, obj))
+        return changes
 
 
 def _future_status(done: object) -> Status:

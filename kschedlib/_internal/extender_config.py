@@ -1,4 +1,4 @@
-"""The ``extenders`` section of a KubeSchedulerConfiguration v1, read and validated (reference §14.1).
+"""The ``extenders`` section of a KubeSchedulerConfiguration v1, read and validated (kube's ``config/v1`` ``Extender``).
 
 kube-scheduler's checks and messages are kept: a positive ``weight`` with a
 ``prioritizeVerb``, at most one extender with a ``bindVerb``, managed resources
@@ -20,7 +20,7 @@ import attrs
 from kschedlib.errors import ConfigError
 from kschedlib.framework._go_duration import parse_duration
 from kschedlib.model.resources import is_extended_resource
-from kschedlib.plugins.node_resources_fit import qualified_name_errors
+from kschedlib.plugins._helpers.validation import qualified_name_errors
 
 __all__ = [
     "DEFAULT_HTTP_TIMEOUT",

@@ -1,4 +1,4 @@
-"""The JSON of kube-scheduler's HTTP extender protocol (reference §14.3), both directions.
+"""The JSON of kube-scheduler's HTTP extender protocol (kube's ``extender/v1/types.go``), both directions.
 
 The Go structs have no JSON tags, so keys are the Go field names (``Pod``,
 ``NodeNames``, ``FailedNodes``...).  Decoding follows Go's ``encoding/json``:
@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from kschedlib.errors import KschedError
+from kschedlib.errors import WireError
 from kschedlib.model.convert import node_to_dict, pod_to_dict
 from kschedlib.model.objects import Node, Pod
 
@@ -32,10 +32,6 @@ __all__ = [
 
 _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
-
-
-class WireError(KschedError, ValueError):
-    """A protocol message could not be decoded."""
 
 
 def pod_wire(pod: Pod) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Running the extenders where kube-scheduler runs them (reference §3 steps 8b and 11, §4 step 3).
+"""Running the extenders where kube-scheduler runs them (``schedule_one.go``: ``findNodesThatPassExtenders``,
+``prioritizeNodes``, ``extendersBinding``).
 
 Each function takes the extenders in their configured order (non-ignorable
 first) and applies kube-scheduler v1.30's rules for interest, ignorable
@@ -16,6 +17,7 @@ import attrs
 from kschedlib.errors import ConfigError
 from kschedlib.framework.config import ProfileConfig
 from kschedlib.framework.extender import MAX_EXTENDER_PRIORITY, Extender, ExtenderFilterResult
+from kschedlib.framework.extension_points import MAX_NODE_SCORE
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Code, Status
@@ -32,7 +34,6 @@ __all__ = [
     "with_ignored_resources",
 ]
 
-MAX_NODE_SCORE: Final = 100
 SCORE_SCALE: Final = MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY
 NODE_RESOURCES_FIT: Final = "NodeResourcesFit"
 
@@ -153,7 +154,7 @@ def bind_with_extenders(extenders: Sequence[Extender], pod: Pod, node_name: str)
 
 
 def with_ignored_resources(profile: ProfileConfig, names: Sequence[str]) -> ProfileConfig:
-    """The profile with NodeResourcesFit's ``ignoredResources`` replaced by ``names`` (reference §14.6)."""
+    """The profile with NodeResourcesFit's ``ignoredResources`` replaced by ``names`` (``ignoredByScheduler``)."""
     if not names:
         return profile
     config: dict[str, Mapping[str, object] | None] = dict(profile.plugin_config)

@@ -1,4 +1,4 @@
-"""HTTPExtender: the client of kube-scheduler's HTTP extender protocol (reference §14), on the stdlib.
+"""HTTPExtender: the client of kube-scheduler's HTTP extender protocol (kube's ``HTTPExtender``), on the stdlib.
 
 Every call is one ``POST <urlPrefix>/<verb>`` with a JSON body, answered with
 JSON.  Errors carry kube-scheduler's wording where it is the extender's or the

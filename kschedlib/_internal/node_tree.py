@@ -60,6 +60,12 @@ class NodeTree:
         if not members:
             del self._zones[zone]
 
+    def copy(self) -> NodeTree:
+        other = NodeTree()
+        other._zones = {zone: list(members) for zone, members in self._zones.items()}
+        other._zone_of = dict(self._zone_of)
+        return other
+
     def ordered(self) -> list[str]:
         """All node names, one per zone in turn."""
         zones = list(self._zones.values())

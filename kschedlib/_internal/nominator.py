@@ -42,6 +42,12 @@ class Nominator:
         else:
             del self._by_node[node]
 
+    def copy(self) -> Nominator:
+        other = Nominator()
+        other._by_node = {node: list(pods) for node, pods in self._by_node.items()}
+        other._node_of = dict(self._node_of)
+        return other
+
     def node_of(self, uid: str) -> str | None:
         return self._node_of.get(uid)
 

@@ -17,43 +17,18 @@ import attrs
 from kschedlib.errors import ConfigError
 from kschedlib.framework.config import EXTENSION_POINTS, PluginRef, PluginSet, ProfileConfig
 from kschedlib.framework.extension_points import (
-    BindPlugin,
-    FilterPlugin,
-    PermitPlugin,
+    MAX_NODE_SCORE,
+    POINT_BASES,
     Plugin,
-    PostBindPlugin,
-    PostFilterPlugin,
-    PreBindPlugin,
-    PreEnqueuePlugin,
-    PreFilterPlugin,
-    PreScorePlugin,
-    QueueSortPlugin,
-    ReservePlugin,
-    ScorePlugin,
 )
 from kschedlib.framework.handle import Handle
 from kschedlib.framework.registry import Registry
 from kschedlib.plugins import LEGACY_VOLUME_LIMITS
 from kschedlib.versions import Switches
 
-__all__ = ["POINT_BASES", "BuiltProfile", "build_profile", "merge_plugin_sets"]
+__all__ = ["BuiltProfile", "build_profile", "merge_plugin_sets"]
 
-POINT_BASES: Final[Mapping[str, type[Plugin]]] = {
-    "preEnqueue": PreEnqueuePlugin,
-    "queueSort": QueueSortPlugin,
-    "preFilter": PreFilterPlugin,
-    "filter": FilterPlugin,
-    "postFilter": PostFilterPlugin,
-    "preScore": PreScorePlugin,
-    "score": ScorePlugin,
-    "reserve": ReservePlugin,
-    "permit": PermitPlugin,
-    "preBind": PreBindPlugin,
-    "bind": BindPlugin,
-    "postBind": PostBindPlugin,
-}
 _MAX_TOTAL_SCORE: Final = 2**63 - 1
-_MAX_NODE_SCORE: Final = 100
 
 
 @final
@@ -91,7 +66,7 @@ def _merge_set(default: PluginSet, user: PluginSet) -> PluginSet:
 def merge_plugin_sets(
     defaults: Mapping[str, PluginSet], user: Mapping[str, PluginSet] | None
 ) -> dict[str, PluginSet]:
-    """Step A of §13.3: the user's sets merged into the defaults, per extension point and multiPoint."""
+    """kube's ``mergePlugins``: the user's sets merged into the defaults, per extension point and multiPoint."""
     keys = ("multiPoint", *EXTENSION_POINTS)
     empty = PluginSet()
     if user is None:
@@ -106,7 +81,7 @@ def _interface(point: str) -> str:
 def _expand_point(
     point: str, explicit: PluginSet, multi: Sequence[PluginRef], plugins: Mapping[str, Plugin], where: str
 ) -> tuple[str, ...]:
-    """Step B of §13.3 for one extension point."""
+    """Step B (kube's ``expandMultiPointPlugins``) for one extension point."""
     base = POINT_BASES[point]
     explicit_names = [ref.name for ref in explicit.enabled]
     for index, name in enumerate(explicit_names):
@@ -234,7 +209,7 @@ def build_profile(
         raise ConfigError(f'at least one bind plugin is needed for profile with scheduler name "{name}"',
                           field=f"{where}.plugins.bind")
     weights = _weights(points["score"], merged)
-    if sum(weights.values()) * _MAX_NODE_SCORE > _MAX_TOTAL_SCORE:
+    if sum(weights.values()) * MAX_NODE_SCORE > _MAX_TOTAL_SCORE:
         raise ConfigError("total score of Score plugins could overflow", field=f"{where}.plugins.score")
     used = {n for names in points.values() for n in names}
     return BuiltProfile(

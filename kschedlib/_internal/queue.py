@@ -12,10 +12,11 @@ error) or when a cluster event arrived while it was in flight.  All time is
 read from the injected clock.
 
 With queueing hints on (``hints``), the rejector plugins' hint functions decide per event
-whether a pooled pod moves (and the v1.30 node pre-check is gone); events that arrive while
-a pod is in flight are kept and replayed through the hints when it fails.  With
-``pop_from_backoff`` an idle scheduler pops backoffQ's head (pods that failed with an error
-wait out their backoff), and backoff ends on whole seconds, ordered by priority within one.
+whether a pooled pod moves; events that arrive while a pod is in flight are kept and replayed
+through the hints when it fails.  With ``narrow`` as well (v1.36) the v1.30 node pre-check is
+gone and an update of a pooled pod goes through the hints too (v1.30 with its gate on keeps
+both).  With ``pop_from_backoff`` an idle scheduler pops backoffQ's head (pods that failed with
+an error wait out their backoff), and backoff ends on whole seconds, ordered by priority within one.
 """
 
 from __future__ import annotations
@@ -114,6 +115,7 @@ class SchedulingQueue:
         max_backoff: float = 10.0,
         max_in_unschedulable: float = DEFAULT_MAX_IN_UNSCHEDULABLE,
         hints: bool = False,
+        narrow: bool = False,
         pop_from_backoff: bool = False,
     ) -> None:
         self._less = less
@@ -135,6 +137,7 @@ class SchedulingQueue:
         self.retry_failed = True
         self.incoming: dict[tuple[str, str], int] = {}
         self.hints = hints
+        self.narrow = hints and narrow
         self.pop_from_backoff = pop_from_backoff
         self._backoff_less = less if pop_from_backoff else None
         self._errored: list[_BackoffEntry] = []
@@ -163,7 +166,7 @@ class SchedulingQueue:
         info.sequence = next(self._order)
 
     def backoff_duration(self, attempts: int) -> float:
-        """1 s doubling per attempt up to the maximum (reference §11.1)."""
+        """1 s doubling per attempt up to the maximum (``scheduling_queue.go``: ``calculateBackoffDuration``)."""
         duration = self.initial_backoff
         for _ in range(1, attempts):
             if duration > self.max_backoff - duration:
@@ -354,7 +357,7 @@ class SchedulingQueue:
             return info
         old_pod = parked.pod
         parked.pod_info = pod_info
-        if self.hints:
+        if self.narrow:
             self._requeue_updated(parked, old_pod)
         elif changed:
             del self._unschedulable[key]
@@ -467,11 +470,11 @@ class SchedulingQueue:
         """Move every pooled pod that passes ``pre_check`` and that ``event`` may help.
 
         ``old`` and ``new`` are the changed object before and after (``None`` for an add or a
-        delete); hint functions read them.  With hints on there is no pre-check.
+        delete); hint functions read them.  With v1.36's narrow hints there is no pre-check.
         """
         if not self.is_event_of_interest(event):
             return 0
-        if self.hints:
+        if self.narrow:
             pre_check = None
         candidates = [info for info in self._unschedulable.values() if pre_check is None or pre_check(info.pod)]
         return self.move_pods(candidates, event, old=old, new=new)
@@ -564,3 +567,45 @@ class SchedulingQueue:
         gated = sum(1 for info in self._unschedulable.values() if info.gated)
         return {"active": len(self._active_by_key), "backoff": len(self._backoff_by_key),
                 "unschedulable": len(self._unschedulable) - gated, "gated": gated}
+
+    def _all_infos(self) -> list[QueuedPodInfo]:
+        """Every QueuedPodInfo the queue holds, removed heap entries' included."""
+        return [*(entry.info for entry in self._active), *(entry.info for entry in self._backoff),
+                *(entry.info for entry in self._errored), *self._unschedulable.values()]
+
+    def copy_into(self, other: SchedulingQueue) -> None:
+        """Give ``other`` (a new, empty queue of another scheduler) the same queued pods and bookkeeping.
+
+        QueuedPodInfos are changed in place as pods move, so each is copied; heaps keep their layout.
+        """
+        infos: dict[int, QueuedPodInfo] = {}
+        for info in self._all_infos():
+            infos[id(info)] = QueuedPodInfo(info.pod_info, info.timestamp, info.attempts,
+                                            info.initial_attempt_timestamp, info.unschedulable_plugins,
+                                            info.pending_plugins, info.gated, info.sequence)
+        less, backoff_less = other._less, other._backoff_less
+        twins: dict[int, _ActiveEntry] = {}
+        for entry in self._active:
+            twin = twins[id(entry)] = _ActiveEntry(infos[id(entry.info)], less)
+            twin.removed = entry.removed
+            other._active.append(twin)
+        other._active_by_key = {key: twins[id(entry)] for key, entry in self._active_by_key.items()}
+        backoff_twins: dict[int, _BackoffEntry] = {}
+        for mine, theirs in ((self._backoff, other._backoff), (self._errored, other._errored)):
+            for waiting in mine:
+                copied = backoff_twins[id(waiting)] = _BackoffEntry(infos[id(waiting.info)], waiting.expiry,
+                                                                    backoff_less)
+                copied.removed = waiting.removed
+                theirs.append(copied)
+        other._backoff_by_key = {key: backoff_twins[id(waiting)] for key, waiting in self._backoff_by_key.items()}
+        other._unschedulable = {key: infos[id(info)] for key, info in self._unschedulable.items()}
+        following = next(self._order)
+        self._order = itertools.count(following)
+        other._order = itertools.count(following)
+        other.scheduling_cycle = self.scheduling_cycle
+        other.move_request_cycle = self.move_request_cycle
+        other.retry_failed = self.retry_failed
+        other.incoming = dict(self.incoming)
+        other._in_flight = dict(self._in_flight)
+        other._flight_events = list(self._flight_events)
+        other._flight_base = self._flight_base

@@ -30,6 +30,13 @@ class PodTable(dict[str, Pod]):
         for key, pod in (pods or {}).items():
             self[key] = pod
 
+    def copy(self) -> PodTable:
+        """An independent table (the pods are immutable and shared)."""
+        other = PodTable()
+        dict.update(other, self)
+        other._groups = {group: dict(members) for group, members in self._groups.items()}
+        return other
+
     def __setitem__(self, key: str, pod: Pod) -> None:
         self._unindex(key)
         super().__setitem__(key, pod)

@@ -7,6 +7,15 @@ from typing import Final, final
 
 from kschedlib._internal.scheduling_store import PodTable, SchedulingStore
 from kschedlib.dra._store import DraStore
+from kschedlib.framework.events import (
+    CSI_DRIVER,
+    CSI_NODE,
+    CSI_STORAGE_CAPACITY,
+    PERSISTENT_VOLUME,
+    PERSISTENT_VOLUME_CLAIM,
+    STORAGE_CLASS,
+    VOLUME_ATTACHMENT,
+)
 from kschedlib.model.objects import Namespace, OwnerSelector, Pod, PodDisruptionBudget
 from kschedlib.model.storage import (
     CSIDriver,
@@ -52,6 +61,25 @@ class StorageStore:
         self.volume_attachments_by_node: dict[str, dict[str, VolumeAttachment]] = {}
         """node name -> VolumeAttachment name -> the attachment (an attachment is on one node)."""
         self._sorted: dict[str, tuple[PersistentVolume, ...]] = {}
+
+    def replaced(self, obj: object) -> tuple[str, object | None] | None:
+        """``(event resource, the stored object obj replaces or None)`` for a storage object, else ``None``."""
+        if isinstance(obj, PersistentVolume):
+            return PERSISTENT_VOLUME, self.pvs.get(obj.name)
+        if isinstance(obj, PersistentVolumeClaim):
+            return PERSISTENT_VOLUME_CLAIM, self.pvcs.get(obj.key)
+        if isinstance(obj, StorageClass):
+            return STORAGE_CLASS, self.classes.get(obj.name)
+        if isinstance(obj, CSINode):
+            return CSI_NODE, self.csi_nodes.get(obj.name)
+        if isinstance(obj, CSIDriver):
+            return CSI_DRIVER, self.csi_drivers.get(obj.name)
+        if isinstance(obj, CSIStorageCapacity):
+            return CSI_STORAGE_CAPACITY, self.capacities.get(f"{obj.namespace}/{obj.name}")
+        if isinstance(obj, VolumeAttachment):
+            found = (attachments.get(obj.name) for attachments in self.volume_attachments_by_node.values())
+            return VOLUME_ATTACHMENT, next((a for a in found if a is not None), None)
+        return None
 
     def add(self, obj: object) -> bool:
         """Record (or replace) ``obj`` if it is a storage object; returns whether it was one."""
@@ -213,7 +241,7 @@ class ObjectStore:
         other.namespaces = dict(self.namespaces)
         other.pdbs = dict(self.pdbs)
         other.owners = dict(self.owners)
-        other.pods = pods = PodTable(self.pods)
+        other.pods = pods = self.pods.copy()
         other._uid_keys = dict(self._uid_keys)
         other.storage = self.storage.copy()
         other.scheduling = self.scheduling.copy(pods)

@@ -45,3 +45,8 @@ __all__ = [
     "build_extenders",
     "parse_extenders",
 ]
+
+# The client is defined beside the runtime that calls it; reprs, pickles and tracebacks name it here.
+for _public in (ExtenderConfig, HTTPExtender, ManagedResource, TLSConfig, build_extenders, parse_extenders):
+    _public.__module__ = __name__
+del _public

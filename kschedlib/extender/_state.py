@@ -15,12 +15,11 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, final
 
-from kschedlib._internal.handle import FrameworkHandle
-from kschedlib._internal.runtime import ProfileRuntime
 from kschedlib.extender.limits import Deadline
 from kschedlib.framework.node_info import ImageState, NodeInfo
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.model.objects import Node
+from kschedlib.scheduler import Scheduler
 
 __all__ = ["NodeCache", "Worker", "Workers", "request_snapshot"]
 
@@ -96,17 +95,16 @@ def _with_image_spread(infos: list[NodeInfo]) -> tuple[list[NodeInfo], int]:
 
 @final
 class Worker:
-    """One profile's runtime with the handle its plugins read the snapshot from.
+    """A scheduler of its own whose plugins answer one request at a time.
 
-    ``seen`` counts the NodeInfos made for its requests: the runtime memoizes verdicts per NodeInfo,
+    ``seen`` counts the NodeInfos made for its requests: the plugins memoize verdicts per NodeInfo,
     so a worker is retired once it has seen more than the pool allows, and its memory goes with it.
     """
 
-    __slots__ = ("handle", "runtime", "seen")
+    __slots__ = ("scheduler", "seen")
 
-    def __init__(self, runtime: ProfileRuntime, handle: FrameworkHandle) -> None:
-        self.runtime = runtime
-        self.handle = handle
+    def __init__(self, scheduler: Scheduler) -> None:
+        self.scheduler = scheduler
         self.seen = 0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import signal
 import threading
-from typing import Any, TextIO
+from typing import TextIO
 
 from kschedlib.extender.limits import DEFAULT_LIMITS, ExtenderLimits
 from kschedlib.extender.server import (
@@ -19,7 +19,7 @@ from kschedlib.versions import add_version_arguments
 __all__ = ["add_parser", "run"]
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``serve-extender`` subcommand to the CLI's subparsers."""
     cmd = sub.add_parser("serve-extender", help="serve a profile's Filter and Score plugins as an HTTP extender")
     cmd.add_argument("--config", required=True, help="KubeSchedulerConfiguration file (its extenders are ignored)")
@@ -45,9 +45,10 @@ def add_parser(sub: Any) -> None:
     add_version_arguments(cmd)
     cmd.add_argument("--max-connections", type=int, default=DEFAULT_MAX_CONNECTIONS,
                      help="connections served at once (default 64)")
+    cmd.set_defaults(run=lambda args, out, err: run(args, out))
 
 
-def run(args: argparse.Namespace, out: TextIO, *, stop: threading.Event | None = None) -> None:
+def run(args: argparse.Namespace, out: TextIO, *, stop: threading.Event | None = None) -> int:
     """Serve until SIGINT/SIGTERM (or ``stop`` is set); the first output line is the URL."""
     limits = ExtenderLimits(max_nodes=args.max_nodes, max_terms=args.max_terms, work_timeout=args.work_timeout,
                             workers=args.workers, node_cache_size=args.node_cache_size)
@@ -66,3 +67,4 @@ def run(args: argparse.Namespace, out: TextIO, *, stop: threading.Event | None =
         out.flush()
         while not done.wait(0.2):
             pass
+    return 0

@@ -20,10 +20,9 @@ import attrs
 
 from kschedlib._internal import extender_wire as wire
 from kschedlib._internal.documents import load_config
-from kschedlib.errors import KschedError
+from kschedlib.errors import BadRequestError, KschedError
 from kschedlib.extender._state import NodeCache, Worker, Workers, request_snapshot
 from kschedlib.extender.limits import DEFAULT_LIMITS, Deadline, ExtenderLimits, pod_terms
-from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.registry import Registry
 from kschedlib.framework.snapshot import Snapshot
@@ -34,23 +33,14 @@ from kschedlib.scheduler import Scheduler
 from kschedlib.simulation.cluster import Cluster, load_cluster
 from kschedlib.versions import resolve as resolve_kube
 
-__all__ = ["BadRequest", "ExtenderService", "ScoreScale"]
+__all__ = ["BadRequestError", "ExtenderService", "ScoreScale"]
 
 ScoreScale = Literal["raw", "extender"]
 ExtenderBinder = Callable[[Pod, str], None]
 _SEEN_PODS: Final = 10_000
 _MAX_EXTENDER_PRIORITY: Final = 10
-_NO_NODES: Final = Snapshot(())
 _MALFORMED: Final = (KschedError, ValueError, TypeError, AttributeError, KeyError, RecursionError)
 """What converting a body of the wrong shape can raise: the client's fault, a 400."""
-
-
-class BadRequest(KschedError, ValueError):
-    """A request the service cannot act on (answered with ``status``, 400 by default)."""
-
-    def __init__(self, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 def _reply_error(status: int, message: str) -> tuple[int, dict[str, Any]]:
@@ -116,7 +106,7 @@ class ExtenderService:
             worker = Scheduler(settings, seed=0, registry=registry, kube_version=kube.version,
                                feature_gates=kube.overrides)
             worker.add_objects(objects)
-            return Worker(worker.engine.profiles[name], worker.engine.handles[name])
+            return Worker(worker)
 
         self._scheduler = scheduler
         self._profile = name
@@ -161,16 +151,16 @@ class ExtenderService:
             try:
                 args = wire.object_value(wire.decode_body(body), verb)
                 if args is None:
-                    raise BadRequest("the request body is null")
+                    raise BadRequestError("the request body is null")
                 if verb == "bind":
                     return 200, self._bind(args)
                 request = self._request(args)
-            except BadRequest:
+            except BadRequestError:
                 raise
             except _MALFORMED as exc:
-                raise BadRequest(f"malformed request: {_describe(exc)}") from exc
+                raise BadRequestError(f"malformed request: {_describe(exc)}") from exc
             return 200, self._compute(verb, request, deadline)
-        except BadRequest as exc:
+        except BadRequestError as exc:
             return _reply_error(exc.status, str(exc))
         except Exception as exc:  # a plugin bug must not take the server down
             return _reply_error(500, f"{type(exc).__name__}: {exc}")
@@ -192,7 +182,6 @@ class ExtenderService:
 
         def run() -> None:
             try:
-                worker.handle.set_snapshot(request.snapshot)
                 if verb == "filter":
                     outcome.append(self._filter(worker, request, deadline))
                 else:
@@ -200,7 +189,6 @@ class ExtenderService:
             except Exception as exc:  # handed to the waiting thread
                 outcome.append(exc)
             finally:
-                worker.handle.set_snapshot(_NO_NODES)
                 self._workers.release(worker)
                 done.set()
 
@@ -214,18 +202,18 @@ class ExtenderService:
     def _request(self, args: Mapping[str, Any]) -> _Request:
         raw_pod = wire.object_value(wire.field(args, "Pod"), "Pod")
         if raw_pod is None:
-            raise BadRequest("the request has no Pod")
+            raise BadRequestError("the request has no Pod")
         names = wire.str_list_field(args, "NodeNames")
         node_list = wire.object_value(wire.field(args, "Nodes"), "Nodes")
         items = wire.list_value(wire.field(node_list, "items"), "Nodes.items") if node_list is not None else None
         count = len(items) if items is not None else len(names) if names is not None else 0
         if count > self.limits.max_nodes:
-            raise BadRequest(f"the request names {count} nodes, over this extender's limit of "
+            raise BadRequestError(f"the request names {count} nodes, over this extender's limit of "
                              f"{self.limits.max_nodes}", 413)
         pod = pod_from_dict(raw_pod)
         terms = pod_terms(pod)
         if terms > self.limits.max_terms:
-            raise BadRequest(f"pod {pod.key} has {terms} affinity terms and topology spread constraints, "
+            raise BadRequestError(f"pod {pod.key} has {terms} affinity terms and topology spread constraints, "
                              f"over this extender's limit of {self.limits.max_terms}", 422)
         self._remember(pod)
         base = self._base
@@ -243,12 +231,12 @@ class ExtenderService:
                 infos = [snapshot.get(info.name) for info in infos]
             return _Request(pod, infos, snapshot, raw_by_name, made + restated)
         if names is None:
-            raise BadRequest("the request has neither Nodes nor NodeNames")
+            raise BadRequestError("the request has neither Nodes nor NodeNames")
         found = []
         for name in names:
             known = base.find(name)
             if known is None:
-                raise BadRequest(f'node "{name}" is not in the extender\'s cluster state '
+                raise BadRequestError(f'node "{name}" is not in the extender\'s cluster state '
                                  "(nodeCacheCapable needs a cluster file)")
             found.append(known)
         return _Request(pod, found, base, None)
@@ -278,48 +266,29 @@ class ExtenderService:
         return info, True
 
     def _filter(self, worker: Worker, request: _Request, deadline: Deadline) -> dict[str, Any]:
-        runtime, pod, raw = worker.runtime, request.pod, request.raw
-        state = CycleState()
-        pre = runtime.run_pre_filter(state, pod)
+        raw = request.raw
+        verdicts = worker.scheduler.filter_nodes(request.pod, request.snapshot, request.nodes, profile=self._profile,
+                                                 progress=_on_time(deadline))
+        if isinstance(verdicts, Status):
+            return _filter_reply(raw, [], {}, {}, verdicts.message())
         failed: dict[str, str] = {}
         unresolvable: dict[str, str] = {}
         passed: list[NodeInfo] = []
-        if pre.status.code is Code.ERROR:
-            return _filter_reply(raw, [], {}, {}, pre.status.message())
-        allowed = pre.result.node_names if pre.result is not None else None
-        check = runtime.filter_runner(state, pod)
-        rejected = pre.status.is_rejected  # then every node carries PreFilter's status
         for info in request.nodes:
-            if deadline.passed():
-                raise _late(deadline, f"filtering ({len(passed) + len(failed) + len(unresolvable)} of "
-                                      f"{len(request.nodes)} nodes done)")
-            if not rejected and allowed is not None and info.name not in allowed:
-                continue  # as in kube-scheduler: excluded by PreFilter, with no status
-            status = pre.status if rejected else check(state, pod, info)
-            if status.code is Code.ERROR:
-                return _filter_reply(raw, [], {}, {}, status.message())
-            _sort(status, info, passed, failed, unresolvable)
+            status = verdicts.get(info.name)
+            if status is not None:
+                _sort(status, info, passed, failed, unresolvable)
         return _filter_reply(raw, passed, failed, unresolvable, "")
 
     def _prioritize(self, worker: Worker, request: _Request, deadline: Deadline) -> list[dict[str, Any]]:
-        runtime, pod, nodes = worker.runtime, request.pod, request.nodes
-        state = CycleState()
-        runtime.run_pre_filter(state, pod)
-        if not runtime.score:
-            return [{"Host": info.name, "Score": 0} for info in nodes]
-        status = runtime.run_pre_score(state, pod, nodes)
-        if deadline.passed():
-            raise _late(deadline, "running PreScore")
-        table = runtime.run_score(state, pod, nodes, detail=False) if status.is_success else status
-        if isinstance(table, Status):
-            raise RuntimeError(table.message())
-        if deadline.passed():
-            raise _late(deadline, "scoring")
-        totals = table.totals
-        if self.scores == "extender":
-            active = [name for name, _ in runtime.score if name not in state.skip_score_plugins]
-            top = 100 * sum(runtime.weights[name] for name in active) or 1
-            totals = [total * _MAX_EXTENDER_PRIORITY // top for total in totals]
+        nodes = request.nodes
+        scores = worker.scheduler.score_nodes(request.pod, request.snapshot, nodes, profile=self._profile,
+                                              progress=_on_time(deadline))
+        if isinstance(scores, Status):
+            raise RuntimeError(scores.message())
+        totals: Sequence[int] = scores.totals
+        if self.scores == "extender" and scores.max_total:
+            totals = [total * _MAX_EXTENDER_PRIORITY // scores.max_total for total in totals]
         return [{"Host": info.name, "Score": total} for info, total in zip(nodes, totals, strict=True)]
 
     def _bind(self, args: Mapping[str, Any]) -> dict[str, Any]:
@@ -327,7 +296,7 @@ class ExtenderService:
         namespace, name = wire.str_field(args, "PodNamespace"), wire.str_field(args, "PodName")
         node = wire.str_field(args, "Node")
         if not name or not node:
-            raise BadRequest("a binding needs PodName and Node")
+            raise BadRequestError("a binding needs PodName and Node")
         with self._base_lock:
             seen = self._seen.get((namespace, name))
         pod = seen or Pod(name, namespace=namespace or "default", uid=wire.str_field(args, "PodUID"))
@@ -337,16 +306,24 @@ class ExtenderService:
             return {"Error": str(exc) or type(exc).__name__}
         with self._base_lock:
             scheduler = self._scheduler
-            if scheduler.engine.cache.node(node) is None and (learned := self._nodes_seen.find(node)) is not None:
+            if not scheduler.has_node(node) and (learned := self._nodes_seen.find(node)) is not None:
                 scheduler.add_node(learned)  # a bound pod's node joins the base cluster with it
-            if scheduler.engine.cache.node(node) is not None:
+            if scheduler.has_node(node):
                 scheduler.add_pod(attrs.evolve(pod, node_name=node))
                 self._base = scheduler.snapshot()
         return {"Error": ""}
 
 
-def _late(deadline: Deadline, stage: str) -> BadRequest:
-    return BadRequest(f"no answer within the work timeout of {deadline.seconds:g} s (while {stage}); "
+def _on_time(deadline: Deadline) -> Callable[[str], None]:
+    """Stop (a 503) at the next step once the work timeout has passed."""
+    def check(stage: str) -> None:
+        if deadline.passed():
+            raise _late(deadline, stage)
+    return check
+
+
+def _late(deadline: Deadline, stage: str) -> BadRequestError:
+    return BadRequestError(f"no answer within the work timeout of {deadline.seconds:g} s (while {stage}); "
                       "kube-scheduler would have given up on this call", 503)
 
 

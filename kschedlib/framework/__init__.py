@@ -11,6 +11,8 @@ from kschedlib.framework.events import (
     QueueingHint,
 )
 from kschedlib.framework.extension_points import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
     BindPlugin,
     FilterPlugin,
     PermitPlugin,
@@ -28,22 +30,17 @@ from kschedlib.framework.extension_points import (
     ScorePlugin,
 )
 from kschedlib.framework.handle import Handle
-from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore, ValueNormalizer
+from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore
 from kschedlib.framework.node_info import ImageState, NodeInfo
 from kschedlib.framework.pod_info import AffinityTerm, PodInfo, WeightedAffinityTerm
 from kschedlib.framework.queued_pod import QueuedPodInfo
 from kschedlib.framework.registry import PluginEntry, Registry
-from kschedlib.framework.results import NodeScore, PostFilterResult, PreFilterResult, Wait
-from kschedlib.framework.snapshot import Snapshot
+from kschedlib.framework.results import PostFilterResult, PreFilterResult, Wait
+from kschedlib.framework.snapshot import NodeCursor, Snapshot
 from kschedlib.framework.status import Code, Status
 from kschedlib.framework.waiting import WaitingPodView
 
-MAX_NODE_SCORE = 100
-MIN_NODE_SCORE = 0
-
 __all__ = [
-    "MAX_NODE_SCORE",
-    "MIN_NODE_SCORE",
     "ActionType",
     "AffinityTerm",
     "BindPlugin",
@@ -56,10 +53,12 @@ __all__ = [
     "FilterPlugin",
     "Handle",
     "ImageState",
+    "MAX_NODE_SCORE",
+    "MIN_NODE_SCORE",
+    "NodeCursor",
     "NodeInfo",
     "NodeLocalFilter",
     "NodeLocalScore",
-    "NodeScore",
     "PermitPlugin",
     "Plugin",
     "PluginEntry",
@@ -89,7 +88,6 @@ __all__ = [
     "StateKey",
     "Status",
     "Wait",
-    "ValueNormalizer",
     "WaitingPodView",
     "WeightedAffinityTerm",
     "fit_error_message",

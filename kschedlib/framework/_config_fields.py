@@ -11,15 +11,25 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-__all__ = ["PLUGIN_ARGS", "strict_decoding_errors"]
+from kschedlib.errors import ConfigError
+from kschedlib.framework.extension_points import POINT_BASES
+
+__all__ = ["PLUGIN_ARGS", "expect_type", "strict_decoding_errors"]
 
 Schema = Mapping[str, Any]
+
+
+def expect_type(value: Any, kind: type, field: str) -> Any:
+    """``value`` if it is a ``kind`` (a bool counts only as a bool), else a ``ConfigError`` naming ``field``."""
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+        raise ConfigError(f"must be of type {kind.__name__}", field=field, value=value)
+    return value
+
 
 _TYPE_META: Final[Schema] = {"apiVersion": None, "kind": None}
 _PLUGIN: Final[Schema] = {"name": None, "weight": None}
 _PLUGIN_SET: Final[Schema] = {"enabled": [_PLUGIN], "disabled": [_PLUGIN]}
-_POINTS: Final = ("multiPoint", "preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore",
-                  "score", "reserve", "permit", "preBind", "bind", "postBind")
+_POINTS: Final = ("multiPoint", *POINT_BASES)
 _LABEL_SELECTOR: Final[Schema] = {
     "matchLabels": None,
     "matchExpressions": [{"key": None, "operator": None, "values": None}],

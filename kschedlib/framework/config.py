@@ -15,7 +15,9 @@ from typing import Any, Final, final
 import attrs
 
 from kschedlib.errors import ConfigError
+from kschedlib.framework._config_fields import expect_type as _expect
 from kschedlib.framework._config_fields import strict_decoding_errors
+from kschedlib.framework.extension_points import POINT_BASES
 
 __all__ = [
     "API_VERSION",
@@ -28,10 +30,7 @@ __all__ = [
 ]
 
 API_VERSION: Final = "kubescheduler.config.k8s.io/v1"
-EXTENSION_POINTS: Final = (
-    "preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore",
-    "score", "reserve", "permit", "preBind", "bind", "postBind",
-)
+EXTENSION_POINTS: Final = tuple(POINT_BASES)
 _PLUGIN_SETS: Final = ("multiPoint", *EXTENSION_POINTS)
 DEFAULT_SCHEDULER_NAME: Final = "default-scheduler"
 _PERCENTAGE: Final = "minCandidateNodesPercentage"
@@ -98,12 +97,6 @@ class SchedulerConfig:
 
 
 # --- parsing ---------------------------------------------------------------------------------
-
-
-def _expect(value: Any, kind: type, field: str) -> Any:
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-        raise ConfigError(f"must be of type {kind.__name__}", field=field, value=value)
-    return value
 
 
 def _int(doc: Mapping[str, Any], key: str, field: str, default: int | None) -> int | None:

@@ -32,7 +32,7 @@ class Diagnosis:
 
 
 def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis) -> str:
-    """kube-scheduler's ``0/N nodes are available: ...`` text (reference §6)."""
+    """kube-scheduler's ``0/N nodes are available: ...`` text (kube's ``framework/types.go``: ``FitError.Error``)."""
     message = f"0/{num_all_nodes} nodes are available:"
     if diagnosis.pre_filter_message:
         message += f" {diagnosis.pre_filter_message}."

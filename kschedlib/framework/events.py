@@ -12,7 +12,8 @@ whether this particular event may help this particular pod; a registration
 without one always says :attr:`QueueingHint.QUEUE`.  With hints off (v1.30) hint
 functions are recorded but not consulted.  A plugin whose events or hints differ
 between kube versions reads the switches in ``events_to_register`` (through its
-handle) and returns the set of the version in force.
+handle) and returns the set of the version in force: v1.30's events and hint
+functions, or v1.36's narrower ones (the ``narrow_queueing_hints`` switch).
 """
 
 from __future__ import annotations
@@ -50,6 +51,9 @@ PERSISTENT_VOLUME: Final = "PersistentVolume"
 PERSISTENT_VOLUME_CLAIM: Final = "PersistentVolumeClaim"
 STORAGE_CLASS: Final = "storage.k8s.io/StorageClass"
 CSI_NODE: Final = "storage.k8s.io/CSINode"
+CSI_DRIVER: Final = "storage.k8s.io/CSIDriver"
+CSI_STORAGE_CAPACITY: Final = "storage.k8s.io/CSIStorageCapacity"
+VOLUME_ATTACHMENT: Final = "storage.k8s.io/VolumeAttachment"
 WILDCARD: Final = "*"
 
 
@@ -69,8 +73,9 @@ class ActionType(enum.IntFlag):
     UPDATE_POD_TOLERATION = 512
     UPDATE_POD_SCHEDULING_GATES_ELIMINATED = 1024
     UPDATE_POD_OTHER = 2048
-    UPDATE = 4092
-    ALL = 4095
+    UPDATE_NODE_DECLARED_FEATURE = 4096
+    UPDATE = 8188
+    ALL = 8191
 
 
 @final
@@ -129,6 +134,8 @@ ASSIGNED_POD_ADD: Final = ClusterEvent(POD, ActionType.ADD, "AssignedPodAdd")
 ASSIGNED_POD_UPDATE: Final = ClusterEvent(POD, ActionType.UPDATE, "AssignedPodUpdate")
 ASSIGNED_POD_DELETE: Final = ClusterEvent(POD, ActionType.DELETE, "AssignedPodDelete")
 NODE_DELETE: Final = ClusterEvent(NODE, ActionType.DELETE, "NodeDelete")
+NODE_DECLARED_FEATURE_CHANGE: Final = ClusterEvent(NODE, ActionType.UPDATE_NODE_DECLARED_FEATURE,
+                                                   "NodeDeclaredFeatureChange")
 
 
 def pod_changes(old: Pod, new: Pod) -> list[ClusterEvent]:

@@ -1,8 +1,8 @@
 """Extender: a scheduling service outside the profile, consulted where kube-scheduler consults extenders.
 
 kube-scheduler's oldest extension route.  An extender is shared by all
-profiles and runs at four places of a pod's attempt (reference §3 step 8b,
-§3 step 11, §4 step 3, §10 step 5)::
+profiles and runs at four places of a pod's attempt (kube's ``schedule_one.go``:
+``findNodesThatPassExtenders``, ``prioritizeNodes``, ``extendersBinding``; ``preemption.go``: ``callExtenders``)::
 
     Filter plugins -> extender filters (in order, each on the previous one's survivors)
       -> Score plugins + extender prioritize (score x weight x 10 added to the totals)
@@ -28,7 +28,7 @@ from typing import Final, final
 
 import attrs
 
-from kschedlib.errors import KschedError
+from kschedlib.errors import ExtenderError
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.model.objects import Pod
@@ -47,10 +47,6 @@ MAX_EXTENDER_PRIORITY: Final = 10
 """The score range extenders are meant to use (0..10); the scheduler multiplies by ``weight x 10``."""
 EXTENDER_PSEUDO_PLUGIN: Final = "Extender"
 """Recorded among a pod's rejecting plugins when extenders removed nodes (any cluster event requeues it)."""
-
-
-class ExtenderError(KschedError, RuntimeError):
-    """An extender failed: transport error, non-200 reply, malformed reply, or an ``Error`` it returned."""
 
 
 def _empty_reasons() -> Mapping[str, str]:

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, ClassVar
+from types import MappingProxyType
+from typing import TYPE_CHECKING, ClassVar, Final
 
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.pod_info import PodInfo
-from kschedlib.framework.results import NodeScore, PostFilterResult, PreFilterResult, Wait
+from kschedlib.framework.results import PostFilterResult, PreFilterResult, Wait
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import Pod
 
@@ -30,6 +31,9 @@ if TYPE_CHECKING:
     from kschedlib.framework.queued_pod import QueuedPodInfo
 
 __all__ = [
+    "MAX_NODE_SCORE",
+    "MIN_NODE_SCORE",
+    "POINT_BASES",
     "BindPlugin",
     "FilterPlugin",
     "Plugin",
@@ -47,6 +51,11 @@ __all__ = [
     "ScorePlugin",
 ]
 
+
+MAX_NODE_SCORE: Final = 100
+"""The highest score a Score plugin gives after normalization (kube's ``framework.MaxNodeScore``)."""
+MIN_NODE_SCORE: Final = 0
+"""The lowest normalized score (kube's ``framework.MinNodeScore``)."""
 
 class Plugin(abc.ABC):
     """Common base: every plugin has a unique ``name`` (its registry key)."""
@@ -133,8 +142,12 @@ class ScoreExtensions(Plugin):
     """Normalizes a Score plugin's scores across all feasible nodes."""
 
     @abc.abstractmethod
-    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
-        """Rewrite ``scores`` in place so that each lies in [0, 100]."""
+    def normalize_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]) -> list[int]:
+        """The raw ``scores`` of ``nodes`` (same order) mapped into [0, 100], one per node, in that order.
+
+        Values in, values out (kube-scheduler rewrites a ``NodeScoreList`` in place); an exception
+        becomes an ``ERROR`` status naming the plugin.
+        """
 
 
 class ReservePlugin(Plugin):
@@ -164,6 +177,14 @@ class PreBindPlugin(Plugin):
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         """Success lets binding proceed; anything else fails the binding cycle."""
 
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """Whether PreBind will do work for this pod: Success yes, Skip no, Error fails the binding.
+
+        Read from v1.35 (NominatedNodeNameForExpectation): when some PreBind plugin will work, the pod
+        is nominated to its node before PreBind runs.  By default a plugin is assumed to work.
+        """
+        return Status.success()
+
 
 class BindPlugin(Plugin):
     """Binds the pod to the node."""
@@ -179,3 +200,21 @@ class PostBindPlugin(Plugin):
     @abc.abstractmethod
     def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """React to the pod being bound."""
+
+
+POINT_BASES: Final[Mapping[str, type[Plugin]]] = MappingProxyType({
+    "preEnqueue": PreEnqueuePlugin,
+    "queueSort": QueueSortPlugin,
+    "preFilter": PreFilterPlugin,
+    "filter": FilterPlugin,
+    "postFilter": PostFilterPlugin,
+    "preScore": PreScorePlugin,
+    "score": ScorePlugin,
+    "reserve": ReservePlugin,
+    "permit": PermitPlugin,
+    "preBind": PreBindPlugin,
+    "bind": BindPlugin,
+    "postBind": PostBindPlugin,
+})
+"""Each extension point's configuration name and the base class a plugin enabled there must extend,
+in the order the points run: the one table the config parser, profiles and the runtime read."""

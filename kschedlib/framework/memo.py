@@ -5,7 +5,12 @@ for a node is a pure function of a hashable key derived from the pod (and the
 plugin's own configuration) and of the immutable NodeInfo, the runtime can
 reuse earlier results: pods of one workload share keys, and NodeInfos that did
 not change since the previous cycle are the very same objects.  Implement
-these only when that is strictly true — a wrong key gives wrong decisions.
+these only when that is strictly true — a wrong key gives wrong decisions
+(:func:`kschedlib.testing.check_memo_keys` checks a plugin's keys).
+
+Only the *leading* run of Filter plugins that implement :class:`NodeLocalFilter` (and return a
+key) is reused: a Filter without a key ends the reusable prefix, and every Filter after it runs
+on each node.  Put node-local Filters first in a profile to keep them reusable.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.extension_points import Plugin
 from kschedlib.model.objects import Pod
 
-__all__ = ["NodeLocalFilter", "NodeLocalScore", "ValueNormalizer"]
+__all__ = ["NodeLocalFilter", "NodeLocalScore"]
 
 
 class NodeLocalFilter(Plugin):
@@ -35,14 +40,3 @@ class NodeLocalScore(Plugin):
     def score_key(self, state: CycleState, pod: Pod) -> Hashable | None:
         """Called after PreScore; equal keys must give equal raw scores on the same NodeInfo. ``None``: don't reuse."""
 
-
-class ValueNormalizer(Plugin):
-    """A NormalizeScore that depends only on the raw scores, in node order (not on node names).
-
-    The runtime calls :meth:`normalize_values` instead of ``normalize_score`` and skips building a
-    :class:`~kschedlib.framework.NodeScore` per node; both must give the same scores.
-    """
-
-    @abc.abstractmethod
-    def normalize_values(self, state: CycleState, pod: Pod, scores: list[int]) -> list[int]:
-        """The normalized scores, one per raw score, in the same order."""

@@ -9,7 +9,7 @@ import attrs
 
 from kschedlib.framework.status import Status
 
-__all__ = ["NodeScore", "PostFilterResult", "PreFilterResult", "Wait"]
+__all__ = ["PostFilterResult", "PreFilterResult", "Wait"]
 
 
 @final
@@ -34,15 +34,6 @@ class PreFilterResult:
         if other.node_names is None:
             return self
         return PreFilterResult(self.node_names & other.node_names)
-
-
-@final
-@attrs.define(slots=True)
-class NodeScore:
-    """A node's score from one Score plugin; NormalizeScore rewrites ``score`` in place."""
-
-    name: str
-    score: int
 
 
 @final

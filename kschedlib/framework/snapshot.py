@@ -13,7 +13,7 @@ from typing import final
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.model.objects import Namespace
 
-__all__ = ["Snapshot"]
+__all__ = ["NodeCursor", "Snapshot"]
 
 
 @final
@@ -29,6 +29,35 @@ class NodeChangeLog:
 
     def __init__(self) -> None:
         self.positions: list[int] = []
+
+
+@final
+class NodeCursor:
+    """One consumer's place in the snapshots' change log: which node positions to look at again.
+
+    Anything that keeps results per node position across cycles (memo columns, topology tallies)
+    asks :meth:`changes` each time it sees a snapshot, and never reads the log itself.
+    """
+
+    __slots__ = ("_revision",)
+
+    def __init__(self) -> None:
+        self._revision: tuple[NodeChangeLog, int] | None = None
+
+    def changes(self, snapshot: Snapshot, held: int) -> list[int] | None:
+        """Positions whose NodeInfo may have been replaced since the last call, and move to ``snapshot``.
+
+        ``None`` means "look at every position": on the first call, on another node layout, for an
+        untracked snapshot, or when the ``held`` positions the consumer keeps are not the
+        snapshot's node count.
+        """
+        changed = snapshot.changed_between(self._revision) if held == snapshot.num_nodes else None
+        self._revision = snapshot.revision
+        return changed
+
+    def forget(self) -> None:
+        """The next :meth:`changes` says "look at every position"."""
+        self._revision = None
 
 
 @final

@@ -9,11 +9,11 @@ exception raised by a plugin becomes an ``ERROR`` status for that pod.
 from __future__ import annotations
 
 import enum
-from typing import ClassVar, final
+from typing import ClassVar, Final, final
 
 import attrs
 
-__all__ = ["Code", "Status"]
+__all__ = ["REJECTED_CODES", "Code", "Status"]
 
 
 @final
@@ -50,7 +50,8 @@ _LABELS = {
     Code.SKIP: "Skip",
     Code.PENDING: "Pending",
 }
-_REJECTED = frozenset({Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING})
+REJECTED_CODES: Final = frozenset({Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING})
+"""The codes that reject a pod (the queue retries it on a later event); the rest succeed, wait, skip or fail."""
 
 
 @final
@@ -111,7 +112,7 @@ class Status:
     @property
     def is_rejected(self) -> bool:
         """Unschedulable, UnschedulableAndUnresolvable or Pending."""
-        return self.code in _REJECTED
+        return self.code in REJECTED_CODES
 
     def all_reasons(self) -> tuple[str, ...]:
         """The reasons, with the error's text first when there is an error."""

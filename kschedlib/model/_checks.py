@@ -20,6 +20,7 @@ from kschedlib.model.quantity import Quantity, parse_quantity
 
 __all__ = [
     "FLAG",
+    "FLAG_OR_NONE",
     "INT",
     "INT_OR_NONE",
     "MAP",
@@ -43,6 +44,7 @@ TEXT_OR_NONE: Kind = ("text?", None)
 INT: Kind = ("int", None)
 INT_OR_NONE: Kind = ("int?", None)
 FLAG: Kind = ("bool", None)
+FLAG_OR_NONE: Kind = ("bool?", None)
 SECONDS_OR_NONE: Kind = ("seconds?", None)
 MAP: Kind = ("map", None)
 MAP_OR_NONE: Kind = ("map?", None)
@@ -68,6 +70,7 @@ _FAST: dict[str, str] = {
     "int": "type({v}) is int",
     "int?": "({v} is None or type({v}) is int)",
     "bool": "type({v}) is bool",
+    "bool?": "({v} is None or type({v}) is bool)",
     "seconds?": "({v} is None or type({v}) is float or type({v}) is int)",
     "map": "(type({v}) is dict and (not {v} or _is_str_map({v})))",
     "map?": "({v} is None or (type({v}) is dict and (not {v} or _is_str_map({v}))))",
@@ -144,6 +147,7 @@ _SCALARS: dict[str, tuple[tuple[type, ...], bool, str]] = {
     "int": ((int,), False, "an int"),
     "int?": ((int,), True, "an int or None"),
     "bool": ((bool,), False, "a bool"),
+    "bool?": ((bool,), True, "a bool or None"),
     "seconds?": ((int, float), True, "a number of seconds or None"),
 }
 

@@ -23,6 +23,7 @@ from kschedlib.model.objects import (
     Affinity,
     Container,
     ContainerPort,
+    ContainerRestartRule,
     ContainerStatus,
     NodeAffinity,
     OwnerReference,
@@ -107,7 +108,19 @@ def _container(r: Reader, raw: object, path: str, host_network: bool = False) ->
         limits=limits or {},
         ports=ports,
         restart_policy=r.optstr(d, "restartPolicy", path),
+        restart_policy_rules=r.each(d, "restartPolicyRules", path, _restart_rule),
     )
+
+
+def _restart_rule(r: Reader, raw: object, path: str) -> ContainerRestartRule:
+    d = r.as_map(raw, path)
+    codes = r.getmap(d, "exitCodes", path) or {}
+    codes_path = join(path, "exitCodes")
+    values = r.getlist(codes, "values", codes_path)
+    for i, value in enumerate(values):
+        if type(value) is not int:
+            r.fail(f"{join(codes_path, 'values')}[{i}]", "expected an integer", value)
+    return ContainerRestartRule(r.getstr(d, "action", path), r.getstr(codes, "operator", codes_path), tuple(values))
 
 
 def _host_network_container(r: Reader, raw: object, path: str) -> Container:
@@ -340,6 +353,13 @@ def _container_status(r: Reader, raw: object, path: str) -> ContainerStatus | No
         requests=r.resources(resources, "requests", join(path, "resources")) or {},
         allocated=r.resources(d, "allocatedResources", path) or {},
     )
+
+
+def pod_level_status(r: Reader, status: Json) -> tuple[dict[str, Quantity] | None, dict[str, Quantity]]:
+    """``status.resources.requests`` (``None`` without ``status.resources``) and ``status.allocatedResources``."""
+    resources = r.getmap(status, "resources", "status")
+    requests = None if resources is None else r.resources(resources, "requests", "status.resources") or {}
+    return requests, r.resources(status, "allocatedResources", "status") or {}
 
 
 def container_statuses(r: Reader, status: Json, key: str) -> tuple[ContainerStatus, ...]:

@@ -17,6 +17,7 @@ from kschedlib.model.objects import (
     Affinity,
     Container,
     ContainerPort,
+    ContainerRestartRule,
     ContainerStatus,
     Namespace,
     Node,
@@ -124,6 +125,16 @@ def _container(container: Container) -> JsonDict:
     _put(out, "ports", [_port(p) for p in container.ports])
     if container.restart_policy is not None:
         out["restartPolicy"] = container.restart_policy
+    _put(out, "restartPolicyRules", [_restart_rule(rule) for rule in container.restart_policy_rules])
+    return out
+
+
+def _restart_rule(rule: ContainerRestartRule) -> JsonDict:
+    out: JsonDict = {"action": rule.action}
+    codes: JsonDict = {}
+    _put(codes, "operator", rule.operator)
+    _put(codes, "values", list(rule.values))
+    _put(out, "exitCodes", codes)
     return out
 
 
@@ -232,6 +243,8 @@ def _pod_spec(pod: Pod) -> JsonDict:
     _put(spec, "topologySpreadConstraints", [_spread_constraint(c) for c in pod.topology_spread_constraints])
     _put(spec, "schedulingGates", [{"name": gate} for gate in pod.scheduling_gates])
     _put(spec, "hostNetwork", pod.host_network)
+    if pod.host_users is not None:
+        spec["hostUsers"] = pod.host_users
     _put(spec, "volumes", [_volume(v) for v in pod.volumes])
     _put(spec, "resourceClaims", [_resource_claim(c) for c in pod.resource_claims])
     return spec
@@ -287,6 +300,9 @@ def pod_to_dict(pod: Pod) -> JsonDict:
         {"name": name} if claim is None else {"name": name, "resourceClaimName": claim}
         for name, claim in pod.resource_claim_statuses
     ])
+    if pod.pod_level_status_requests is not None:
+        status["resources"] = {"requests": _quantities(pod.pod_level_status_requests)}
+    _put(status, "allocatedResources", _quantities(pod.pod_level_allocated))
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": _pod_spec(pod), "status": status}
 
 
@@ -301,6 +317,7 @@ def node_to_dict(node: Node) -> JsonDict:
         status["allocatable"] = _quantities(node.allocatable)
     _put(status, "images", [{"names": list(i.names), "sizeBytes": i.size_bytes} for i in node.images])
     _put(status, "conditions", [{"type": t, "status": s} for t, s in node.conditions.items()])
+    _put(status, "declaredFeatures", list(node.declared_features))
     meta = _metadata(node.name, None, node.labels, uid=node.uid, annotations=dict(node.annotations))
     return {"apiVersion": "v1", "kind": "Node", "metadata": meta, "spec": spec, "status": status}
 

@@ -170,6 +170,7 @@ def pod_from_dict(d: Mapping[str, Any]) -> Pod:
     host_network = r.getbool(spec, "hostNetwork", "spec")
     containers = spec_.containers(r, spec, "containers", host_network)
     init_containers = spec_.containers(r, spec, "initContainers", host_network)
+    level_status, level_allocated = spec_.pod_level_status(r, status)
     level_requests, level_limits = spec_.pod_level_resources(
         r, spec, lambda: container_requests_sum(Pod(name, containers=containers, init_containers=init_containers)))
     return Pod(
@@ -205,7 +206,15 @@ def pod_from_dict(d: Mapping[str, Any]) -> Pod:
         container_statuses=spec_.container_statuses(r, status, "containerStatuses"),
         init_container_statuses=spec_.container_statuses(r, status, "initContainerStatuses"),
         resource_claim_statuses=r.each(status, "resourceClaimStatuses", "status", _claim_status),
+        host_users=_optbool(r, spec, "hostUsers"),
+        pod_level_status_requests=level_status,
+        pod_level_allocated=level_allocated,
     )
+
+
+def _optbool(r: Reader, d: Mapping[str, Any], key: str) -> bool | None:
+    """A boolean field whose absence is meaningful (``None``)."""
+    return None if d.get(key) is None else r.getbool(d, key, "spec")
 
 
 def _image(r: Reader, raw: object, path: str) -> ContainerImage:
@@ -236,6 +245,7 @@ def node_from_dict(d: Mapping[str, Any]) -> Node:
         images=r.each(status, "images", "status", _image),
         conditions=dict(r.each(status, "conditions", "status", _node_condition)),
         uid=r.getstr(meta, "uid", "metadata"),
+        declared_features=r.strlist(status, "declaredFeatures", "status"),
     )
 
 

@@ -21,6 +21,7 @@ __all__ = [
     "Container",
     "ContainerImage",
     "ContainerPort",
+    "ContainerRestartRule",
     "ContainerStatus",
     "NO_EXECUTE",
     "NO_SCHEDULE",
@@ -124,6 +125,24 @@ class ContainerPort:
 
 @final
 @attrs.frozen(slots=True)
+class ContainerRestartRule:
+    """A ``restartPolicyRules`` entry: what the kubelet does when the container exits with given codes.
+
+    The scheduler reads only ``action`` (``RestartAllContainers`` needs a node that declares it).
+    """
+
+    action: str
+    operator: str = ""
+    """``exitCodes.operator`` (``In`` / ``NotIn``)."""
+    values: tuple[int, ...] = ()
+    """``exitCodes.values``."""
+
+    __attrs_post_init__ = check.checker({"action": check.TEXT, "operator": check.TEXT,
+                                         "values": check.tuple_of(int)})
+
+
+@final
+@attrs.frozen(slots=True)
 class Container:
     """A container (regular or init) as far as scheduling reads it.
 
@@ -136,10 +155,12 @@ class Container:
     limits: ResourceList = attrs.field(factory=_empty_resources)
     ports: tuple[ContainerPort, ...] = ()
     restart_policy: str | None = None
+    restart_policy_rules: tuple[ContainerRestartRule, ...] = ()
 
     __attrs_post_init__ = check.checker({
         "name": check.TEXT, "image": check.TEXT, "requests": check.RESOURCES, "limits": check.RESOURCES,
-        "ports": check.tuple_of(ContainerPort), "restart_policy": check.TEXT_OR_NONE})
+        "ports": check.tuple_of(ContainerPort), "restart_policy": check.TEXT_OR_NONE,
+        "restart_policy_rules": check.tuple_of(ContainerRestartRule)})
 
     @property
     def is_sidecar(self) -> bool:
@@ -321,8 +342,9 @@ _check_pod = check.checker({
     "creation_timestamp": check.SECONDS_OR_NONE, "start_time": check.SECONDS_OR_NONE,
     "deletion_timestamp": check.SECONDS_OR_NONE, "pod_level_requests": check.RESOURCES_OR_NONE,
     "pod_level_limits": check.RESOURCES_OR_NONE, "container_statuses": check.tuple_of(ContainerStatus),
-    "init_container_statuses": check.tuple_of(ContainerStatus),
     "resource_claim_statuses": check.tuple_of(tuple),
+    "init_container_statuses": check.tuple_of(ContainerStatus), "host_users": check.FLAG_OR_NONE,
+    "pod_level_status_requests": check.RESOURCES_OR_NONE, "pod_level_allocated": check.RESOURCES,
 })
 
 
@@ -373,6 +395,13 @@ class Pod:
     """``status.initContainerStatuses`` that report resources."""
     resource_claim_statuses: tuple[tuple[str, str | None], ...] = ()
     """``status.resourceClaimStatuses``: (pod claim name, generated ResourceClaim name or ``None``)."""
+    host_users: bool | None = None
+    """``spec.hostUsers`` (``False``: the pod runs in a user namespace)."""
+    pod_level_status_requests: ResourceList | None = None
+    """``status.resources.requests`` (pod-level in-place resize, read from v1.36); ``None`` when
+    ``status.resources`` is absent, which tells kube-scheduler to ignore the pod-level status."""
+    pod_level_allocated: ResourceList = attrs.field(factory=_empty_resources)
+    """``status.allocatedResources`` (pod level)."""
 
     def __attrs_post_init__(self) -> None:
         _check_pod(self)
@@ -416,11 +445,14 @@ class Node:
     images: tuple[ContainerImage, ...] = ()
     conditions: Mapping[str, str] = attrs.field(factory=_empty_map)
     uid: str = ""
+    declared_features: tuple[str, ...] = ()
+    """``status.declaredFeatures``, in the order the node reports them (NodeDeclaredFeatures, v1.36)."""
 
     __attrs_post_init__ = check.checker({
         "name": check.TEXT, "labels": check.MAP, "annotations": check.MAP, "taints": check.tuple_of(Taint),
         "unschedulable": check.FLAG, "allocatable": check.RESOURCES, "capacity": check.RESOURCES,
-        "images": check.tuple_of(ContainerImage), "conditions": check.MAP, "uid": check.TEXT})
+        "images": check.tuple_of(ContainerImage), "conditions": check.MAP, "uid": check.TEXT,
+        "declared_features": check.tuple_of(str)})
 
 
 @final

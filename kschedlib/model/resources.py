@@ -264,7 +264,7 @@ class _PerPod(Generic[_T]):
 
 
 def pod_requests(pod: Pod) -> Resources:
-    """The pod's effective requests (reference §1.4a): what a node's ``requested`` counts."""
+    """The pod's effective requests (kube's ``resource.PodRequests``): what a node's ``requested`` counts."""
     return _REQUESTS(pod)
 
 
@@ -277,7 +277,7 @@ def _compute_pod_requests(pod: Pod) -> Resources:
 
 
 def pod_scoring_requests(pod: Pod) -> Resources:
-    """Requests for resource scoring (§1.4c): missing cpu/memory default to 100m/200Mi per container."""
+    """Requests for scoring (kube's ``calculatePodResourceRequest``): a container's missing cpu/memory is 100m/200Mi."""
     return _SCORING_REQUESTS(pod)
 
 
@@ -302,7 +302,7 @@ def _non_zero(amounts: Mapping[str, int]) -> tuple[int, int]:
 
 
 def pod_non_zero_requests(pod: Pod) -> tuple[int, int]:
-    """(milli-CPU, memory bytes) for ``NodeInfo.non_zero_requested`` (§1.4b).
+    """(milli-CPU, memory bytes) for ``NodeInfo.non_zero_requested`` (kube's ``schedutil.GetNonzeroRequests``).
 
     Sidecars are not added to the regular containers' sum here, unlike :func:`pod_requests`.
     """
@@ -361,6 +361,9 @@ class RequestRules:
     """v1.33 (InPlacePodVerticalScaling): a container's request is max(spec, status, allocated)."""
     pod_level: bool = False
     """v1.34 (PodLevelResources): ``spec.resources.requests`` replace the containers' total."""
+    pod_level_status: bool = False
+    """v1.36 (InPlacePodLevelResourcesVerticalScaling): with ``status_resources`` and ``pod_level``, a
+    pod-level request is max(spec, ``status.resources``, ``status.allocatedResources``)."""
 
 
 _DEFAULTS: Final[_Nanos] = {CPU: DEFAULT_MILLI_CPU_REQUEST * _NANO // 1000, MEMORY: DEFAULT_MEMORY_REQUEST * _NANO}
@@ -374,28 +377,41 @@ def _resize_infeasible(pod: Pod) -> bool:
     return False
 
 
-def _status_nanos(pod: Pod, container: Container, status: ContainerStatus) -> _Nanos:
-    """kube's determineContainerReqs: max(spec, status, allocated), or max(status, allocated) if Infeasible."""
-    amounts: _Nanos = {} if _resize_infeasible(pod) else _to_nanos(container.requests)
-    _max_into(amounts, _to_nanos(status.requests or {}))
-    _max_into(amounts, _to_nanos(status.allocated))
+def _effective_nanos_of(pod: Pod, spec: ResourceList, actuated: ResourceList, allocated: ResourceList) -> _Nanos:
+    """kube's determineEffectiveRequests: max(spec, actuated, allocated), or max(actuated, allocated)
+    while the pod's resize is Infeasible."""
+    amounts: _Nanos = {} if _resize_infeasible(pod) else _to_nanos(spec)
+    _max_into(amounts, _to_nanos(actuated))
+    _max_into(amounts, _to_nanos(allocated))
     return amounts
+
+
+def _status_nanos(pod: Pod, container: Container, status: ContainerStatus) -> _Nanos:
+    """A container's effective requests during an in-place resize (v1.33)."""
+    return _effective_nanos_of(pod, container.requests, status.requests or {}, status.allocated)
 
 
 class _Counter:
     """PodRequests with one set of options: in-place resize status, pod level, missing-request defaults."""
 
-    __slots__ = ("_pod_level", "_status")
+    __slots__ = ("_pod_level", "_pod_level_status", "_status")
 
     def __init__(self, rules: RequestRules) -> None:
         self._status = rules.status_resources
         self._pod_level = rules.pod_level
+        self._pod_level_status = rules.pod_level_status and rules.status_resources
 
     def pod_level_amounts(self, pod: Pod) -> _Nanos | None:
         if not self._pod_level or not pod.pod_level_requests:
             return None
         amounts = {name: nanos for name, nanos in _to_nanos(pod.pod_level_requests).items()
                    if is_pod_level_resource(name)}
+        if amounts and self._pod_level_status and pod.pod_level_status_requests is not None:
+            # kube reads the effective amount of each spec resource; one the status and allocation
+            # lack while an Infeasible resize drops the spec counts as zero.
+            effective = _effective_nanos_of(pod, pod.pod_level_requests, pod.pod_level_status_requests,
+                                            pod.pod_level_allocated)
+            amounts = {name: effective.get(name, 0) for name in amounts}
         return amounts or None
 
     def nanos(self, pod: Pod, defaults: Mapping[str, int] | None = None,
@@ -448,11 +464,16 @@ class Accounting:
         spec_requests = _PerPod(lambda pod: _from_nanos(spec_only.nanos(pod, None, spec_only.pod_level_amounts(pod))))
         requests = self.requests
         self.fit_requests = (
-            lambda pod: spec_requests(pod) if pod.container_statuses or pod.init_container_statuses else requests(pod))
+            lambda pod: spec_requests(pod) if _reports_resources(pod) else requests(pod))
         self.scoring_requests = _PerPod(
             lambda pod: _from_nanos(counter.nanos(pod, _DEFAULTS, counter.pod_level_amounts(pod))))
         self.non_zero_requests = (_PerPod(lambda pod: _non_zero_by_pod_requests(counter, pod))
                                   if rules.sidecar_non_zero else pod_non_zero_requests)
+
+
+def _reports_resources(pod: Pod) -> bool:
+    """Whether the pod's status reports resources (an in-place resize), at container or pod level."""
+    return bool(pod.container_statuses or pod.init_container_statuses) or pod.pod_level_status_requests is not None
 
 
 def _non_zero_by_pod_requests(counter: _Counter, pod: Pod) -> tuple[int, int]:
@@ -472,7 +493,7 @@ _ACCOUNTINGS: dict[RequestRules, Accounting] = {}
 def accounting_for(switches: Switches) -> Accounting:
     """The :class:`Accounting` of a version's switches, shared by every scheduler of that version."""
     rules = RequestRules(switches.sidecar_nonzero_requests, switches.in_place_resize_requests,
-                         switches.pod_level_resources)
+                         switches.pod_level_resources, switches.pod_level_resize_requests)
     accounting = _ACCOUNTINGS.get(rules)
     if accounting is None:
         accounting = _ACCOUNTINGS[rules] = Accounting(rules)

@@ -19,7 +19,7 @@ from kschedlib.framework.results import PostFilterResult
 from kschedlib.framework.status import Code, Status
 from kschedlib.model.objects import Pod
 from kschedlib.plugins._capacity_victims import PRE_FILTER_KEY, QUOTA_KEY, select_victims
-from kschedlib.plugins._preemption_victims import Budget, Victims, budgets_of
+from kschedlib.plugins._helpers.preemption_victims import Budget, Victims, budgets_of
 from kschedlib.plugins.default_preemption import (
     ERR_NO_CANDIDATE,
     ERR_NOT_ELIGIBLE_NEVER,

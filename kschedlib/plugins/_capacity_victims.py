@@ -35,15 +35,15 @@ from kschedlib.framework.status import Code, Status
 from kschedlib.model.objects import Pod
 from kschedlib.model.resources import Resources
 from kschedlib.plugins._elastic_quota import QuotaInfos
-from kschedlib.plugins._go_sort import go_sort_slice
-from kschedlib.plugins._pod_group_manager import group_full_name
-from kschedlib.plugins._preemption_victims import (
+from kschedlib.plugins._helpers.go_sort import go_sort_slice
+from kschedlib.plugins._helpers.preemption_victims import (
     Budget,
     Victims,
     _NodeCopy,
     more_important,
     split_by_pdb_violation,
 )
+from kschedlib.plugins._pod_group_manager import group_full_name
 
 __all__ = ["PRE_FILTER_KEY", "QUOTA_KEY", "QuotaPreFilterState", "select_victims"]
 

@@ -1,4 +1,9 @@
-"""NodeResourcesFit's queueing hints (kube v1.36): which pod and node events may give a pod room."""
+"""NodeResourcesFit's queueing hints: which pod and node events may give a pod room.
+
+``after_pod_event`` and ``after_node_change`` are kube v1.36's; the ``_v130`` pair are v1.30's (its
+``SchedulerQueueingHints`` gate on): a deleted pod helps only if it was placed, an update never
+helps (no in-place resize), and an added or updated node helps whenever the pod would fit it empty.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ from kschedlib.framework.node_info import NodeInfo
 from kschedlib.model.objects import Node, Pod
 from kschedlib.model.resources import Resources, pod_requests
 
-__all__ = ["after_node_change", "after_pod_event"]
+__all__ = ["after_node_change", "after_node_change_v130", "after_pod_event", "after_pod_event_v130"]
 
 
 def after_pod_event(pod: Pod, old: object, new: object) -> QueueingHint:
@@ -44,3 +49,19 @@ def _requested_grew(requests: Resources, before: Resources, after: Resources) ->
     if after.allowed_pod_number > before.allowed_pod_number:
         return True
     return any(after.get(name) > before.get(name) for name, amount in requests.to_dict().items() if amount)
+
+
+def after_pod_event_v130(pod: Pod, old: object, new: object) -> QueueingHint:
+    """A placed pod was deleted (an update of another pod never frees room in v1.30)."""
+    if not isinstance(old, Pod):
+        return QueueingHint.QUEUE
+    return hint_of(new is None and bool(old.node_name))
+
+
+def after_node_change_v130(pod: Pod, old: object, new: object) -> QueueingHint:
+    """The added or updated node's allocatable holds the pod's requests (as if the node were empty)."""
+    if not isinstance(new, Node):
+        return QueueingHint.QUEUE
+    from kschedlib.plugins.node_resources_fit import fits
+
+    return hint_of(not fits(pod, NodeInfo.of(new)))

@@ -47,7 +47,7 @@ from kschedlib.plugins._capacity_victims import PRE_FILTER_KEY, QUOTA_KEY, Quota
 from kschedlib.plugins._elastic_quota import QuotaInfos, quota_infos
 from kschedlib.plugins.default_preemption import MESSAGE_PREFIX
 
-__all__ = ["ELASTIC_QUOTA_GVK", "NAME", "CapacityScheduling", "CapacitySchedulingArgs", "decode_args"]
+__all__ = ["CapacityScheduling", "CapacitySchedulingArgs", "ELASTIC_QUOTA_GVK", "NAME", "decode_args"]
 
 NAME: Final = "CapacityScheduling"
 ELASTIC_QUOTA_GVK: Final = "elasticquotas.v1alpha1.scheduling.x-k8s.io"

@@ -63,14 +63,7 @@ from kschedlib.plugins._pod_group_manager import (
     reconcile_status,
 )
 
-__all__ = [
-    "NAME",
-    "POD_GROUP_GVK",
-    "Coscheduling",
-    "CoschedulingArgs",
-    "decode_args",
-    "pod_group_statuses",
-]
+__all__ = ["Coscheduling", "CoschedulingArgs", "NAME", "POD_GROUP_GVK", "decode_args", "pod_group_statuses"]
 
 NAME: Final = "Coscheduling"
 POD_GROUP_GVK: Final = "podgroups.v1alpha1.scheduling.x-k8s.io"

@@ -46,9 +46,9 @@ from kschedlib.framework.extension_points import (
     ScorePlugin,
 )
 from kschedlib.framework.handle import Handle
-from kschedlib.framework.memo import NodeLocalScore, ValueNormalizer
+from kschedlib.framework.memo import NodeLocalScore
 from kschedlib.framework.node_info import NodeInfo
-from kschedlib.framework.results import NodeScore, PostFilterResult, PreFilterResult
+from kschedlib.framework.results import PostFilterResult, PreFilterResult
 from kschedlib.framework.status import Status
 from kschedlib.model.dra import (
     AllocationResult,
@@ -59,9 +59,9 @@ from kschedlib.model.dra import (
 from kschedlib.model.labels import NodeSelector
 from kschedlib.model.objects import Node, Pod
 from kschedlib.model.resources import pod_requests
-from kschedlib.plugins._normalize import default_normalize_score, normalized_values
+from kschedlib.plugins._helpers.normalize import normalized_values
 
-__all__ = ["NO_CLAIMS_TO_DEALLOCATE", "DynamicResources", "DynamicResourcesArgs", "decode_args", "dra_allocations"]
+__all__ = ["DynamicResources", "DynamicResourcesArgs", "NO_CLAIMS_TO_DEALLOCATE", "decode_args", "dra_allocations"]
 
 NO_CLAIMS_TO_DEALLOCATE: Final = "no new claims to deallocate"
 STATE_NOT_FOUND: Final = "not found"
@@ -179,7 +179,7 @@ def _selector_compiler() -> SelectorCache:
 
 @final
 class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlugin, ScoreExtensions, NodeLocalScore,
-                       ValueNormalizer, ReservePlugin, PreBindPlugin, PostFilterPlugin, EnqueueExtensions):
+                       ReservePlugin, PreBindPlugin, PostFilterPlugin, EnqueueExtensions):
     """Dynamic Resource Allocation as kube-scheduler v1.36 runs it with its default feature gates."""
 
     name: ClassVar[str] = "DynamicResources"
@@ -386,11 +386,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
         data = state.get(_STATE)
         return () if data is None or not data.node_allocations else None
 
-    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
-        default_normalize_score(scores, reverse=False)
-        return Status.success()
-
-    def normalize_values(self, state: CycleState, pod: Pod, scores: list[int]) -> list[int]:
+    def normalize_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]) -> list[int]:
         """DefaultNormalizeScore; scores of a pod without prioritized lists are all 0 and stay so."""
         return normalized_values(scores, reverse=False)
 

@@ -3,7 +3,7 @@
 Each image present on the node contributes its size scaled by the share of
 nodes holding it (so widely spread images count less, avoiding piling pods
 onto the few nodes with a rare image); the sum is clamped to
-[23 MiB, 1000 MiB * containers] and mapped onto 0..100 (reference §9.10).
+[23 MiB, 1000 MiB * containers] and mapped onto 0..100 (kube's ``image_locality.go``: ``calculatePriority``).
 
 From v1.36 (``image_volume_locality``) the images of image volumes (``spec.volumes[].image.reference``)
 count too; the clamp still counts containers only.
@@ -19,25 +19,14 @@ from collections.abc import Hashable, Mapping, Sequence
 from typing import ClassVar, Final, final
 
 from kschedlib.framework.cycle_state import CycleState
-from kschedlib.framework.extension_points import ScorePlugin
+from kschedlib.framework.extension_points import MAX_NODE_SCORE, ScorePlugin
 from kschedlib.framework.handle import Handle
 from kschedlib.framework.memo import NodeLocalScore
 from kschedlib.framework.node_info import ImageState, NodeInfo
 from kschedlib.model.objects import Pod
 
-__all__ = [
-    "MAX_CONTAINER_THRESHOLD",
-    "MB",
-    "MIN_THRESHOLD",
-    "ImageLocality",
-    "calculate_priority",
-    "normalized_image_name",
-    "pod_image_names",
-    "scaled_image_score",
-    "sum_image_scores",
-]
+__all__ = ["ImageLocality"]
 
-MAX_NODE_SCORE: Final = 100
 MB: Final = 1024 * 1024
 MIN_THRESHOLD: Final = 23 * MB
 MAX_CONTAINER_THRESHOLD: Final = 1000 * MB

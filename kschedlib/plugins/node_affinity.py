@@ -45,13 +45,13 @@ from kschedlib.framework.extension_points import (
     ScorePlugin,
 )
 from kschedlib.framework.handle import Handle
-from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore, ValueNormalizer
+from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore
 from kschedlib.framework.node_info import NodeInfo
-from kschedlib.framework.results import NodeScore, PreFilterResult
+from kschedlib.framework.results import PreFilterResult
 from kschedlib.framework.status import Status
 from kschedlib.model import objects
 from kschedlib.model.labels import NODE_OPERATORS, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
-from kschedlib.plugins._normalize import default_normalize_score, normalized_values
+from kschedlib.plugins._helpers.normalize import normalized_values
 
 __all__ = [
     "ERR_REASON_CONFLICT",
@@ -408,31 +408,39 @@ class NodeAffinity(
     ScoreExtensions,
     NodeLocalFilter,
     NodeLocalScore,
-    ValueNormalizer,
     EnqueueExtensions,
 ):
     """Required node affinity filters (UnschedulableAndUnresolvable); preferred node affinity scores."""
 
     name: ClassVar[str] = "NodeAffinity"
-    __slots__ = ("_added_preferred", "_added_required", "_has_added_preferred", "_hints")
+    __slots__ = ("_added_preferred", "_added_required", "_has_added_preferred", "_narrow_hints")
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        """The cluster events that may make a pod this plugin rejected schedulable (narrower with hints)."""
-        if not self._hints:
-            return (node_events(ActionType.ADD | ActionType.UPDATE),)
+        """The cluster events that may make a pod this plugin rejected schedulable (v1.30's or v1.36's)."""
+        if not self._narrow_hints:
+            return (node_events(ActionType.ADD | ActionType.UPDATE, self._after_node_change_v130),)
         return (node_events(ActionType.ADD | ActionType.UPDATE_NODE_LABEL, self._after_node_change),)
+
+    def _after_node_change_v130(self, pod: objects.Pod, old: object, new: object) -> QueueingHint:
+        """kube v1.30: Queue whenever the added or updated node matches (whether or not it did before)."""
+        if not isinstance(new, objects.Node):
+            return QueueingHint.QUEUE
+        return hint_of(self._matches(pod, new))
 
     def _after_node_change(self, pod: objects.Pod, old: object, new: object) -> QueueingHint:
         """Queue when the node (added, or updated) now matches the pod's required affinity and did not."""
         if not isinstance(new, objects.Node):
             return QueueingHint.QUEUE
+        if not self._matches(pod, new):
+            return QueueingHint.QUEUE_SKIP
+        return hint_of(not isinstance(old, objects.Node) or not RequiredNodeAffinity.of(pod).matches(old))
+
+    def _matches(self, pod: objects.Pod, node: objects.Node) -> bool:
+        """Whether ``node`` satisfies addedAffinity and the pod's required affinity (what Filter checks)."""
         added = self._added_required
-        if added is not None and not added.matches(new.name, new.labels):
-            return QueueingHint.QUEUE_SKIP
-        required = RequiredNodeAffinity.of(pod)
-        if not required.matches(new):
-            return QueueingHint.QUEUE_SKIP
-        return hint_of(not isinstance(old, objects.Node) or not required.matches(old))
+        if added is not None and not added.matches(node.name, node.labels):
+            return False
+        return RequiredNodeAffinity.of(pod).matches(node)
 
     def __init__(self, args: NodeAffinityArgs | None, handle: Handle) -> None:
         """Validate ``args`` (kube's ``New`` does too) and pre-parse addedAffinity."""
@@ -440,7 +448,7 @@ class NodeAffinity(
         validate_args(args)
         added = args.added_affinity or objects.NodeAffinity()
         self._added_required: NodeSelector | None = added.required
-        self._hints = handle.switches.queueing_hints
+        self._narrow_hints = handle.switches.narrow_queueing_hints
         self._has_added_preferred = bool(added.preferred)
         self._added_preferred = _scoring_terms(added.preferred)
 
@@ -500,13 +508,10 @@ class NodeAffinity(
                 total += weight
         return total
 
-    def normalize_score(self, state: CycleState, pod: objects.Pod, scores: list[NodeScore]) -> Status:
+    def normalize_score(
+        self, state: CycleState, pod: objects.Pod, nodes: Sequence[NodeInfo], scores: list[int]
+    ) -> list[int]:
         """``100 * score // max`` (all stay 0 when the maximum is 0)."""
-        default_normalize_score(scores, reverse=False)
-        return Status.SUCCESS
-
-    def normalize_values(self, state: CycleState, pod: objects.Pod, scores: list[int]) -> list[int]:
-        """The same normalization on plain integers."""
         return normalized_values(scores, reverse=False)
 
     def filter_key(self, state: CycleState, pod: objects.Pod) -> Hashable | None:

@@ -35,16 +35,16 @@ class NodeName(FilterPlugin, NodeLocalFilter, EnqueueExtensions):
     """Rejects every node but the requested one (UnschedulableAndUnresolvable)."""
 
     name: ClassVar[str] = "NodeName"
-    __slots__ = ("_hints",)
+    __slots__ = ("_narrow_hints",)
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         """The cluster events that may make a pod this plugin rejected schedulable (only Node/Add with hints)."""
-        if not self._hints:
+        if not self._narrow_hints:
             return (node_events(ActionType.ADD | ActionType.UPDATE),)
         return (node_events(ActionType.ADD),)
 
     def __init__(self, args: None, handle: Handle) -> None:
-        self._hints = handle.switches.queueing_hints
+        self._narrow_hints = handle.switches.narrow_queueing_hints
         """Nothing to configure: kube's NodeName has no args."""
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:

@@ -34,7 +34,7 @@ from kschedlib.framework.results import PreFilterResult
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import Pod
 
-__all__ = ["ERR_REASON", "NodePorts", "fits", "fits_ports", "wanted_host_ports"]
+__all__ = ["ERR_REASON", "NodePorts", "fits"]
 
 ERR_REASON: Final = "node(s) didn't have free ports for the requested pod ports"
 _REJECTED: Final = Status.unschedulable(ERR_REASON)
@@ -70,6 +70,19 @@ def after_pod_deleted(pod: Pod, old: object, new: object) -> QueueingHint:
         return QueueingHint.QUEUE
     if not old.node_name and not old.nominated_node_name:
         return QueueingHint.QUEUE_SKIP
+    return _frees_a_wanted_port(pod, old)
+
+
+def after_pod_deleted_v130(pod: Pod, old: object, new: object) -> QueueingHint:
+    """kube v1.30: as :func:`after_pod_deleted`, but a pod only nominated to a node frees nothing."""
+    if not isinstance(old, Pod):
+        return QueueingHint.QUEUE
+    if not old.node_name:
+        return QueueingHint.QUEUE_SKIP
+    return _frees_a_wanted_port(pod, old)
+
+
+def _frees_a_wanted_port(pod: Pod, old: Pod) -> QueueingHint:
     held = wanted_host_ports(old)
     if not held:
         return QueueingHint.QUEUE_SKIP
@@ -102,16 +115,17 @@ class NodePorts(PreFilterPlugin, FilterPlugin, NodeLocalFilter, EnqueueExtension
     """Rejects nodes where a wanted host port is taken (Unschedulable: evicting its user frees it)."""
 
     name: ClassVar[str] = "NodePorts"
-    __slots__ = ("_hints",)
+    __slots__ = ("_narrow_hints",)
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        """The cluster events that may make a pod this plugin rejected schedulable (narrower with hints)."""
-        if not self._hints:
-            return (pod_events(ActionType.DELETE), node_events(ActionType.ADD | ActionType.UPDATE))
+        """The cluster events that may make a pod this plugin rejected schedulable (v1.30's or v1.36's)."""
+        if not self._narrow_hints:
+            return (pod_events(ActionType.DELETE, after_pod_deleted_v130),
+                    node_events(ActionType.ADD | ActionType.UPDATE))
         return (pod_events(ActionType.DELETE, after_pod_deleted), node_events(ActionType.ADD))
 
     def __init__(self, args: None, handle: Handle) -> None:
-        self._hints = handle.switches.queueing_hints
+        self._narrow_hints = handle.switches.narrow_queueing_hints
         """Nothing to configure: kube's NodePorts has no args."""
 
     def pre_filter(self, state: CycleState, pod: Pod) -> Status | PreFilterResult:

@@ -2,7 +2,7 @@
 
 The score is ``(1 - std) * 100`` (truncated), where ``std`` is the standard
 deviation of the per-resource fractions ``requested / allocatable`` after
-placing the pod (reference §9.9).  Unlike NodeResourcesFit's strategies it
+placing the pod (kube's ``balanced_allocation.go``).  Unlike NodeResourcesFit's strategies it
 counts ``requested`` (not the 100m/200Mi non-zero defaults) and the pod's plain
 effective requests.  The float arithmetic follows kube's operation order so the
 truncated result is identical.
@@ -23,13 +23,14 @@ import attrs
 
 from kschedlib.errors import ConfigError
 from kschedlib.framework.cycle_state import CycleState, StateKey
-from kschedlib.framework.extension_points import PreScorePlugin, ScorePlugin
+from kschedlib.framework.extension_points import MAX_NODE_SCORE, PreScorePlugin, ScorePlugin
 from kschedlib.framework.handle import Handle
 from kschedlib.framework.memo import NodeLocalScore
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import Pod
 from kschedlib.model.resources import accounting_for
+from kschedlib.plugins._helpers.normalize import truncating_div
 from kschedlib.plugins.node_resources_fit import (
     DEFAULT_RESOURCES,
     ResourceEntry,
@@ -37,21 +38,15 @@ from kschedlib.plugins.node_resources_fit import (
     decode_resources,
     node_amounts,
     pod_resource_entries,
-    truncating_div,
 )
 
 __all__ = [
-    "PRE_SCORE_KEY",
     "NodeResourcesBalancedAllocation",
     "NodeResourcesBalancedAllocationArgs",
-    "PreScoreState",
-    "balance_change_score",
-    "balanced_score",
     "decode_args",
     "validate_args",
 ]
 
-MAX_NODE_SCORE: Final = 100
 _HALF_SCORE: Final = MAX_NODE_SCORE // 2
 
 

@@ -1,8 +1,8 @@
 """NodeResourcesFit: does the pod's request fit the node's free resources, and how full would it be?
 
-Filter compares the pod's effective requests (reference §1.4a) with
+Filter compares the pod's effective requests (kube's ``resource.PodRequests``) with
 ``allocatable - requested`` and reports every shortfall; Score ranks nodes by
-one of three strategies over configured resources (§9.8).  The per-pod work
+one of three strategies over configured resources (kube's ``noderesources/fit.go``).  The per-pod work
 (requests, which scalar resources to check, the scoring vector) happens once
 in PreFilter/PreScore, so the per-node methods are a few integer operations.
 
@@ -20,9 +20,16 @@ import attrs
 
 from kschedlib.dra._extended import dra_backed_resources
 from kschedlib.errors import ConfigError
+from kschedlib.framework._config_fields import expect_type as _expect
 from kschedlib.framework.cycle_state import CycleState, StateKey
 from kschedlib.framework.events import ActionType, ClusterEventWithHint, EnqueueExtensions, node_events, pod_events
-from kschedlib.framework.extension_points import FilterPlugin, PreFilterPlugin, PreScorePlugin, ScorePlugin
+from kschedlib.framework.extension_points import (
+    MAX_NODE_SCORE,
+    FilterPlugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+)
 from kschedlib.framework.handle import Handle
 from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore
 from kschedlib.framework.node_info import NodeInfo
@@ -41,16 +48,28 @@ from kschedlib.model.resources import (
     pod_requests,
 )
 from kschedlib.plugins import _fit_hints
-from kschedlib.plugins._validation import qualified_name_errors
+from kschedlib.plugins._helpers.normalize import truncating_div
+from kschedlib.plugins._helpers.validation import qualified_name_errors
 
 __all__ = [
-    "DEFAULT_RESOURCES", "InsufficientResource", "LEAST_ALLOCATED", "MOST_ALLOCATED", "NodeResourcesFit",
-    "NodeResourcesFitArgs", "PRE_FILTER_KEY", "PRE_SCORE_KEY", "PreFilterState", "PreScoreState",
-    "REASON_INSUFFICIENT_CPU", "REASON_INSUFFICIENT_EPHEMERAL_STORAGE", "REASON_INSUFFICIENT_MEMORY",
-    "REASON_TOO_MANY_PODS", "REQUESTED_TO_CAPACITY_RATIO", "ResourceEntry", "ResourceSpec",
-    "ScoringStrategy", "ShapePoint", "broken_linear", "decode_args", "decode_resources", "fits",
-    "fits_request", "least_requested_score", "most_requested_score", "node_amounts", "pod_resource_entries",
-    "qualified_name_errors", "validate_args", "validate_resources", "validate_shape",
+    "DEFAULT_RESOURCES",
+    "InsufficientResource",
+    "LEAST_ALLOCATED",
+    "MOST_ALLOCATED",
+    "NodeResourcesFit",
+    "NodeResourcesFitArgs",
+    "REASON_INSUFFICIENT_CPU",
+    "REASON_INSUFFICIENT_EPHEMERAL_STORAGE",
+    "REASON_INSUFFICIENT_MEMORY",
+    "REASON_TOO_MANY_PODS",
+    "REQUESTED_TO_CAPACITY_RATIO",
+    "ResourceSpec",
+    "ScoringStrategy",
+    "ShapePoint",
+    "decode_args",
+    "fits",
+    "fits_request",
+    "validate_args",
 ]
 
 REASON_TOO_MANY_PODS: Final = "Too many pods"
@@ -63,7 +82,6 @@ MOST_ALLOCATED: Final = "MostAllocated"
 REQUESTED_TO_CAPACITY_RATIO: Final = "RequestedToCapacityRatio"
 _STRATEGIES: Final = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
 
-MAX_NODE_SCORE: Final = 100
 MAX_CUSTOM_PRIORITY_SCORE: Final = 10
 _MAX_UTILIZATION: Final = 100
 
@@ -107,12 +125,6 @@ class NodeResourcesFitArgs:
     ignored_resources: tuple[str, ...] = ()
     ignored_resource_groups: tuple[str, ...] = ()
     scoring_strategy: ScoringStrategy = ScoringStrategy()
-
-
-def _expect(value: Any, kind: type, field: str) -> Any:
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-        raise ConfigError(f"must be of type {kind.__name__}", field=field, value=value)
-    return value
 
 
 def _strings(raw: Any, field: str) -> tuple[str, ...]:
@@ -390,11 +402,6 @@ def node_amounts(
     return out
 
 
-def truncating_div(a: int, b: int) -> int:
-    """Go's integer division: truncates toward zero (Python's ``//`` floors)."""
-    return a // b if (a >= 0) == (b > 0) else -(-a // b)
-
-
 def least_requested_score(requested: int, capacity: int) -> int:
     """Unused share of ``capacity`` on 0..100; 0 when over-committed."""
     if capacity == 0 or requested > capacity:
@@ -466,7 +473,7 @@ def _scorer(strategy: ScoringStrategy) -> _Scorer:
 @final
 @attrs.frozen(slots=True)
 class PreScoreState:
-    """The pod's scoring requests (§1.4c) for the configured resources it can be scored on."""
+    """The pod's scoring requests (``calculatePodResourceRequest``) for the configured resources it can be scored on."""
 
     entries: tuple[ResourceEntry, ...]
 
@@ -495,10 +502,11 @@ class NodeResourcesFit(
                  "_scorer", "_scoring_requests", "_unresolvable_over_total")
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        """The cluster events that may make a pod this plugin rejected schedulable (narrower with hints)."""
+        """The cluster events that may make a pod this plugin rejected schedulable (v1.30's or v1.36's)."""
         switches = self._handle.switches
-        if not switches.queueing_hints:
-            return (pod_events(ActionType.DELETE), node_events(ActionType.ADD | ActionType.UPDATE))
+        if not switches.narrow_queueing_hints:
+            return (pod_events(ActionType.DELETE, _fit_hints.after_pod_event_v130),
+                    node_events(ActionType.ADD | ActionType.UPDATE, _fit_hints.after_node_change_v130))
         pod_actions = ActionType.DELETE
         if switches.in_place_resize_requests:
             pod_actions |= ActionType.UPDATE_POD_SCALE_DOWN

@@ -27,13 +27,7 @@ from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import NO_SCHEDULE, Node, Pod, Taint
 
-__all__ = [
-    "ERR_REASON_UNSCHEDULABLE",
-    "UNSCHEDULABLE_TAINT",
-    "NodeUnschedulable",
-    "fits",
-    "tolerates_unschedulable",
-]
+__all__ = ["ERR_REASON_UNSCHEDULABLE", "NodeUnschedulable", "fits"]
 
 ERR_REASON_UNSCHEDULABLE: Final = "node(s) were unschedulable"
 UNSCHEDULABLE_TAINT: Final = Taint(key="node.kubernetes.io/unschedulable", effect=NO_SCHEDULE)
@@ -57,6 +51,13 @@ def after_node_change(pod: Pod, old: object, new: object) -> QueueingHint:
     return hint_of(not new.unschedulable)
 
 
+def after_node_change_v130(pod: Pod, old: object, new: object) -> QueueingHint:
+    """kube v1.30: Queue when the added or updated node is not cordoned (whatever it was before)."""
+    if not isinstance(new, Node):
+        return QueueingHint.QUEUE
+    return hint_of(not new.unschedulable)
+
+
 def after_toleration_added(pod: Pod, old: object, new: object) -> QueueingHint:
     """Queue when the waiting pod itself now tolerates the unschedulable taint."""
     return hint_of(isinstance(new, Pod) and new.uid == pod.uid and tolerates_unschedulable(new))
@@ -73,17 +74,17 @@ class NodeUnschedulable(FilterPlugin, NodeLocalFilter, EnqueueExtensions):
     """Rejects cordoned nodes (UnschedulableAndUnresolvable) unless the pod tolerates the cordon."""
 
     name: ClassVar[str] = "NodeUnschedulable"
-    __slots__ = ("_hints",)
+    __slots__ = ("_narrow_hints",)
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        """The cluster events that may make a pod this plugin rejected schedulable (narrower with hints)."""
-        if not self._hints:
-            return (node_events(ActionType.ADD | ActionType.UPDATE),)
+        """The cluster events that may make a pod this plugin rejected schedulable (v1.30's or v1.36's)."""
+        if not self._narrow_hints:
+            return (node_events(ActionType.ADD | ActionType.UPDATE, after_node_change_v130),)
         return (node_events(ActionType.ADD | ActionType.UPDATE_NODE_TAINT, after_node_change),
                 pod_events(ActionType.UPDATE_POD_TOLERATION, after_toleration_added))
 
     def __init__(self, args: None, handle: Handle) -> None:
-        self._hints = handle.switches.queueing_hints
+        self._narrow_hints = handle.switches.narrow_queueing_hints
         """Nothing to configure: kube's NodeUnschedulable has no args."""
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:

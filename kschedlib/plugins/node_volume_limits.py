@@ -16,10 +16,11 @@ from a deleted pod keeps its slot.  They never make a new volume free.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import ClassVar, Final, final
 
 from kschedlib.framework.cycle_state import CycleState
+from kschedlib.framework.events import ClusterEventWithHint, EnqueueExtensions
 from kschedlib.framework.extension_points import FilterPlugin, PreFilterPlugin
 from kschedlib.framework.handle import Handle
 from kschedlib.framework.node_info import NodeInfo
@@ -28,7 +29,8 @@ from kschedlib.framework.status import Status
 from kschedlib.framework.storage import StorageLister
 from kschedlib.model.objects import Pod, Volume
 from kschedlib.model.storage import CSINode, CSIVolumeSource, PersistentVolumeClaim
-from kschedlib.plugins._csi_translation import (
+from kschedlib.plugins._helpers import volume_hints as _volume_hints
+from kschedlib.plugins._helpers.csi_translation import (
     CSI_DRIVERS,
     IN_TREE_PLUGINS,
     MIGRATION_ON,
@@ -37,18 +39,9 @@ from kschedlib.plugins._csi_translation import (
     inline_handle,
     pv_handle,
 )
-from kschedlib.plugins._volumes import claim_class, claim_of, inline_source, not_owner_error, pvc_not_found
+from kschedlib.plugins._helpers.volumes import claim_class, claim_of, inline_source, not_owner_error, pvc_not_found
 
-__all__ = [
-    "ATTACHABLE_VOLUMES_PREFIX",
-    "ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED",
-    "NodeVolumeLimits",
-    "VolumeLookupError",
-    "attachable_volumes",
-    "attached_by_volume_attachments",
-    "exceeds_limits",
-    "volume_limits",
-]
+__all__ = ["ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED", "NodeVolumeLimits", "VolumeLookupError"]
 
 ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED: Final = "node(s) exceed max volume count"
 ATTACHABLE_VOLUMES_PREFIX: Final = "attachable-volumes-"
@@ -208,7 +201,7 @@ def _has_counted_volume(volume: Volume) -> bool:
 
 
 @final
-class NodeVolumeLimits(PreFilterPlugin, FilterPlugin):
+class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     """Rejects nodes where the pod's new CSI volumes exceed a driver's attach limit (Unschedulable)."""
 
     name: ClassVar[str] = "NodeVolumeLimits"
@@ -218,6 +211,10 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin):
         """No args; claims, volumes, classes and CSINodes come from ``handle.storage``."""
         self._handle = handle
         self._count_attachments = handle.switches.volume_attachments_counted
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        """Every event with hints off (v1.30); v1.36's registrations and hints with them on."""
+        return _volume_hints.watched(self._handle, _volume_hints.limits_events)
 
     def pre_filter(self, state: CycleState, pod: Pod) -> Status | PreFilterResult:
         """Skip pods without a claim, an ephemeral volume or an inline volume of a migratable kind."""

@@ -36,7 +36,7 @@ from kschedlib.model.storage import (
     PersistentVolumeClaim,
     PersistentVolumeSource,
 )
-from kschedlib.plugins._volumes import claim_of, inline_source
+from kschedlib.plugins._helpers.volumes import claim_of, inline_source
 from kschedlib.plugins.node_volume_limits import ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED, VolumeLookupError, lookup_claim
 
 __all__ = [
@@ -46,8 +46,6 @@ __all__ = [
     "ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED",
     "GCEPDLimits",
     "KUBE_MAX_PD_VOLS",
-    "VolumeFilter",
-    "max_ebs_volumes",
 ]
 
 KUBE_MAX_PD_VOLS: Final = "KUBE_MAX_PD_VOLS"

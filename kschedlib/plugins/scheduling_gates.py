@@ -32,16 +32,16 @@ class SchedulingGates(PreEnqueuePlugin, EnqueueExtensions):
     """Gated pods are UnschedulableAndUnresolvable until their gates are removed."""
 
     name: ClassVar[str] = "SchedulingGates"
-    __slots__ = ("_hints",)
+    __slots__ = ("_narrow_hints",)
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         """The cluster events that may make a pod this plugin rejected schedulable."""
-        if not self._hints:
+        if not self._narrow_hints:
             return ()
         return (pod_events(ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED, same_pod_updated),)
 
     def __init__(self, args: None, handle: Handle) -> None:
-        self._hints = handle.switches.queueing_hints
+        self._narrow_hints = handle.switches.narrow_queueing_hints
         """Nothing to configure: kube's SchedulingGates has no args."""
 
     def pre_enqueue(self, pod: Pod) -> Status:

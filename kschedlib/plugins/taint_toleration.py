@@ -31,23 +31,13 @@ from kschedlib.framework.events import (
 )
 from kschedlib.framework.extension_points import FilterPlugin, PreScorePlugin, ScoreExtensions, ScorePlugin
 from kschedlib.framework.handle import Handle
-from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore, ValueNormalizer
+from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore
 from kschedlib.framework.node_info import NodeInfo
-from kschedlib.framework.results import NodeScore
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, Node, Pod, Taint, Toleration
-from kschedlib.plugins._normalize import default_normalize_score, normalized_values
+from kschedlib.plugins._helpers.normalize import normalized_values
 
-__all__ = [
-    "DO_NOT_SCHEDULE_EFFECTS",
-    "REASON_UNTOLERATED_TAINTS",
-    "TaintToleration",
-    "count_untolerated_prefer_no_schedule",
-    "find_untolerated_taint",
-    "prefer_no_schedule_tolerations",
-    "tolerations_tolerate_taint",
-    "untolerated_taint_reason",
-]
+__all__ = ["REASON_UNTOLERATED_TAINTS", "TaintToleration", "find_untolerated_taint", "tolerations_tolerate_taint"]
 
 DO_NOT_SCHEDULE_EFFECTS: Final = frozenset({NO_SCHEDULE, NO_EXECUTE})
 """The effects that keep pods off a node (kube's ``DoNotScheduleTaintsFilterFunc``)."""
@@ -137,17 +127,16 @@ class TaintToleration(
     ScoreExtensions,
     NodeLocalFilter,
     NodeLocalScore,
-    ValueNormalizer,
     EnqueueExtensions,
 ):
     """Filter on hard taints (UnschedulableAndUnresolvable); score by untolerated soft taints (reversed)."""
 
     name: ClassVar[str] = "TaintToleration"
-    __slots__ = ("_generic_reason", "_hints")
+    __slots__ = ("_generic_reason", "_narrow_hints")
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         """The cluster events that may make a pod this plugin rejected schedulable (narrower with hints)."""
-        if not self._hints:
+        if not self._narrow_hints:
             return (node_events(ActionType.ADD | ActionType.UPDATE),)
         return (node_events(ActionType.ADD | ActionType.UPDATE_NODE_TAINT, after_node_change),
                 pod_events(ActionType.UPDATE_POD_TOLERATION, same_pod_updated))
@@ -155,7 +144,7 @@ class TaintToleration(
     def __init__(self, args: None, handle: Handle) -> None:
         """No args; the version decides whether the reason names the taint and which events requeue."""
         self._generic_reason = _UNTOLERATED if handle.switches.generic_taint_reason else None
-        self._hints = handle.switches.queueing_hints
+        self._narrow_hints = handle.switches.narrow_queueing_hints
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         node = node_info.node
@@ -187,13 +176,8 @@ class TaintToleration(
             return 0
         return count_untolerated_prefer_no_schedule(node.taints, prescored.tolerations)
 
-    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
+    def normalize_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]) -> list[int]:
         """Fewer untolerated soft taints is better: ``100 - 100 * count // max`` (all 100 when max is 0)."""
-        default_normalize_score(scores, reverse=True)
-        return Status.SUCCESS
-
-    def normalize_values(self, state: CycleState, pod: Pod, scores: list[int]) -> list[int]:
-        """The same normalization on plain integers."""
         return normalized_values(scores, reverse=True)
 
     def filter_key(self, state: CycleState, pod: Pod) -> Hashable:

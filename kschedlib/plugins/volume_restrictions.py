@@ -19,6 +19,7 @@ from typing import ClassVar, Final, final
 import attrs
 
 from kschedlib.framework.cycle_state import CycleState, StateKey
+from kschedlib.framework.events import ClusterEventWithHint, EnqueueExtensions
 from kschedlib.framework.extension_points import FilterPlugin, PreFilterExtensions, PreFilterPlugin
 from kschedlib.framework.handle import Handle
 from kschedlib.framework.node_info import NodeInfo
@@ -33,17 +34,14 @@ from kschedlib.model.storage import (
     PersistentVolumeSource,
     RBDVolumeSource,
 )
-from kschedlib.plugins._volumes import READ_WRITE_ONCE_POD, inline_source, pvc_not_found
+from kschedlib.plugins._helpers import volume_hints as _volume_hints
+from kschedlib.plugins._helpers.volumes import READ_WRITE_ONCE_POD, inline_source, pvc_not_found
 
 __all__ = [
     "ERR_REASON_DISK_CONFLICT",
     "ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT",
     "ERR_REASON_RWOP_IN_USE",
-    "PRE_FILTER_KEY",
-    "PreFilterState",
     "VolumeRestrictions",
-    "is_volume_conflict",
-    "needs_restrictions_check",
     "satisfies_volume_conflicts",
 ]
 
@@ -108,7 +106,8 @@ def satisfies_volume_conflicts(disks: Sequence[PersistentVolumeSource], node_inf
     return True
 
 
-def _inline_disks(pod: Pod) -> tuple[PersistentVolumeSource, ...]:
+def inline_disks(pod: Pod) -> tuple[PersistentVolumeSource, ...]:
+    """The pod's inline disks that can conflict (GCE PD, AWS EBS, iSCSI, RBD)."""
     disks = (inline_source(v) for v in pod.volumes if needs_restrictions_check(v))
     return tuple(disk for disk in disks if disk is not None)
 
@@ -138,7 +137,7 @@ PRE_FILTER_KEY: Final[StateKey[PreFilterState]] = StateKey("PreFilterVolumeRestr
 
 
 @final
-class VolumeRestrictions(PreFilterPlugin, PreFilterExtensions, FilterPlugin):
+class VolumeRestrictions(PreFilterPlugin, PreFilterExtensions, FilterPlugin, EnqueueExtensions):
     """Rejects nodes with a conflicting inline disk, and every node while a ReadWriteOncePod claim is in use."""
 
     name: ClassVar[str] = "VolumeRestrictions"
@@ -148,6 +147,10 @@ class VolumeRestrictions(PreFilterPlugin, PreFilterExtensions, FilterPlugin):
         """No args; the claims come from ``handle.storage``, the used claims from the snapshot."""
         self._handle = handle
         self._rwop_conflict = _RWOP_IN_USE if handle.switches.rwop_in_use_reason else _RWOP_CONFLICT
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        """Every event with hints off (v1.30); v1.36's registrations and hints with them on."""
+        return _volume_hints.watched(self._handle, _volume_hints.restrictions_events)
 
     def pre_filter(self, state: CycleState, pod: Pod) -> Status | PreFilterResult:
         """Look up every claim (missing: UnschedulableAndUnresolvable), count ReadWriteOncePod conflicts;
@@ -170,7 +173,7 @@ class VolumeRestrictions(PreFilterPlugin, PreFilterExtensions, FilterPlugin):
         conflicts = sum(1 for claim in rwop if snapshot.is_pvc_used_by_pods(f"{pod.namespace}/{claim}"))
         if conflicts == 0 and not any(needs_restrictions_check(v) for v in volumes):
             return Status.SKIP
-        state.write(PRE_FILTER_KEY, PreFilterState(_inline_disks(pod), frozenset(rwop), conflicts))
+        state.write(PRE_FILTER_KEY, PreFilterState(inline_disks(pod), frozenset(rwop), conflicts))
         return Status.SUCCESS
 
     def add_pod(self, state: CycleState, pod: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo) -> Status:
@@ -193,7 +196,7 @@ class VolumeRestrictions(PreFilterPlugin, PreFilterExtensions, FilterPlugin):
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         """Disk conflicts on this node first, then the cluster-wide ReadWriteOncePod count."""
         data = state.get(PRE_FILTER_KEY)
-        disks = data.disks if data is not None else _inline_disks(pod)
+        disks = data.disks if data is not None else inline_disks(pod)
         if not satisfies_volume_conflicts(disks, node_info):
             return _DISK_CONFLICT
         if data is None:

@@ -10,12 +10,13 @@ Pods whose volumes carry no such label Skip the plugin.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import ClassVar, Final, final
 
 import attrs
 
 from kschedlib.framework.cycle_state import CycleState, StateKey
+from kschedlib.framework.events import ClusterEventWithHint, EnqueueExtensions
 from kschedlib.framework.extension_points import FilterPlugin, PreFilterPlugin
 from kschedlib.framework.handle import Handle
 from kschedlib.framework.node_info import NodeInfo
@@ -23,7 +24,9 @@ from kschedlib.framework.results import PreFilterResult
 from kschedlib.framework.status import Status
 from kschedlib.framework.storage import StorageLister
 from kschedlib.model.objects import Pod
-from kschedlib.plugins._volumes import (
+from kschedlib.model.storage import PersistentVolume
+from kschedlib.plugins._helpers import volume_hints as _volume_hints
+from kschedlib.plugins._helpers.volumes import (
     WAIT_FOR_FIRST_CONSUMER,
     claim_class,
     pv_not_found,
@@ -31,15 +34,7 @@ from kschedlib.plugins._volumes import (
     storage_class_not_found,
 )
 
-__all__ = [
-    "ERR_REASON_CONFLICT",
-    "PRE_FILTER_KEY",
-    "PVTopology",
-    "VolumeZone",
-    "fits",
-    "label_zones_to_set",
-    "pv_topologies",
-]
+__all__ = ["ERR_REASON_CONFLICT", "VolumeZone", "fits"]
 
 ERR_REASON_CONFLICT: Final = "node(s) had no available volume zone"
 
@@ -113,13 +108,20 @@ def pv_topologies(pod: Pod, storage: StorageLister) -> tuple[PVTopology, ...] | 
         pv = storage.get_pv(pv_name)
         if pv is None:
             return pv_not_found(pv_name)
-        for key in TOPOLOGY_LABELS:
-            value = pv.labels.get(key)
-            if value is None:
-                continue
-            zones = label_zones_to_set(value)
-            if zones is not None:
-                found.append(PVTopology(key, _GA_TWIN[key], zones))
+        found.extend(volume_topologies(pv))
+    return tuple(found)
+
+
+def volume_topologies(pv: PersistentVolume) -> tuple[PVTopology, ...]:
+    """A volume's zone/region labels (a label whose value has a blank part is ignored)."""
+    found = []
+    for key in TOPOLOGY_LABELS:
+        value = pv.labels.get(key)
+        if value is None:
+            continue
+        zones = label_zones_to_set(value)
+        if zones is not None:
+            found.append(PVTopology(key, _GA_TWIN[key], zones))
     return tuple(found)
 
 
@@ -149,7 +151,7 @@ PRE_FILTER_KEY: Final[StateKey[_PreFilterState]] = StateKey("PreFilterVolumeZone
 
 
 @final
-class VolumeZone(PreFilterPlugin, FilterPlugin):
+class VolumeZone(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     """Rejects nodes outside the zones/regions of the pod's bound volumes (UnschedulableAndUnresolvable)."""
 
     name: ClassVar[str] = "VolumeZone"
@@ -158,6 +160,10 @@ class VolumeZone(PreFilterPlugin, FilterPlugin):
     def __init__(self, args: None, handle: Handle) -> None:
         """No args; claims, volumes and classes come from ``handle.storage``."""
         self._handle = handle
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        """Every event with hints off (v1.30); v1.36's registrations and hints with them on."""
+        return _volume_hints.watched(self._handle, _volume_hints.zone_events)
 
     def pre_filter(self, state: CycleState, pod: Pod) -> Status | PreFilterResult:
         """Record the bound volumes' zone/region labels; Skip when there are none."""

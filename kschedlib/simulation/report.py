@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kschedlib.simulation._groups import group_lines, quota_lines
 from kschedlib.simulation.explain import Explanation
 from kschedlib.simulation.simulate import SimulationReport
 from kschedlib.simulation.skipped import skipped_text
@@ -56,8 +57,21 @@ def explanation_text(explanation: Explanation) -> str:
         else:
             message = str(post["message"] or "").removeprefix("preemption: ")
             lines.append(f"preemption would not help: {message}")
+    lines.extend(_group_text(data))
     lines.extend([skipped] if skipped else [])
     return "\n".join(lines)
+
+
+def _group_text(data: Mapping[str, Any]) -> list[str]:
+    """The pod's PodGroup and the ElasticQuotas, when the result carries them."""
+    lines = []
+    if "pod_group" in data:
+        group = data["pod_group"]
+        lines.append("pod group " + group_lines(group["name"], group))
+    if "elastic_quotas" in data:
+        lines.append("elastic quotas:")
+        lines.extend(quota_lines(data["elastic_quotas"]))
+    return lines
 
 
 def simulation_text(report: SimulationReport) -> str:
@@ -89,6 +103,14 @@ def simulation_text(report: SimulationReport) -> str:
     for message, count in report.unschedulable_reasons().most_common():
         lines.append(f"  {count} x {message}")
     lines.append(f"{summary['seconds']:.3f} s scheduling, {summary['pods_per_second']} pods/s")
+    if report.pod_groups:
+        lines.append("")
+        lines.append("pod groups:")
+        lines.extend("  " + group_lines(name, state) for name, state in report.pod_groups.items())
+    if report.elastic_quotas:
+        lines.append("")
+        lines.append("elastic quotas:")
+        lines.extend(quota_lines(report.elastic_quotas))
     if report.dra:
         held = sum(len(entry["devices"]) for entries in report.dra["allocations"].values() for entry in entries)
         free = sum(len(names) for pools in report.dra["free_devices"].values() for names in pools.values())

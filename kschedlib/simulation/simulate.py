@@ -14,15 +14,15 @@ from kschedlib._internal.documents import read_documents
 from kschedlib.clock import FakeClock
 from kschedlib.dra._report import device_report
 from kschedlib.framework.registry import Registry
-from kschedlib.scheduler import Scheduler, ScheduleResult
-from kschedlib.simulation._groups import pod_group_report
+from kschedlib.scheduler import ConfigSource, Scheduler, ScheduleResult
+from kschedlib.simulation._groups import elastic_quota_report, pod_group_report
 from kschedlib.simulation.cluster import Cluster, load_cluster
 from kschedlib.simulation.skipped import skipped_section
 from kschedlib.simulation.timeline import Batch, TimelineEvent, apply_event, batches, parse_events, waiting_for
 from kschedlib.versions import KubeSettings, chosen_explicitly, kubelet_note
 from kschedlib.versions import resolve as resolve_kube
 
-__all__ = ["SimulationReport", "simulate"]
+__all__ = ["SimulationReport", "SimulationRun", "simulate", "simulation_run"]
 
 Progress = Callable[[int, int], None]
 """Called as ``progress(attempts_done, pods_total)`` while a simulation runs."""
@@ -41,6 +41,8 @@ class SimulationReport:
     deleted_by_events: list[str] = attrs.field(factory=list)
     events_not_applied: list[dict[str, Any]] = attrs.field(factory=list)
     """Timeline events whose trigger never came (``{index, op, waiting_for}``)."""
+    node_removals: list[dict[str, Any]] = attrs.field(factory=list)
+    """What each ``delete_node`` / ``drain_node`` event did to the node's pods."""
     pending: dict[str, dict[str, Any]] = attrs.field(factory=dict)
     attempts: dict[str, int] = attrs.field(factory=dict)
     bind_order: list[dict[str, Any]] = attrs.field(factory=list)
@@ -52,6 +54,9 @@ class SimulationReport:
     trace: list[dict[str, Any]] = attrs.field(factory=list)
     seconds: float = 0.0
     pod_groups: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    """Each PodGroup's phase, member counts and timeouts (empty when the cluster has none)."""
+    elastic_quotas: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    """Each namespace's ElasticQuota min, max and use at the end (empty when the cluster has none)."""
     dra: dict[str, Any] = attrs.field(factory=dict)
     """Device state at the end (clusters with DRA objects): ``{"allocations": {pod: [{claim, devices}]},
     "free_devices": {node: {driver/pool: [device]}}}``."""
@@ -100,12 +105,15 @@ class SimulationReport:
         }
         if self.pod_groups:
             out["pod_groups"] = dict(self.pod_groups)
+        if self.elastic_quotas:
+            out["elastic_quotas"] = dict(self.elastic_quotas)
         if self.dra:
             out["dra"] = dict(self.dra)
         if self.checkpoints is not None:
             out["checkpoints"] = list(self.checkpoints)
             out["deleted_by_events"] = list(self.deleted_by_events)
             out["events_not_applied"] = list(self.events_not_applied)
+            out["node_removals"] = list(self.node_removals)
         return out
 
 
@@ -124,7 +132,7 @@ def _trace_entry(result: ScheduleResult) -> dict[str, Any]:
 
 
 @final
-class _Run:
+class SimulationRun:
     """One simulation: the scheduler, the report and the timeline still to apply."""
 
     def __init__(self, scheduler: Scheduler, clock: FakeClock, events: Sequence[TimelineEvent],
@@ -139,6 +147,10 @@ class _Run:
         """The message of each pod's last failed attempt."""
         self.repeating: set[str] = set()
         """Pods whose last two attempts failed alike with no timeline event applied in between."""
+        self.before_batch: Callable[[Scheduler], None] | None = None
+        """Called with the scheduler before each timeline batch is applied (capacity reports read it)."""
+        self.budgets: dict[str, int] = {}
+        """PodDisruptionBudget -> disruptions still allowed, as the timeline's drains use them up."""
 
     def record(self, result: ScheduleResult) -> None:
         report = self.report
@@ -191,8 +203,8 @@ class _Run:
     def settled(self) -> bool:
         """Whether only backoff retries of pods repeating the same error are left: no retry, and no
         event a retry could trigger, can change the outcome any more."""
-        engine = self.scheduler.engine
-        if not self.repeating or engine.waiting or engine.busy():
+        scheduler = self.scheduler
+        if not self.repeating or scheduler.waiting_pods() or scheduler.binding_pods():
             return False
         attempts_of = {}
         for key, (queue, info) in self.scheduler.pending().items():
@@ -212,18 +224,22 @@ class _Run:
             self.report.checkpoints.append({"before_event": batch.first.index,
                                             "placements": dict(self.report.placements),
                                             "pending": self.pending_view()})
-        known = dict(self.scheduler.engine.store.pods)
+        if self.before_batch is not None:
+            self.before_batch(self.scheduler)
+        known = self.scheduler.pods()
         for event in batch.events:
-            change = apply_event(self.scheduler, event, known)
-            if change.deleted is not None:
-                self.report.deleted_by_events.append(change.deleted)
-            if change.added_pending is not None:
-                self.report.placements.setdefault(change.added_pending, None)
+            change = apply_event(self.scheduler, event, known, self.budgets)
+            self.report.deleted_by_events.extend(change.deleted)
+            for key in change.added_pending:
+                self.report.placements[key] = None
+                self.report.unschedulable.pop(key, None)
+            if change.node_removal is not None:
+                self.report.node_removals.append(dict(change.node_removal))
 
     def step(self) -> bool:
         """Run one cycle, or move time on, or apply the next idle batch; False when done."""
         result = self.scheduler.schedule_one()
-        for finished in self.scheduler.engine.take_deferred():
+        for finished in self.scheduler.take_finished():
             self.record(finished)
         if result is not None:
             self.record(result)
@@ -238,6 +254,23 @@ class _Run:
             self.apply_next(checkpoint=True)
             return True
         return False
+
+    def finish(self) -> SimulationReport:
+        """Run the simulation to its end and complete the report."""
+        started = time.perf_counter()
+        while self.step():
+            pass
+        report = self.report
+        report.seconds = time.perf_counter() - started
+        report.pending = self.pending_view()
+        report.gated = [key for key, entry in report.pending.items() if entry["queue"] == "gated"]
+        report.errors = self.error_view()
+        report.pod_groups = pod_group_report(self.scheduler)
+        report.elastic_quotas = elastic_quota_report(self.scheduler)
+        report.dra = device_report(self.scheduler.devices, self.scheduler.pods().values())
+        report.events_not_applied = [{"index": event.index, "op": event.op, "waiting_for": waiting_for(event)}
+                                     for batch in self.batches for event in batch.events]
+        return report
 
     def error_view(self) -> dict[str, dict[str, Any]]:
         """The pods left in backoff (their retries all failed alike), with their error and attempts."""
@@ -256,7 +289,7 @@ def _load_events(events: Any) -> list[TimelineEvent]:
 
 def simulate(
     cluster: Cluster | str | PathLike[str] | Mapping[str, Any] | Sequence[Any],
-    config: Any = None,
+    config: ConfigSource = None,
     *,
     seed: int = 0,
     once: bool = False,
@@ -280,13 +313,31 @@ def simulate(
     ``kube_version`` and ``feature_gates`` choose the kube-scheduler behaviour (:mod:`kschedlib.versions`).
     """
     loaded = load_cluster(cluster)
+    run = simulation_run(loaded, config, seed=seed, once=once, events=events, progress=progress, registry=registry,
+                         kube_version=kube_version, feature_gates=feature_gates)
+    return run.finish()
+
+
+def simulation_run(
+    loaded: Cluster,
+    config: ConfigSource = None,
+    *,
+    seed: int = 0,
+    once: bool = False,
+    events: Any = None,
+    progress: Progress | None = None,
+    registry: Registry | None = None,
+    kube_version: str | None = None,
+    feature_gates: Mapping[str, bool] | str | None = None,
+) -> SimulationRun:
+    """A simulation set up and not yet run (:meth:`SimulationRun.finish` runs it): for the capacity questions,
+    which read the scheduler before and after."""
     timeline = _load_events(events)
     clock = FakeClock()
     scheduler = Scheduler(config, seed=seed, clock=clock, retry_unschedulable=not once, registry=registry,
-                          kube_version=kube_version, feature_gates=feature_gates)
-    scheduler.engine.flush_unschedulable = False
+                          kube_version=kube_version, feature_gates=feature_gates, flush_unschedulable=False)
     scheduler.add_objects(loaded.objects)
-    run = _Run(scheduler, clock, timeline, progress)
+    run = SimulationRun(scheduler, clock, timeline, progress)
     run.report.skipped = skipped_section(loaded, scheduler.profiles)
     run.report.kube = scheduler.kube
     note = kubelet_note(scheduler.kube, loaded.kubelet_versions) if not chosen_explicitly(kube_version) else None
@@ -294,16 +345,4 @@ def simulate(
     for pod in loaded.pending_pods:
         if pod.scheduler_name in scheduler.profiles and pod.deletion_timestamp is None:
             run.report.placements[pod.key] = None
-    started = time.perf_counter()
-    while run.step():
-        pass
-    run.report.seconds = time.perf_counter() - started
-    report = run.report
-    report.pending = run.pending_view()
-    report.gated = [key for key, entry in report.pending.items() if entry["queue"] == "gated"]
-    report.errors = run.error_view()
-    report.pod_groups = pod_group_report(scheduler)
-    report.dra = device_report(scheduler.engine.store.dra, scheduler.engine.store.pods.values())
-    report.events_not_applied = [{"index": event.index, "op": event.op, "waiting_for": waiting_for(event)}
-                                 for batch in run.batches for event in batch.events]
-    return report
+    return run

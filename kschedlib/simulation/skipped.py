@@ -11,15 +11,11 @@ from collections import Counter
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from kschedlib.model.objects import OwnerSelector, Pod
+from kschedlib.explanation import deleting_message
+from kschedlib.model.objects import OwnerSelector
 from kschedlib.simulation.cluster import CONTROLLER_KINDS, Cluster
 
 __all__ = ["deleting_message", "skipped_section", "skipped_text"]
-
-
-def deleting_message(pod: Pod) -> str:
-    """kube-scheduler's word for a pending pod that is being deleted (it never schedules one)."""
-    return f"skip schedule deleting pod: {pod.key}"
 
 
 def skipped_section(cluster: Cluster, profiles: Collection[str]) -> dict[str, Any]:

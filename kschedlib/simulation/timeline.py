@@ -17,12 +17,13 @@ from kschedlib.model.convert import node_from_dict, pod_from_dict
 from kschedlib.model.objects import Node, Pod, Taint
 from kschedlib.model.quantity import parse_quantity
 from kschedlib.scheduler import Scheduler
+from kschedlib.simulation._drain import delete_node, drain_node
 
 __all__ = ["Batch", "Change", "TimelineEvent", "apply_event", "batches", "parse_events", "waiting_for"]
 
 OPS: Final = frozenset({
     "add_node", "delete_node", "label_node", "taint_node", "untaint_node", "set_unschedulable",
-    "set_allocatable", "add_pod", "delete_pod", "remove_gates", "label_pod",
+    "set_allocatable", "add_pod", "delete_pod", "remove_gates", "label_pod", "drain_node",
 })
 
 
@@ -149,27 +150,49 @@ def _node_event(scheduler: Scheduler, event: TimelineEvent) -> None:
 @final
 @attrs.frozen(slots=True)
 class Change:
-    """Pods an event deleted or added as pending (``namespace/name``)."""
+    """Pods an event deleted or added as pending (``namespace/name``), and what it did to a node."""
 
-    deleted: str | None = None
-    added_pending: str | None = None
+    deleted: tuple[str, ...] = ()
+    added_pending: tuple[str, ...] = ()
+    node_removal: Mapping[str, Any] | None = None
+    """For ``delete_node`` and ``drain_node``: the report entry (see DESIGN "Timelines")."""
 
 
-def apply_event(scheduler: Scheduler, event: TimelineEvent, known: Mapping[str, Pod]) -> Change:
-    """Apply one event through the scheduler's public event calls."""
+def _remove_node(scheduler: Scheduler, event: TimelineEvent, budgets: dict[str, int]) -> Change:
+    name = str(event.args.get("name"))
+    if event.op == "delete_node":
+        again, gone = delete_node(scheduler, name)
+        entry = {"index": event.index, "op": event.op, "node": name, "rescheduled": again, "deleted": gone}
+        return Change(deleted=tuple(gone), added_pending=tuple(again), node_removal=entry)
+    respect = event.args.get("respect_pdbs", True)
+    if not isinstance(respect, bool):
+        raise ManifestError("must be true or false", obj="events", field=f"[{event.index}].respect_pdbs", value=respect)
+    drained = drain_node(scheduler, name, scheduler.pod_disruption_budgets(), budgets, respect_pdbs=respect)
+    entry = {"index": event.index, "op": event.op, **drained.to_dict()}
+    if drained.blocked is not None:
+        return Change(node_removal=entry)
+    return Change(deleted=tuple(drained.left), added_pending=drained.moved, node_removal=entry)
+
+
+def apply_event(scheduler: Scheduler, event: TimelineEvent, known: Mapping[str, Pod],
+                budgets: dict[str, int] | None = None) -> Change:
+    """Apply one event through the scheduler's public event calls.
+
+    ``budgets`` carries PodDisruptionBudget allowances from one ``drain_node`` to the next.
+    """
     args = event.args
     if event.op == "add_node":
         scheduler.add_node(node_from_dict(args["node"]))
-    elif event.op == "delete_node":
-        scheduler.remove_node(str(args.get("name")))
+    elif event.op in ("delete_node", "drain_node"):
+        return _remove_node(scheduler, event, budgets if budgets is not None else {})
     elif event.op == "add_pod":
         added = pod_from_dict(args["pod"])
         scheduler.add_pod(added)
-        return Change(added_pending=None if added.node_name else added.key)
+        return Change(added_pending=() if added.node_name else (added.key,))
     elif event.op == "delete_pod":
         pod = _pod(known, args)
         scheduler.remove_pod(pod.key)
-        return Change(deleted=pod.key)
+        return Change(deleted=(pod.key,))
     elif event.op == "remove_gates":
         pod = _pod(known, args)
         names = args.get("gates")

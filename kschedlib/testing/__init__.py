@@ -53,3 +53,8 @@ __all__ = [
     "strategies",
     "to_yaml",
 ]
+
+# Defined in private modules; reprs, pickles and tracebacks name them here.
+for _public in (ContractViolation, Scenario, to_yaml):
+    _public.__module__ = __name__
+del _public

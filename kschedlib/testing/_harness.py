@@ -28,7 +28,7 @@ from kschedlib.framework.extension_points import (
 )
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.registry import PluginFactory
-from kschedlib.framework.results import NodeScore, PostFilterResult, PreFilterResult, Wait
+from kschedlib.framework.results import PostFilterResult, PreFilterResult, Wait
 from kschedlib.framework.status import Code, Status
 from kschedlib.model.objects import Pod
 from kschedlib.testing._clusters import Scenario
@@ -248,7 +248,7 @@ def _post_filter_phase(run: Run, trace: list[Step], result: Status | PreFilterRe
     trace.append(("PostFilter", describe(answer)))
 
 
-def _check_scores(run: Run, feasible: list[NodeInfo], raw: list[int], final: list[NodeScore] | None) -> None:
+def _check_scores(run: Run, feasible: list[NodeInfo], raw: list[int], final: list[int] | None) -> None:
     for node, score in zip(feasible, raw, strict=True):
         if type(score) is not int:
             run.fail(f'Score on node "{node.name}" returned {score!r} ({type(score).__name__}), not an int')
@@ -258,13 +258,11 @@ def _check_scores(run: Run, feasible: list[NodeInfo], raw: list[int], final: lis
             run.fail(f'Score on node "{bad[0][0]}" returned {bad[0][1]}, outside [0, 100], and the plugin '
                      "has no NormalizeScore")
         return
-    if [entry.name for entry in final] != [node.name for node in feasible]:
-        run.fail(f"NormalizeScore changed the node list from {[n.name for n in feasible]} to "
-                 f"{[entry.name for entry in final]}")
-    for entry in final:
-        if type(entry.score) is not int or not 0 <= entry.score <= 100:
-            raw_score = raw[[node.name for node in feasible].index(entry.name)]
-            run.fail(f'NormalizeScore left node "{entry.name}" at {entry.score!r} (raw score {raw_score}), '
+    if len(final) != len(feasible):
+        run.fail(f"NormalizeScore returned {len(final)} scores for {len(feasible)} nodes: {final!r}")
+    for node, raw_score, score in zip(feasible, raw, final, strict=True):
+        if type(score) is not int or not 0 <= score <= 100:
+            run.fail(f'NormalizeScore left node "{node.name}" at {score!r} (raw score {raw_score}), '
                      "outside [0, 100]")
 
 
@@ -286,12 +284,9 @@ def _score_phase(run: Run, trace: list[Step], feasible: list[NodeInfo], *, check
     trace.append(("Score", repr(dict(zip([n.name for n in feasible], raw, strict=True)))))
     final = None
     if isinstance(plugin, ScoreExtensions):
-        final = [NodeScore(node.name, score) for node, score in zip(feasible, raw, strict=True)]
-        status = run.call("NormalizeScore", plugin.normalize_score, run.state, run.pod, final,
-                          inputs=[("the pod", run.pod)], returns=(Status,))
-        trace.append(("NormalizeScore", f"{describe(status)} {[(e.name, e.score) for e in final]}"))
-        if check_range and not status.is_success:
-            run.fail(f"NormalizeScore failed: {describe(status)}")
+        final = run.call("NormalizeScore", plugin.normalize_score, run.state, run.pod, feasible, list(raw),
+                         inputs=[("the pod", run.pod)], returns=(list,))
+        trace.append(("NormalizeScore", repr(final)))
     if check_range:
         _check_scores(run, feasible, raw, final)
 

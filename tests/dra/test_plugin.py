@@ -10,7 +10,6 @@ import pytest
 from kschedlib import Scheduler, load_cluster
 from kschedlib.dra._selectors import SelectorCache
 from kschedlib.framework.cycle_state import CycleState
-from kschedlib.framework.results import NodeScore
 from kschedlib.framework.status import Code, Status
 from kschedlib.model.convert import pod_from_dict
 from kschedlib.plugins import dynamic_resources as plugin_module
@@ -69,7 +68,7 @@ def test_a_bound_pod_holds_its_devices_and_frees_them_when_it_goes() -> None:
     results = sched.run_until_idle()
     placed = {r.pod.name: r.node_name for r in results if r.scheduled}
     assert list(placed.values()) == ["a"]
-    store = sched.engine.store.dra
+    store = sched.devices
     winner = next(iter(placed))
     written = store.claims[f"default/{'c1' if winner == 'p1' else 'c2'}"]
     assert written.allocation is not None
@@ -83,7 +82,7 @@ def test_a_bound_pod_holds_its_devices_and_frees_them_when_it_goes() -> None:
 
 
 def _cycle(sched: Scheduler, raw_pod: dict[str, Any]) -> tuple[DynamicResources, CycleState, Any]:
-    handle = sched.engine.handles["default-scheduler"]
+    handle = sched._engine.handles["default-scheduler"]
     plugin = DynamicResources(None, handle)
     target = pod_from_dict(raw_pod)
     state = CycleState()
@@ -97,7 +96,7 @@ def test_reserve_holds_devices_in_flight_and_unreserve_returns_every_one() -> No
     plugin, state, target = _cycle(sched, pod("p", "c1"))
     info = sched.snapshot().get("a")
     assert plugin.filter(state, target, info).is_success
-    store = sched.engine.store.dra
+    store = sched.devices
     assert plugin.reserve(state, target, "a").is_success
     assert store.allocated_state().devices == {(DRIVER, "a", "g0"), (DRIVER, "a", "g1")}
     plugin.unreserve(state, target, "a")
@@ -129,7 +128,7 @@ def test_postfilter_deallocates_an_unreserved_claim_that_fits_nowhere() -> None:
     assert refused.reasons == ("resourceclaim not available on the node",)
     outcome = plugin.post_filter(state, target, {"b": refused})
     assert outcome.status.reasons == ("deallocation of ResourceClaim completed",)
-    assert sched.engine.store.dra.claims["default/c1"].allocation is None
+    assert sched.devices.claims["default/c1"].allocation is None
 
 
 def test_postfilter_without_claims_and_without_state() -> None:
@@ -152,9 +151,8 @@ def test_claim_in_use_by_too_many_pods() -> None:
 def test_score_prefers_earlier_subrequests() -> None:
     sched = scheduler(node("a"))
     plugin, state, target = _cycle(sched, pod("p"))
-    scores = [NodeScore("a", 8), NodeScore("b", 7), NodeScore("c", 0)]
-    assert plugin.normalize_score(state, target, scores).is_success
-    assert [s.score for s in scores] == [100, 87, 0]
+    nodes = [sched.snapshot().get("a")] * 3
+    assert plugin.normalize_score(state, target, nodes, [8, 7, 0]) == [100, 87, 0]
     assert plugin.score(state, target, sched.snapshot().get("a")) == 0
     assert plugin.score_key(state, target) == ()
 
@@ -167,7 +165,7 @@ def test_extended_resources_backed_by_a_device_class() -> None:
     sched.add_pod(pod_from_dict(wants))
     [result] = sched.run_until_idle()
     assert result.node_name == "b"
-    assert sched.engine.store.dra.allocated_state().devices == {(DRIVER, "b", "g0")}
+    assert sched.devices.allocated_state().devices == {(DRIVER, "b", "g0")}
 
 
 def test_the_v130_scheduler_ignores_claims() -> None:
@@ -186,7 +184,7 @@ def test_claims_that_cannot_be_used() -> None:
     handle_sched = scheduler(node("a"), DEVICE_CLASS,
                              {**claim("gone"), "metadata": {**claim("gone")["metadata"],
                                                             "deletionTimestamp": "2026-01-01T00:00:00Z"}})
-    plugin = DynamicResources(None, handle_sched.engine.handles["default-scheduler"])
+    plugin = DynamicResources(None, handle_sched._engine.handles["default-scheduler"])
     refused = plugin.pre_enqueue(pod_from_dict(pod("p", "gone")))
     assert refused.reasons == ('resourceclaim "gone" is being deleted',)
     nothing_needed = pod("q")
@@ -241,7 +239,7 @@ def test_reserve_and_prebind_for_claims_already_allocated() -> None:
     assert plugin.filter(state, target, sched.snapshot().get("b")).is_success
     assert plugin.reserve(state, target, "b").is_success
     assert plugin.pre_bind(state, target, "b").is_success
-    written = sched.engine.store.dra.claims["default/c1"]
+    written = sched.devices.claims["default/c1"]
     assert [c.uid for c in written.reserved_for] == ["uid-other", "uid-p"]
     assert dra_allocations(state, ["b"]) == {}
     assert dra_allocations(CycleState(), ["b"]) is None
@@ -298,7 +296,7 @@ def test_requests_of_unknown_shape_and_lists_with_the_gate_off() -> None:
         "resource claim default/c1, request gpu: unknown request type",)
     old = Scheduler(kube_version="1.34", feature_gates={"DRAPrioritizedList": False})
     old.add_objects(load_cluster([node("a"), DEVICE_CLASS, listed]).objects)
-    gated = DynamicResources(None, old.engine.handles["default-scheduler"])
+    gated = DynamicResources(None, old._engine.handles["default-scheduler"])
     assert _status(gated.pre_filter(CycleState(), pod_from_dict(pod("p", "c2")))).reasons == (
         "resource claim default/c2, request gpu: has subrequests, but the DRAPrioritizedList feature is disabled",)
 
@@ -318,8 +316,8 @@ def test_reused_allocations_follow_classes_slices_and_devices_in_use() -> None:
     from kschedlib.model.dra import DeviceClass
 
     sched = scheduler(node("a"), gpus("a", "g0"), DEVICE_CLASS, claim("c1"), claim("c2"), claim("c3"))
-    store = sched.engine.store.dra
-    plugin = DynamicResources(None, sched.engine.handles["default-scheduler"])
+    store = sched.devices
+    plugin = DynamicResources(None, sched._engine.handles["default-scheduler"])
 
     def fits(name: str, claim_name: str) -> bool:
         state, target = CycleState(), pod_from_dict(pod(name, claim_name))
@@ -340,7 +338,7 @@ def test_a_zero_filter_timeout_means_no_bound() -> None:
     from kschedlib.plugins.dynamic_resources import DynamicResourcesArgs
 
     sched = scheduler(node("a"), gpus("a", "g0"), DEVICE_CLASS, claim("c1"))
-    plugin = DynamicResources(DynamicResourcesArgs(filter_timeout=0.0), sched.engine.handles["default-scheduler"])
+    plugin = DynamicResources(DynamicResourcesArgs(filter_timeout=0.0), sched._engine.handles["default-scheduler"])
     state, target = CycleState(), pod_from_dict(pod("p", "c1"))
     plugin.pre_filter(state, target)
     assert plugin.filter(state, target, sched.snapshot().get("a")).is_success

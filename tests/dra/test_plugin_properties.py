@@ -31,7 +31,7 @@ def test_no_device_is_allocated_twice(counts: list[int], per_node: int) -> None:
         objects += [claim(f"c{index}", count), pod(f"p{index}", f"c{index}")]
     sched = scheduler(*objects)
     results = sched.run_until_idle()
-    claims = sched.engine.store.dra.claims
+    claims = sched.devices.claims
     held = [d.device_id for c in claims.values() if c.allocation for d in c.allocation.devices]
     assert len(held) == len(set(held))
     placed = {r.pod.name for r in results if r.scheduled}
@@ -47,9 +47,9 @@ def test_unreserve_returns_every_device(count: int, used: set[int]) -> None:
     taken: dict[str, Any] = {"allocation": {"devices": {"results": [
         {"request": "gpu", "driver": "gpu.example.com", "pool": "a", "device": f"g{i}"} for i in sorted(used)]}}}
     sched = scheduler(node("a"), gpus("a", *devices), DEVICE_CLASS, claim("held", status=taken), claim("c1", count))
-    store = sched.engine.store.dra
+    store = sched.devices
     before = store.allocated_state()
-    plugin = DynamicResources(None, sched.engine.handles["default-scheduler"])
+    plugin = DynamicResources(None, sched._engine.handles["default-scheduler"])
     target = pod_from_dict(pod("p", "c1"))
     state = CycleState()
     plugin.pre_filter(state, target)

@@ -20,6 +20,7 @@ output blocks from what the code prints; read the diff before committing.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import io
 import os
 import re
@@ -37,9 +38,11 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 TUTORIAL = DOCS / "tutorial" / "index.md"
 HOW_TO = ("custom-plugin-with-args.md", "embed-as-decision-engine.md", "read-a-cluster-dump.md",
-          "plugin-entry-points.md", "long-running-host.md")
+          "plugin-entry-points.md", "long-running-host.md", "what-if-on-a-live-scheduler.md", "max-replicas.md",
+          "drain-nodes.md", "nodes-needed.md", "compare-configs.md", "sweeps.md")
 OWN_PAGES = (TUTORIAL, *(DOCS / "how-to" / page for page in HOW_TO), DOCS / "index.md", DOCS / "reference" / "api.md",
-             DOCS / "explanation" / "cycle.md", DOCS / "explanation" / "design.md", ROOT / "examples" / "README.md")
+             DOCS / "explanation" / "cycle.md", DOCS / "explanation" / "design.md", ROOT / "examples" / "README.md",
+             ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "tests" / "README.md")
 SKIP_MARK = "<!-- skip: next -->"
 UPDATE = bool(os.environ.get("KSCHEDLIB_UPDATE_DOCS"))
 _FENCE = re.compile(r"^```(\w*)\s*$")
@@ -199,3 +202,65 @@ def test_relative_links_resolve(page: Path) -> None:
         if not resolved.exists() or (anchor and resolved.suffix == ".md" and anchor not in anchors(resolved)):
             broken.append(target)
     assert not broken, f"{page.relative_to(ROOT)}: broken links {broken}"
+
+
+def test_readme_commands_are_what_ci_runs() -> None:
+    """The README's set-up and test commands, and the checks it names, are the ones ``.ci/run`` runs."""
+    readme = ROOT / "README.md"
+    ci = [" ".join(line.replace("--quiet", "").replace("> /dev/null", "").rstrip("\\").split())
+          for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
+    setup = next(block for block in blocks(readme) if block.lang == "sh")
+    commands = [part.strip() for line in setup.text.splitlines() for part in line.split(" && ")]
+    assert [command for command in commands if command not in ci] == []
+    checks = [line for line in ci if line.startswith((".venv/bin/mypy", ".venv/bin/ruff"))]
+    flat = " ".join(readme.read_text(encoding="utf-8").split())
+    assert len(checks) >= 3
+    assert [check for check in checks if f"`{check}`" not in flat] == []
+
+
+_SIGNATURE = re.compile(r"\*\*`([A-Za-z_][\w.]*)\(([^`]*)\)(?: -> [^`]*)?`\*\*")
+_NAMESPACES = ("kschedlib", "kschedlib.framework", "kschedlib.framework.events", "kschedlib.model",
+               "kschedlib.simulation", "kschedlib.testing", "kschedlib.sweeps", "kschedlib.capacity",
+               "kschedlib.progress")
+
+
+def _documented_parameters(text: str) -> list[str]:
+    """The parameter names of a documented signature, ``*`` kept as the keyword-only marker."""
+    names, depth, current = [], 0, ""
+    for char in text + ",":
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        if char == "," and depth == 0:
+            if current.strip():
+                names.append(current.split("=")[0].strip())
+            current = ""
+        else:
+            current += char
+    return names
+
+
+def _code_parameters(obj: object) -> list[str]:
+    names: list[str] = []
+    for parameter in inspect.signature(obj).parameters.values():  # type: ignore[arg-type]
+        if parameter.kind is parameter.KEYWORD_ONLY and "*" not in names:
+            names.append("*")
+        prefix = {parameter.VAR_POSITIONAL: "*", parameter.VAR_KEYWORD: "**"}.get(parameter.kind, "")
+        names.append(prefix + parameter.name)
+    return names
+
+
+def _documented_signatures() -> list[tuple[str, str]]:
+    return _SIGNATURE.findall((DOCS / "reference" / "api.md").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(("name", "parameters"), _documented_signatures(), ids=[n for n, _ in _documented_signatures()])
+def test_reference_signatures_match_the_code(name: str, parameters: str) -> None:
+    """Each bold signature in the API reference names the parameters the code has, in order."""
+    import importlib
+
+    obj = next((getattr(module, name) for module in map(importlib.import_module, _NAMESPACES)
+                if hasattr(module, name)), None)
+    assert obj is not None, f"{name} is documented but not exported"
+    assert _documented_parameters(parameters) == _code_parameters(obj)

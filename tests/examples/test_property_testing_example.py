@@ -18,7 +18,7 @@ from examples.property_testing import app_density
 from examples.property_testing.app_density import AppDensity, AppDensityArgs
 from kschedlib import Scheduler, in_tree_registry, load_cluster
 from kschedlib.errors import ConfigError
-from kschedlib.framework import CycleState, NodeScore, PreFilterResult, Status
+from kschedlib.framework import CycleState, PreFilterResult, Status
 from kschedlib.model import Pod
 from kschedlib.testing import ContractViolation, FakeHandle, Scenario, check_contracts, check_plugin
 from kschedlib.testing import strategies as ks
@@ -113,10 +113,11 @@ def test_a_node_with_fewer_pods_of_the_app_never_scores_lower(scenario: Scenario
     state = CycleState()
     if plugin.pre_filter(state, scenario.pod) == Status.skip():
         return
-    scores = [NodeScore(n.name, plugin.score(state, scenario.pod, n)) for n in handle.snapshot]
-    counts = {s.name: s.score for s in scores}
-    plugin.normalize_score(state, scenario.pod, scores)
-    final = {s.name: s.score for s in scores}
+    nodes = list(handle.snapshot)
+    raw = [plugin.score(state, scenario.pod, n) for n in nodes]
+    counts = {n.name: score for n, score in zip(nodes, raw, strict=True)}
+    final = {n.name: score for n, score in zip(nodes, plugin.normalize_score(state, scenario.pod, nodes, raw),
+                                                 strict=True)}
     for a in final:
         for b in final:
             if counts[a] < counts[b]:

@@ -201,4 +201,4 @@ def test_ignored_by_scheduler_replaces_node_resources_fit_ignored_resources() ->
 def test_config_builds_extenders_once_in_order() -> None:
     cfg = config({"urlPrefix": "http://127.0.0.1:9/a", "ignorable": True}, {"urlPrefix": "http://127.0.0.1:9/b"})
     scheduler = Scheduler(cfg)
-    assert [e.name for e in scheduler.engine.extenders] == ["http://127.0.0.1:9/b", "http://127.0.0.1:9/a"]
+    assert [e.name for e in scheduler._engine.extenders] == ["http://127.0.0.1:9/b", "http://127.0.0.1:9/a"]

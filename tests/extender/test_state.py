@@ -12,8 +12,7 @@ from tests.extender.support import nodes
 
 
 def _worker() -> Worker:
-    engine = Scheduler(seed=0).engine
-    return Worker(engine.profiles["default-scheduler"], engine.handles["default-scheduler"])
+    return Worker(Scheduler(seed=0))
 
 
 def test_a_worker_that_fails_to_build_gives_its_slot_back() -> None:

@@ -11,10 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kschedlib
-from kschedlib._internal import runtime as runtime_module
 from kschedlib._internal.cache import Cache
-from kschedlib._internal.columns import FilterColumn, ScoreColumn, ScoreFailure, search_column, search_nodes
+from kschedlib._internal.reuse import memo as memo_module
+from kschedlib._internal.reuse.columns import FilterColumn, ScoreColumn, ScoreFailure, search_column, search_nodes
 from kschedlib.framework import CycleState, NodeInfo, PodInfo, Snapshot, Status
+from kschedlib.framework.snapshot import NodeCursor
 from kschedlib.simulation import Cluster
 from kschedlib.testing import strategies as ks
 from tests.helpers import make_node, make_pod
@@ -188,6 +189,40 @@ def test_snapshots_say_which_positions_changed_between_them() -> None:
     assert cache.snapshot().changed_between(third.revision) is None  # another node order
 
 
+@settings(max_examples=60)
+@given(st.lists(st.tuples(st.sampled_from(["place", "remove", "add_node", "snapshot", "untracked"]),
+                          st.integers(min_value=0, max_value=5)), max_size=25))
+def test_a_cursor_names_every_position_whose_node_info_was_replaced(steps: list[tuple[str, int]]) -> None:
+    """``NodeCursor.changes`` never misses a replaced NodeInfo; ``None`` (look at all) whenever it cannot tell."""
+    cache = cache_with(4)
+    cursor = NodeCursor()
+    held: tuple[NodeInfo, ...] = ()
+    assert cursor.changes(cache.snapshot(), len(held)) is None
+    held = cache.snapshot().node_infos
+    placed: list[str] = []
+    for step, number in steps:
+        if step == "place":
+            placed.append(f"p{len(placed)}")
+            place(cache, placed[-1], f"n{number % 4:03d}")
+            continue
+        if step == "remove" and placed:
+            cache.remove_pod(PodInfo.of(make_pod(placed.pop(), node_name="n000")).pod)
+            continue
+        if step == "add_node":
+            cache.add_node(make_node(f"n{100 + number:03d}"))
+            continue
+        snapshot = cache.snapshot() if step == "snapshot" else Snapshot(cache.snapshot().node_infos)
+        changed = cursor.changes(snapshot, len(held))
+        nodes = snapshot.node_infos
+        if changed is not None:
+            assert len(nodes) == len(held)
+            replaced = {i for i, (now, before) in enumerate(zip(nodes, held, strict=True)) if now is not before}
+            assert replaced <= set(changed)
+        held = nodes
+    cursor.forget()
+    assert cursor.changes(cache.snapshot(), len(held)) is None
+
+
 # --- score columns ------------------------------------------------------------------------------
 
 def test_a_failing_score_matters_only_where_nodes_are_scored() -> None:
@@ -237,7 +272,7 @@ def test_a_score_column_rescores_changed_nodes_when_they_are_asked_for() -> None
 @pytest.fixture
 def without_columns(monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
     def disable() -> None:
-        monkeypatch.setattr(runtime_module._Memo, "column", lambda *args: None)
+        monkeypatch.setattr(memo_module.Memo, "column", lambda *args: None)
     return disable
 
 
@@ -316,5 +351,5 @@ def test_nominated_pods_decide_the_same_without_columns(without_columns: Callabl
 def test_generated_clusters_decide_the_same_without_columns(cluster: Cluster) -> None:
     with_columns = decisions(cluster.objects)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(runtime_module._Memo, "column", lambda *args: None)
+        patch.setattr(memo_module.Memo, "column", lambda *args: None)
         assert decisions(cluster.objects) == with_columns

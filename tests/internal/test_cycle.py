@@ -336,3 +336,24 @@ def test_fit_error_message(statuses: dict[str, Status], pre: str, post: str, mes
     num_nodes = max(len(statuses), 1)
     diagnosis = Diagnosis(statuses, pre_filter_message=pre, post_filter_message=post)
     assert fit_error_message(num_nodes, diagnosis) == message
+
+
+@pytest.mark.parametrize("version", ["1.30", "1.36"])
+def test_a_plain_pods_default_filter_plan_is_fully_node_local(version: str) -> None:
+    """Only the leading node-local Filters are reused: an early non-local Filter that did not skip would
+    silently turn reuse off for every Filter after it.  With the default profile, a pod without spread
+    constraints, affinity or volumes must keep every active Filter in the reusable prefix."""
+    from kschedlib.plugins import default_plugin_sets
+    from kschedlib.versions import resolve
+
+    switches = resolve(version).switches
+    handle = cast(Handle, FakeHandle(kube_version=version))
+    config = parse_config({})
+    rt = ProfileRuntime(build_profile(config.profiles[0], in_tree_registry(), handle, default_plugin_sets(switches)),
+                        switches=switches)
+    pod = make_pod("plain", requests={"cpu": "1"})
+    state = CycleState()
+    assert rt.run_pre_filter(state, pod).status.is_success
+    plan = rt.reuse.filter_plan(state, pod)
+    assert plan.active
+    assert plan.local == len(plan.active), [name for name, _ in plan.active[plan.local:]]

@@ -611,7 +611,7 @@ def test_a_permit_rejection_is_a_fit_error_naming_the_plugin() -> None:
 def test_a_tick_without_events_records_no_move_request() -> None:
     clock = FakeClock()
     sched = waiting_scheduler(clock)  # a node added (a move request at cycle 0), then one cycle
-    queue = sched.engine.queue
+    queue = sched._engine.queue
     assert queue.scheduling_cycle == 1
     clock.advance(1)
     sched.tick()

@@ -155,6 +155,8 @@ class LifecycleMachine(RuleBasedStateMachine):
         self.counter = 0
         self.seen_events = 0
         self.victims: set[str] = set()
+        self.preemptors: set[str] = set()
+        """Pods held at PreEnqueue until the victims they named are evicted (asynchronous preemption)."""
         self.unreturned: dict[int, ScheduleResult] = {}
         """Notices whose result no call returned yet (kept alive so that ids stay unique)."""
         self.told: dict[str, tuple[str, ScheduleResult]] = {}
@@ -183,6 +185,7 @@ class LifecycleMachine(RuleBasedStateMachine):
                 self.unreturned[id(result)] = result
             if kind == "preempting":
                 self.victims.update(result.victims)
+                self.preemptors.add(key)
                 continue
             self.told[key] = (kind, result)
             if kind == "bound" and key in self.pods:
@@ -224,7 +227,7 @@ class LifecycleMachine(RuleBasedStateMachine):
     @rule(name=st.sampled_from(NODE_NAMES), spec=node_specs)
     def add_node(self, name: str, spec: dict[str, Any]) -> None:
         node = _node(name, **spec)
-        before = self.sched.engine.cache.node(name)
+        before = self.sched._engine.cache.node(name)
         if before is not None and before.pods:
             self.overcommit_ok.add(name)  # a re-added or changed node may be smaller than what it holds
         self.sched.add_node(node)
@@ -301,6 +304,7 @@ class LifecycleMachine(RuleBasedStateMachine):
             if key in self.pods:
                 self.delete_known(key)
         self.victims.clear()
+        self.preemptors.clear()
 
     @rule(key=st.sampled_from(["default/gone1", "default/p0"]))
     def delete_unknown_pod(self, key: str) -> None:
@@ -367,7 +371,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         waiting = set(self.sched.waiting_pods())
         for key in waiting:
             places.setdefault(key, []).append("waiting")
-        for state in self.sched.engine.cache.pods():
+        for state in self.sched._engine.cache.pods():
             key = state.pod_info.pod.key
             if key in waiting:
                 assert state.assumed, f"{key} waits in Permit but is not assumed"
@@ -387,7 +391,7 @@ class LifecycleMachine(RuleBasedStateMachine):
                 continue
             if pod.scheduling_gates:
                 assert where[0] == "gated", f"gated {key} is {where[0]}"
-            else:
+            elif key not in self.preemptors:
                 assert where[0] != "gated", f"ungated {key} is still gated"
         for key in self.deleted:
             assert key not in places, f"deleted {key} is still in {places[key]}"
@@ -407,7 +411,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         assert names == self.sched.node_names()
         assert sorted(names) == sorted(self.nodes)
         by_node: dict[str, list[PodInfo]] = {}
-        for state in self.sched.engine.cache.pods():
+        for state in self.sched._engine.cache.pods():
             by_node.setdefault(state.pod_info.pod.node_name, []).append(state.pod_info)
         for info in snapshot:
             fresh = NodeInfo.of(self.nodes[info.name], tuple(by_node.get(info.name, ())))
@@ -417,16 +421,16 @@ class LifecycleMachine(RuleBasedStateMachine):
             assert _strip(info.non_zero_requested) == _strip(fresh.non_zero_requested)
             assert _strip(info.allocatable) == _strip(fresh.allocatable)
             assert info.used_ports == fresh.used_ports
-        for state in self.sched.engine.cache.pods():  # pods on removed nodes stay counted as ghosts
+        for state in self.sched._engine.cache.pods():  # pods on removed nodes stay counted as ghosts
             node = state.pod_info.pod.node_name
-            ghost = self.sched.engine.cache.node(node)
+            ghost = self.sched._engine.cache.node(node)
             assert ghost is not None
             assert ghost.has_pod(state.pod_info.pod.uid)
 
     @invariant()
     def the_listener_agrees_with_the_cache(self) -> None:
         bound = self.sched.bound_pods()
-        assumed = {s.pod_info.pod.key for s in self.sched.engine.cache.pods() if s.assumed}
+        assumed = {s.pod_info.pod.key for s in self.sched._engine.cache.pods() if s.assumed}
         for key, (kind, result) in self.told.items():
             if key in self.deleted:
                 assert key not in bound

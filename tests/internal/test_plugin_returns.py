@@ -21,7 +21,6 @@ from kschedlib.framework import (
     CycleState,
     FilterPlugin,
     NodeInfo,
-    NodeScore,
     PermitPlugin,
     PostFilterPlugin,
     PreBindPlugin,
@@ -33,7 +32,7 @@ from kschedlib.framework import (
     ScorePlugin,
     Status,
 )
-from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore, ValueNormalizer
+from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore
 from kschedlib.model import Pod
 from tests.helpers import Recorder, make_node, make_pod
 
@@ -114,33 +113,18 @@ class LocalScoreChaos(ScoreChaos, NodeLocalScore):
 
 
 class NormalizeChaos(Chaos, ScorePlugin, ScoreExtensions):
-    """Wrong status from NormalizeScore, or (``scores`` mode) wrong values written into the entries."""
+    """A wrong value from NormalizeScore, or (``values`` mode) wrong values inside the list it returns."""
 
     name = "NormalizeChaos"
-    into_scores: ClassVar[bool] = False
+    into_values: ClassVar[bool] = False
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         return 10
 
-    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
-        if not NormalizeChaos.into_scores:
-            return self.wrong(pod, Status.success())  # type: ignore[no-any-return]
-        for entry in scores:
-            entry.score = self.wrong(pod, entry.score)
-        return Status.success()
-
-
-class ValueNormalizeChaos(Chaos, ScorePlugin, ScoreExtensions, ValueNormalizer):
-    name = "ValueNormalizeChaos"
-
-    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
-        return 10
-
-    def normalize_values(self, state: CycleState, pod: Pod, scores: list[int]) -> list[int]:
-        return self.wrong(pod, scores)  # type: ignore[no-any-return]
-
-    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
-        return Status.success()
+    def normalize_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]) -> list[int]:
+        if not NormalizeChaos.into_values:
+            return self.wrong(pod, scores)  # type: ignore[no-any-return]
+        return [self.wrong(pod, score) for score in scores]
 
 
 class ReserveChaos(Chaos, ReservePlugin):
@@ -186,14 +170,13 @@ PLUGINS: dict[str, tuple[str, type[Chaos]]] = {
     "Score": ("score", ScoreChaos),
     "Score(memo)": ("score", LocalScoreChaos),
     "NormalizeScore": ("score", NormalizeChaos),
-    "NormalizeScore(entries)": ("score", NormalizeChaos),
-    "NormalizeScore(values)": ("score", ValueNormalizeChaos),
+    "NormalizeScore(values)": ("score", NormalizeChaos),
     "Reserve": ("reserve", ReserveChaos),
     "Permit": ("permit", PermitChaos),
     "PreBind": ("preBind", PreBindChaos),
     "Bind": ("bind", BindChaos),
 }
-SCORE_POINTS = ["Score", "Score(memo)", "NormalizeScore(entries)", "NormalizeScore(values)"]
+SCORE_POINTS = ["Score", "Score(memo)", "NormalizeScore(values)"]
 STATUS_POINTS = [point for point in PLUGINS if point not in SCORE_POINTS]
 BOOM = RuntimeError("boom")
 WRONG_STATUSES = {"None": None, "True": True, "str": "ok", "raises": BOOM}
@@ -209,7 +192,7 @@ def _reset() -> None:
     Chaos.value = None
     Chaos.interrupt = False
     Chaos.behave = False
-    NormalizeChaos.into_scores = False
+    NormalizeChaos.into_values = False
     ReserveChaos.unreserved.clear()
 
 
@@ -248,7 +231,7 @@ def assert_later_cycles_work(sched: kschedlib.Scheduler, recorder: Recorder) -> 
 @pytest.mark.parametrize(("case", "value"), CASES)
 def test_a_wrong_return_value_is_an_error_and_the_pod_is_requeued(case: str, value: Any) -> None:
     Chaos.value = value
-    NormalizeChaos.into_scores = case == "NormalizeScore(entries)"
+    NormalizeChaos.into_values = case == "NormalizeScore(values)"
     recorder = Recorder()
     sched = new_scheduler(case, recorder)
     _, plugin = PLUGINS[case]
@@ -401,22 +384,21 @@ def test_an_interrupt_after_the_pod_was_parked_in_permit_leaves_it_waiting() -> 
 
 
 class ShrinkingNormalizer(ScorePlugin, ScoreExtensions):
-    """Empties, or replaces, the score entries it is given."""
+    """Returns fewer, or more, scores than it was given."""
 
     name = "ShrinkingNormalizer"
-    replace: ClassVar[bool] = False
+    grow: ClassVar[bool] = False
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         return 10
 
-    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
-        scores[:] = [1] * len(scores) if ShrinkingNormalizer.replace else []  # type: ignore[list-item]
-        return Status.success()
+    def normalize_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]) -> list[int]:
+        return [*scores, 1] if ShrinkingNormalizer.grow else []
 
 
-@pytest.mark.parametrize("replace", [False, True], ids=["emptied", "replaced"])
-def test_normalize_score_must_leave_one_node_score_per_node(replace: bool) -> None:
-    ShrinkingNormalizer.replace = replace
+@pytest.mark.parametrize("grow", [False, True], ids=["emptied", "grown"])
+def test_normalize_score_must_return_one_score_per_node(grow: bool) -> None:
+    ShrinkingNormalizer.grow = grow
     registry = kschedlib.in_tree_registry()
     registry.register(ShrinkingNormalizer.name, lambda args, handle: ShrinkingNormalizer())
     config = {"profiles": [{"plugins": {"score": {"enabled": [{"name": "ShrinkingNormalizer"}]}}}]}
@@ -426,6 +408,6 @@ def test_normalize_score_must_leave_one_node_score_per_node(replace: bool) -> No
     sched.add_pod(make_pod("p"))
     (result,) = sched.run_until_idle()
     assert result.status.code is Code.ERROR
-    assert ('plugin "ShrinkingNormalizer" failed with: left the scores as '
-            f"{[1, 1] if replace else []!r} (list), not 2 NodeScores") in (result.message or "")
+    assert ('plugin "ShrinkingNormalizer" failed with: returned '
+            f"{[10, 10, 1] if grow else []!r} (list), not a list of 2 int scores") in (result.message or "")
     assert sched.pending()["default/p"][0] == "backoff"

@@ -39,15 +39,16 @@ def _stuck_pod(kube_version: str, **gates: bool) -> Scheduler:
 
 @pytest.mark.parametrize(("kube_version", "gates", "moved"), [
     ("1.30", {}, False), ("1.36", {}, True), ("1.33", {"SchedulerQueueingHints": False}, False),
-    ("1.30", {"SchedulerQueueingHints": True}, True),
-], ids=["v1.30-precheck", "v1.36-hint", "v1.33-gate-off", "v1.30-gate-on"])
+    ("1.30", {"SchedulerQueueingHints": True}, False),
+], ids=["v1.30-precheck", "v1.36-hint", "v1.33-gate-off", "v1.30-gate-on-keeps-precheck"])
 def test_queueing_hints_replace_the_node_pre_check(kube_version: str, gates: dict[str, bool], moved: bool) -> None:
     scheduler = _stuck_pod(kube_version, **gates)
     n2 = scheduler.snapshot().find("n2")
     assert n2 is not None
     assert n2.node is not None
     scheduler.update_node(attrs.evolve(n2.node, taints=()))
-    # v1.30 pre-checks the pod against n2 (full: not moved); with hints TaintToleration says Queue.
+    # v1.30 pre-checks the pod against n2 (full: not moved), with its gate on too; v1.36 has no
+    # pre-check and TaintToleration's hint says Queue.
     assert (scheduler.pending()["default/p"][0] != "unschedulable") is moved
 
 
@@ -82,7 +83,7 @@ def test_deleting_a_placed_pod_requeues_through_node_resources_fit_hint() -> Non
 
 
 def _hinted_queue(*, pop_from_backoff: bool = False, verdict: QueueingHint = QueueingHint.QUEUE,
-                  clock: FakeClock | None = None) -> tuple[SchedulingQueue, FakeClock]:
+                  clock: FakeClock | None = None, narrow: bool = True) -> tuple[SchedulingQueue, FakeClock]:
     clock = clock or FakeClock(1000.0)
     registrations = {"default-scheduler": [
         EventRegistration("NodeFilter", ClusterEvent(NODE, ActionType.ADD), lambda pod, old, new: verdict),
@@ -90,7 +91,7 @@ def _hinted_queue(*, pop_from_backoff: bool = False, verdict: QueueingHint = Que
         EventRegistration("PodFilter", ClusterEvent(POD, ActionType.DELETE)),
     ]}
     queue = SchedulingQueue(less, lambda pod: Status.success(), clock.now, registrations=registrations,
-                            hints=True, pop_from_backoff=pop_from_backoff)
+                            hints=True, narrow=narrow, pop_from_backoff=pop_from_backoff)
     return queue, clock
 
 
@@ -231,7 +232,7 @@ def test_async_preemption_holds_the_preemptor_until_its_victims_are_gone(kube_ve
 def test_a_deleted_preemptor_is_no_longer_held() -> None:
     scheduler = _preempted("1.36")
     scheduler.remove_pod("default/p")
-    assert scheduler.engine._preempting == {}
+    assert scheduler._engine._preempting == {}
 
 
 def test_a_registration_without_hint_function_queues() -> None:
@@ -258,6 +259,17 @@ def test_a_pooled_pod_update_goes_through_the_hints() -> None:
     assert queue.where("default/p") == "unschedulable"
 
 
+def test_v130_hints_leave_a_pooled_pod_update_to_the_spec_check() -> None:
+    """kube v1.30 with its gate on moves an updated pooled pod whenever its spec changed (isPodUpdated)."""
+    queue, _ = _hinted_queue(narrow=False)
+    info = _popped(queue, "p")
+    _fail(queue, info, "NodeFilter")
+    queue.update(PodInfo.of(attrs.evolve(info.pod, labels={"a": "b"})), changed=False)
+    assert queue.where("default/p") == "unschedulable"
+    queue.update(PodInfo.of(attrs.evolve(info.pod, labels={"a": "b"})))
+    assert queue.where("default/p") == "backoff"
+
+
 def test_a_pooled_pod_without_rejectors_is_moved_by_any_event() -> None:
     queue, _ = _hinted_queue()
     info = _popped(queue, "p")
@@ -278,7 +290,7 @@ def test_bound_pod_updates_reach_the_hints_as_narrow_events() -> None:
     result = scheduler.schedule_one()
     assert result is not None
     assert not result.scheduled
-    w = scheduler.engine.store.pods["default/w"]
+    w = scheduler._engine.store.pods["default/w"]
     scheduler.update_pod(attrs.evolve(w, annotations={"x": "y"}))  # UpdatePodOther: nobody cares
     assert scheduler.pending()["default/p"][0] == "unschedulable"
     scheduler.update_pod(attrs.evolve(w, labels={"app": "web"}))  # now matches the affinity term

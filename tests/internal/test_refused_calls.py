@@ -26,7 +26,7 @@ def observed(sched: Scheduler) -> dict[str, Any]:
         "dump": sched.cache_dump(),
         "nodes": sched.node_names(),
         "cpu": {info.name: info.requested.milli_cpu for info in sched.snapshot()},
-        "namespaces": sorted(sched.engine.store.namespaces),
+        "namespaces": sorted(sched._engine.store.namespaces),
     }
 
 
@@ -90,7 +90,7 @@ def test_a_bound_pod_cannot_become_pending_and_stays_bound(sched: Scheduler) -> 
     with pytest.raises(CacheError, match="cannot become pending"):
         sched.update_pod(make_pod("bound", requests={"cpu": "3"}, uid="u1", labels={"new": "x"}))
     assert observed(sched) == before
-    assert sched.engine.store.pods["default/bound"].labels == {}
+    assert sched._engine.store.pods["default/bound"].labels == {}
 
 
 def test_removing_an_unknown_node_is_refused_and_changes_nothing(sched: Scheduler) -> None:
@@ -143,7 +143,7 @@ def test_add_objects_with_a_uid_clash_adds_nothing() -> None:
 def test_a_known_key_added_again_is_an_update_and_a_finished_one_is_removed(sched: Scheduler) -> None:
     sched.add_pod(make_pod("bound", requests={"cpu": "1"}, uid="u1", node_name="n1"))
     assert sched.snapshot().get("n1").requested.milli_cpu == 1000
-    sched.add_pod(attrs.evolve(sched.engine.store.pods["default/bound"], phase="Succeeded"))
+    sched.add_pod(attrs.evolve(sched._engine.store.pods["default/bound"], phase="Succeeded"))
     assert "default/bound" not in sched.bound_pods()
     assert sched.snapshot().get("n1").requested.milli_cpu == 0
 

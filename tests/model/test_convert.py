@@ -42,6 +42,7 @@ from kschedlib.model.objects import (
     Container,
     ContainerImage,
     ContainerPort,
+    ContainerRestartRule,
     ContainerStatus,
     Namespace,
     Node,
@@ -269,10 +270,13 @@ FULL_POD: dict[str, Any] = {
         "priority": 1000,
         "preemptionPolicy": "Never",
         "hostNetwork": True,
+        "hostUsers": False,
         "containers": [
             {
                 "name": "app",
                 "image": "nginx:1.25",
+                "restartPolicyRules": [{"action": "RestartAllContainers",
+                                        "exitCodes": {"operator": "In", "values": [42]}}],
                 "resources": {"requests": {"cpu": "250m", "memory": "64Mi"}, "limits": {"memory": "128Mi"}},
                 "ports": [
                     {
@@ -373,6 +377,8 @@ FULL_POD: dict[str, Any] = {
             {"name": "other", "ready": True},
         ],
         "initContainerStatuses": [{"name": "init", "resources": {"limits": {"cpu": "1"}}}],
+        "resources": {"requests": {"cpu": "3"}},
+        "allocatedResources": {"cpu": "2"},
         "phase": "Running",
         "conditions": [
             {
@@ -407,6 +413,7 @@ EXPECTED_POD = Pod(
             requests={"cpu": q("250m"), "memory": q("64Mi")},
             limits={"memory": q("128Mi")},
             ports=(ContainerPort(80, host_port=8080, protocol="UDP", host_ip="10.0.0.1", name="http"),),
+            restart_policy_rules=(ContainerRestartRule("RestartAllContainers", "In", (42,)),),
         ),
     ),
     init_containers=(
@@ -499,6 +506,9 @@ EXPECTED_POD = Pod(
     container_statuses=(ContainerStatus("app", {"cpu": q("2")}, {"cpu": q("1500m")}),),
     init_container_statuses=(ContainerStatus("init", {}),),
     resource_claim_statuses=(("gpu", "web-1-gpu-x7k2q"),),
+    host_users=False,
+    pod_level_status_requests={"cpu": q("3")},
+    pod_level_allocated={"cpu": q("2")},
 )
 
 
@@ -540,6 +550,7 @@ FULL_NODE: dict[str, Any] = {
         "allocatable": {"cpu": "7500m", "memory": "30Gi", "pods": "110", "nvidia.com/gpu": "2"},
         "images": [{"names": ["nginx@sha256:abc", "nginx:1.25"], "sizeBytes": 187_000_000}],
         "conditions": [{"type": "Ready", "status": "True"}, {"type": "MemoryPressure", "status": "False"}],
+        "declaredFeatures": ["RestartAllContainersOnContainerExits"],
     },
 }
 
@@ -556,6 +567,7 @@ def test_every_node_field_is_read() -> None:
         images=(ContainerImage(("nginx@sha256:abc", "nginx:1.25"), 187_000_000),),
         conditions={"Ready": "True", "MemoryPressure": "False"},
         uid="n-1",
+        declared_features=("RestartAllContainersOnContainerExits",),
     )
 
 
@@ -1350,6 +1362,7 @@ def test_node_to_dict() -> None:
                 {"type": "Ready", "status": "True"},
                 {"type": "MemoryPressure", "status": "False"},
             ],
+            "declaredFeatures": ["RestartAllContainersOnContainerExits"],
         },
     }
 

@@ -22,7 +22,6 @@ from kschedlib.model.objects import PodCondition, Volume
 from kschedlib.model.quantity import Quantity
 from kschedlib.model.resources import accounting_for
 from kschedlib.model.storage import CSINode, CSINodeDriver, CSIVolumeSource, VolumeAttachment
-from kschedlib.plugins._volume_binder import find_matching_volume
 from kschedlib.plugins.image_locality import ImageLocality
 from kschedlib.plugins.node_resources_balanced_allocation import (
     NodeResourcesBalancedAllocation,
@@ -31,6 +30,7 @@ from kschedlib.plugins.node_resources_balanced_allocation import (
 from kschedlib.plugins.node_resources_fit import NodeResourcesFit
 from kschedlib.plugins.node_volume_limits import NodeVolumeLimits
 from kschedlib.plugins.volume_binding import VolumeBinding
+from kschedlib.plugins.volume_binding.binder import find_matching_volume
 from kschedlib.versions import resolve
 from tests.helpers import (
     FakeHandle,

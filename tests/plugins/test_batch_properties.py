@@ -60,7 +60,7 @@ def check_invariants(sched: Scheduler, groups: Sequence[PodGroup]) -> None:
         assert count == 0 or count >= group.min_member, f"{group.key}: {count}/{group.min_member} bound"
     used = dict.fromkeys(NAMESPACES, 0)
     for key in sched.bound_pods():  # bound and assumed: both count against the quota
-        pod = sched.engine.store.pods[key]
+        pod = sched._engine.store.pods[key]
         if pod.namespace in used:
             used[pod.namespace] += pod_requests(pod).scalar.get(GPU, 0)
     for namespace, amount in used.items():
@@ -75,7 +75,7 @@ def quota_use(sched: Scheduler) -> dict[str, dict[str, int]]:
 
 def quota_use_of(keys: Iterable[str], sched: Scheduler) -> dict[str, dict[str, int]]:
     """The quota use of the pods ``keys`` name."""
-    return _use([sched.engine.store.pods[key] for key in keys])
+    return _use([sched._engine.store.pods[key] for key in keys])
 
 
 def _use(pods: Iterable[Pod]) -> dict[str, dict[str, int]]:
@@ -103,7 +103,7 @@ def drive(sched: Scheduler, clock: FakeClock, groups: Sequence[PodGroup], *, unt
             clock.set(wakeup)
             step(sched.tick())
             continue
-        step([result, *sched.engine.take_deferred(), *sched.tick()])
+        step([result, *sched._engine.take_deferred(), *sched.tick()])
 
 
 def started(clock: FakeClock, spec: Sequence[tuple[str, int, int, int, int]], node_gpus: Sequence[int], *,
@@ -149,7 +149,7 @@ def test_a_rejected_group_returns_every_resource(spec: list[tuple[str, int, int,
     assert not any(key.startswith("c/doomed-") for key in sched.bound_pods())
     held: dict[str, Resources] = {}
     for key, node in sched.bound_pods().items():
-        held[node] = held.get(node, Resources()).add(pod_requests(sched.engine.store.pods[key]))
+        held[node] = held.get(node, Resources()).add(pod_requests(sched._engine.store.pods[key]))
     assert {i.name: i.requested.to_dict() for i in sched.snapshot()} == {
         i.name: held.get(i.name, Resources()).to_dict() for i in sched.snapshot()}
     assert quota_use(sched) == quota_use_of(sched.bound_pods(), sched)

@@ -224,7 +224,7 @@ def test_a_gang_waits_in_permit_then_binds_together_and_its_status_follows() -> 
     assert [r.status.code.label for r in results[:2]] == ["Wait", "Wait"]
     assert sorted(sched.bound_pods()) == sorted(p.key for p in pods)
     assert sched.waiting_pods() == []
-    group = sched.engine.store.scheduling.get_pod_group("ns", "job")
+    group = sched._engine.store.scheduling.get_pod_group("ns", "job")
     assert group is not None
     assert (group.phase, group.running) == ("Running", 3)
 
@@ -274,6 +274,9 @@ def test_simulate_reports_the_state_of_each_group() -> None:
     ]}
     report = simulate(cluster, batch_scheduling_config(capacity_scheduling=False)).to_dict()
     assert report["pod_groups"]["ns/job"] == {"phase": "Running", "minMember": 2, "members": 2, "bound": 2,
-                                              "waiting": 0}
+                                              "waiting": 0, "assumed": 2, "pending": 0, "running": 2,
+                                              "succeeded": 0, "failed": 0,
+                                              "scheduleTimeoutSeconds": 60.0, "scheduleStartTime": None,
+                                              "waitingTimesOutAt": None}
     assert report["pod_groups"]["ns/big"]["bound"] == 0
     assert "pod_groups" not in simulate({"kind": "List", "items": [node_to_dict(make_node("n1"))]}).to_dict()

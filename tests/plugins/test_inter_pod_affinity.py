@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from kschedlib.errors import ConfigError, SelectorError
-from kschedlib.framework import CycleState, Handle, NodeInfo, NodeScore, PodInfo, Status
+from kschedlib.framework import CycleState, Handle, NodeInfo, PodInfo, Status
 from kschedlib.framework.pod_info import AffinityTerm
 from kschedlib.framework.status import Code
 from kschedlib.model import (
@@ -24,7 +24,6 @@ from kschedlib.model import (
     Requirement,
     WeightedPodAffinityTerm,
 )
-from kschedlib.plugins._inter_pod_affinity_scoring import PRE_SCORE_KEY, PreScoreState
 from kschedlib.plugins.inter_pod_affinity import (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
@@ -35,6 +34,7 @@ from kschedlib.plugins.inter_pod_affinity import (
     PreFilterState,
     decode_args,
 )
+from kschedlib.plugins.inter_pod_affinity.scoring import PRE_SCORE_KEY, PreScoreState
 from tests.helpers import FakeHandle, make_node, make_pod, node_info
 
 ZONE = "topology.kubernetes.io/zone"
@@ -142,10 +142,10 @@ def raw_and_normalized(
     if status.is_skip:
         return None
     assert status.is_success, status
-    scores = [NodeScore(n.name, plugin.score(state, incoming, n)) for n in nodes]
-    raw = {s.name: s.score for s in scores}
-    assert plugin.normalize_score(state, incoming, scores).is_success
-    return raw, {s.name: s.score for s in scores}
+    raw = [plugin.score(state, incoming, n) for n in nodes]
+    normalized = plugin.normalize_score(state, incoming, nodes, list(raw))
+    names = [n.name for n in nodes]
+    return dict(zip(names, raw, strict=True)), dict(zip(names, normalized, strict=True))
 
 
 # --- args -----------------------------------------------------------------------------------
@@ -523,15 +523,12 @@ def test_clone_is_independent() -> None:
 
 
 def _normalize(raw: Sequence[int]) -> list[int]:
-    """NormalizeScore's result, checked to equal the runtime's shortcut ``normalize_values``."""
+    """NormalizeScore's result."""
     plugin = InterPodAffinity(None, cluster([]))
     state = CycleState()
     state.write(PRE_SCORE_KEY, PreScoreState(((ZONE, {"zone-a": 1}, 1),)))
-    scores = [NodeScore(f"n{i}", s) for i, s in enumerate(raw)]
-    assert plugin.normalize_score(state, pod("p"), scores).is_success
-    normalized = [s.score for s in scores]
-    assert plugin.normalize_values(state, pod("p"), list(raw)) == normalized
-    return normalized
+    nodes = [node_info(make_node(f"n{i}")) for i in range(len(raw))]
+    return plugin.normalize_score(state, pod("p"), nodes, list(raw))
 
 
 @pytest.mark.parametrize(
@@ -557,10 +554,8 @@ def test_normalize_without_topology_scores_leaves_scores() -> None:
     plugin = InterPodAffinity(None, cluster([]))
     state = CycleState()
     state.write(PRE_SCORE_KEY, PreScoreState(()))
-    scores = [NodeScore("a", 5), NodeScore("b", -5)]
-    assert plugin.normalize_score(state, pod("p"), scores).is_success
-    assert [s.score for s in scores] == [5, -5]
-    assert plugin.normalize_values(state, pod("p"), [5, -5]) == [5, -5]
+    nodes = [node_info(make_node("a")), node_info(make_node("b"))]
+    assert plugin.normalize_score(state, pod("p"), nodes, [5, -5]) == [5, -5]
 
 
 def test_score_without_pre_score_state() -> None:
@@ -568,9 +563,8 @@ def test_score_without_pre_score_state() -> None:
     message = 'failed to read "PreScoreInterPodAffinity" from cycleState: not found'
     with pytest.raises(LookupError, match=message):
         plugin.score(CycleState(), pod("p"), node_info(make_node("n1")))
-    assert plugin.normalize_score(CycleState(), pod("p"), []) == Status.from_error(message)
     with pytest.raises(LookupError, match=message):
-        plugin.normalize_values(CycleState(), pod("p"), [])
+        plugin.normalize_score(CycleState(), pod("p"), [], [])
 
 
 ScoreCase = tuple[str, list[Pod], Pod, InterPodAffinityArgs | None, tuple[list[int], list[int]] | None]

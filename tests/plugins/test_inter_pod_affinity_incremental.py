@@ -17,9 +17,9 @@ from kschedlib.framework import CycleState, Handle, NodeInfo, PodInfo, Snapshot,
 from kschedlib.framework.pod_info import AffinityTerm
 from kschedlib.framework.snapshot import NodeChangeLog
 from kschedlib.model import LabelSelector, Namespace, Node, Pod
-from kschedlib.plugins._inter_pod_affinity_scoring import PRE_SCORE_KEY, PreScoreState
-from kschedlib.plugins._inter_pod_affinity_tally import PodTallies, PodTally
 from kschedlib.plugins.inter_pod_affinity import PRE_FILTER_KEY, InterPodAffinity, InterPodAffinityArgs
+from kschedlib.plugins.inter_pod_affinity.scoring import PRE_SCORE_KEY, PreScoreState
+from kschedlib.plugins.inter_pod_affinity.tally import PodTallies, PodTally
 from tests.helpers import make_node
 from tests.plugins.test_inter_pod_affinity import HOST, NAMESPACES, NODE_LABELS, ZONE, pod, pods, sel, term, weighted
 

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kschedlib.errors import ConfigError
-from kschedlib.framework import Code, CycleState, NodeInfo, NodeScore, PreFilterResult, Status
+from kschedlib.framework import Code, CycleState, NodeInfo, PreFilterResult, Status
 from kschedlib.model import Affinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Pod
 from kschedlib.model import objects as model
 from kschedlib.plugins.node_affinity import (
@@ -285,9 +285,7 @@ def score_nodes(
     state = CycleState()
     pre = pl.pre_score(state, pod, infos)
     raw = [pl.score(state, pod, info) for info in infos]
-    scores = [NodeScore(info.name, s) for info, s in zip(infos, raw, strict=True)]
-    assert pl.normalize_score(state, pod, scores).is_success
-    return pre, raw, [s.score for s in scores]
+    return pre, raw, pl.normalize_score(state, pod, infos, list(raw))
 
 
 def test_reference_example_200_50_0() -> None:
@@ -678,18 +676,9 @@ def test_pre_score_without_nodes_and_ghost_score() -> None:
         plugin().score(CycleState(), pod, NodeInfo.of(None))
 
 
-@given(st.lists(st.integers(min_value=0, max_value=500), max_size=30))
-def test_normalize_values_equals_normalize_score(raw: list[int]) -> None:
-    from kschedlib.framework import NodeScore
-
-    plugin = NodeAffinity(None, FakeHandle())
-    entries = [NodeScore(f"n{i}", value) for i, value in enumerate(raw)]
-    plugin.normalize_score(CycleState(), make_pod("p"), entries)
-    assert plugin.normalize_values(CycleState(), make_pod("p"), list(raw)) == [e.score for e in entries]
-
 
 def test_normalization_truncates_toward_zero_like_go() -> None:
     # A negative raw score (possible with negative addedAffinity weights): Go gives -33, floor would give -34.
-    from kschedlib.plugins._normalize import normalized_values
+    from kschedlib.plugins._helpers.normalize import normalized_values
 
     assert normalized_values([-1, 3], reverse=False) == [-33, 100]

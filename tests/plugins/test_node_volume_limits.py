@@ -15,7 +15,7 @@ from kschedlib.model.storage import (
     CSIVolumeSource,
     GCEPersistentDiskVolumeSource,
 )
-from kschedlib.plugins._csi_translation import attach_limit_key
+from kschedlib.plugins._helpers.csi_translation import attach_limit_key
 from kschedlib.plugins.node_volume_limits import (
     ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED,
     NodeVolumeLimits,

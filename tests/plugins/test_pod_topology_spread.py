@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from kschedlib.errors import ConfigError
 from kschedlib.framework import CycleState, NodeInfo, PodInfo, Snapshot, Status
-from kschedlib.framework.results import NodeScore
 from kschedlib.framework.status import Code
 from kschedlib.model import (
     Affinity,
@@ -28,7 +27,6 @@ from kschedlib.model import (
     Toleration,
     TopologySpreadConstraint,
 )
-from kschedlib.plugins._topology_spread_scoring import round_half_away
 from kschedlib.plugins.pod_topology_spread import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
     ERR_REASON_NODE_LABEL_NOT_MATCH,
@@ -37,6 +35,7 @@ from kschedlib.plugins.pod_topology_spread import (
     PodTopologySpreadArgs,
     decode_args,
 )
+from kschedlib.plugins.pod_topology_spread.scoring import round_half_away
 from tests.helpers import FakeHandle, make_node, make_pod, node_info
 
 ZONE = "topology.kubernetes.io/zone"
@@ -89,10 +88,10 @@ def scores(pl: PodTopologySpread, pod: Pod, feasible: Sequence[NodeInfo]) -> tup
     """(raw, normalized) scores of ``feasible``."""
     state = CycleState()
     assert pl.pre_score(state, pod, feasible) == Status.success()
-    entries = [NodeScore(info.name, pl.score(state, pod, info)) for info in feasible]
-    raw = {e.name: e.score for e in entries}
-    assert pl.normalize_score(state, pod, entries).is_success
-    return raw, {e.name: e.score for e in entries}
+    raw = [pl.score(state, pod, info) for info in feasible]
+    normalized = pl.normalize_score(state, pod, feasible, list(raw))
+    names = [info.name for info in feasible]
+    return dict(zip(names, raw, strict=True)), dict(zip(names, normalized, strict=True))
 
 
 ABC = [("a1", "A", 2), ("a2", "A", 1), ("b1", "B", 1), ("c1", "C", 0)]
@@ -330,7 +329,8 @@ def test_score_without_pre_score_state_raises() -> None:
     pl = plugin(infos)
     with pytest.raises(LookupError, match="error reading \"PreScorePodTopologySpread\" from cycleState"):
         pl.score(CycleState(), incoming(soft()), infos[0])
-    assert pl.normalize_score(CycleState(), incoming(soft()), []).code is Code.ERROR
+    with pytest.raises(LookupError, match="error reading \"PreScorePodTopologySpread\" from cycleState"):
+        pl.normalize_score(CycleState(), incoming(soft()), [], [])
 
 
 # --- scoring ------------------------------------------------------------------------------------

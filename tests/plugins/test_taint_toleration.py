@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kschedlib.framework import Code, CycleState, NodeInfo, NodeScore
+from kschedlib.framework import Code, CycleState, NodeInfo
 from kschedlib.model import Taint, Toleration
 from kschedlib.plugins.taint_toleration import (
     DO_NOT_SCHEDULE_EFFECTS,
@@ -179,9 +179,7 @@ def scores_for(
     state = CycleState()
     assert PLUGIN.pre_score(state, pod, infos).is_success
     raw = [PLUGIN.score(state, pod, info) for info in infos]
-    scores = [NodeScore(info.name, s) for info, s in zip(infos, raw, strict=True)]
-    assert PLUGIN.normalize_score(state, pod, scores).is_success
-    return raw, [s.score for s in scores]
+    return raw, PLUGIN.normalize_score(state, pod, infos, list(raw))
 
 
 def test_reference_example_0_150_300() -> None:
@@ -309,12 +307,3 @@ def test_state_clone_and_ghost_score() -> None:
     with pytest.raises(LookupError, match="node not found"):
         PLUGIN.score(state, make_pod("p"), NodeInfo.of(None))
 
-
-@given(st.lists(st.integers(min_value=0, max_value=20), max_size=30))
-def test_normalize_values_equals_normalize_score(raw: list[int]) -> None:
-    from kschedlib.framework import NodeScore
-
-    plugin = TaintToleration(None, FakeHandle())
-    entries = [NodeScore(f"n{i}", value) for i, value in enumerate(raw)]
-    plugin.normalize_score(CycleState(), make_pod("p"), entries)
-    assert plugin.normalize_values(CycleState(), make_pod("p"), list(raw)) == [e.score for e in entries]

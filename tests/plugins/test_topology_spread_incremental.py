@@ -18,11 +18,10 @@ from hypothesis import strategies as st
 
 from kschedlib._internal.cache import Cache
 from kschedlib.framework import CycleState, NodeInfo, PodInfo, Snapshot, Status
-from kschedlib.framework.results import NodeScore
 from kschedlib.model import LabelSelector, Node, OwnerSelector, Pod, Toleration, TopologySpreadConstraint
-from kschedlib.plugins._topology_spread_common import NodeInclusion, SpreadConstraint
-from kschedlib.plugins._topology_spread_tally import DomainTally, Share, TallyStore, count_domains
 from kschedlib.plugins.pod_topology_spread import PRE_FILTER_KEY, PodTopologySpread
+from kschedlib.plugins.pod_topology_spread.common import NodeInclusion, SpreadConstraint
+from kschedlib.plugins.pod_topology_spread.tally import DomainTally, Share, TallyStore, count_domains
 from kschedlib.simulation import Cluster
 from kschedlib.testing import strategies
 from tests.helpers import FakeHandle, make_node, make_pod
@@ -70,10 +69,8 @@ def score_picture(pl: PodTopologySpread, pod: Pod, feasible: Sequence[NodeInfo])
     status = pl.pre_score(state, pod, feasible)
     if not status.is_success:
         return status
-    entries = [NodeScore(info.name, pl.score(state, pod, info)) for info in feasible]
-    raw = [entry.score for entry in entries]
-    assert pl.normalize_score(state, pod, entries).is_success
-    return raw, [entry.score for entry in entries]
+    raw = [pl.score(state, pod, info) for info in feasible]
+    return raw, pl.normalize_score(state, pod, feasible, list(raw))
 
 
 def assert_same_as_fresh(kept: PodTopologySpread, handle: SwappableHandle, pod: Pod, snapshot: Snapshot) -> None:

@@ -28,7 +28,7 @@ from kschedlib.model import (
     Requirement,
 )
 from kschedlib.plugins import in_tree_registry
-from kschedlib.plugins._preemption_victims import Victims, budgets_of, select_victims_on_node
+from kschedlib.plugins._helpers.preemption_victims import Victims, budgets_of, select_victims_on_node
 from kschedlib.plugins.dynamic_resources import DynamicResourcesArgs, decode_args
 from kschedlib.plugins.priority_sort import PrioritySort
 from kschedlib.versions import resolve
@@ -208,7 +208,7 @@ def test_extender_error_verbatim() -> None:
             assert result.status.code is Code.ERROR
             messages[version] = result.message
     assert messages == {"1.32": "50%!o(MISSING)f nodes busy", "1.33": "50% of nodes busy"}
-    assert isinstance(scheduler.engine.extenders[0], HTTPExtender)
+    assert isinstance(scheduler._engine.extenders[0], HTTPExtender)
 
 
 # --- configuration ----------------------------------------------------------------------------

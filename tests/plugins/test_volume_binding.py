@@ -487,7 +487,7 @@ def test_placements_respect_volume_invariants(cluster: tuple[list[object], dict[
     scheduler.add_objects(objects)
     results = scheduler.run_until_idle()
     placed = {r.pod.key: r.pod for r in results if r.node_name is not None}
-    storage = scheduler.engine.store.storage
+    storage = scheduler._engine.store.storage
     bound = sum(1 for c in storage.pvcs.values() if c.volume_name)
     event(f"placed {min(len(placed), 3)}+ pods, bound {min(bound, 2)}+ claims")
     # no ReadWriteOncePod claim is used by two pods

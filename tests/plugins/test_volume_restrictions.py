@@ -12,7 +12,7 @@ from kschedlib._internal.cache import Cache
 from kschedlib.framework import CycleState, PodInfo, Snapshot, Status
 from kschedlib.framework.status import Code
 from kschedlib.model.objects import Pod, Volume
-from kschedlib.plugins._volumes import inline_source
+from kschedlib.plugins._helpers.volumes import inline_source
 from kschedlib.plugins.volume_restrictions import (
     ERR_REASON_DISK_CONFLICT,
     ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT,

@@ -57,7 +57,7 @@ def test_a_pod_added_after_the_cluster_shrank_below_the_start_index_is_scheduled
     for i in range(30):
         sched.add_pod(make_pod(f"p{i}", requests={"cpu": "100m"}))
     assert all(r.scheduled for r in sched.run_until_idle())
-    start = sched.engine.next_start_index
+    start = sched._engine.next_start_index
     assert start > 10
     for i in range(start - 10, 400):
         sched.remove_node(f"n{i:03d}")
@@ -68,7 +68,7 @@ def test_a_pod_added_after_the_cluster_shrank_below_the_start_index_is_scheduled
     assert [(r.pod.key, r.scheduled) for r in results] == [("default/late", True), ("default/later", True)]
     assert {"default/late", "default/later"} <= sched.bound_pods().keys()
     assert recorder.keys("bound")[-2:] == ["default/late", "default/later"]
-    assert 0 <= sched.engine.next_start_index < sched.snapshot().num_nodes
+    assert 0 <= sched._engine.next_start_index < sched.snapshot().num_nodes
 
 
 def test_a_filter_error_that_ended_the_search_early_then_two_nodes_removed() -> None:
@@ -82,7 +82,7 @@ def test_a_filter_error_that_ended_the_search_early_then_two_nodes_removed() -> 
     sched.add_pod(make_pod("bad"))
     (failed,) = sched.run_until_idle()
     assert failed.status.code is kschedlib.Code.ERROR
-    assert sched.engine.next_start_index == 3  # the search stopped at the error on n3
+    assert sched._engine.next_start_index == 3  # the search stopped at the error on n3
     sched.remove_node("n0")
     sched.remove_node("n1")
     sched.add_pod(make_pod("good"))

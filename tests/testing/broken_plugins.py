@@ -17,7 +17,6 @@ from kschedlib.framework import (
     NodeInfo,
     NodeLocalFilter,
     NodeLocalScore,
-    NodeScore,
     PodInfo,
     PreFilterExtensions,
     PreFilterPlugin,
@@ -204,20 +203,17 @@ class NormalizesOutOfRange(_Normalizing):
 
     name: ClassVar[str] = "NormalizesOutOfRange"
 
-    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
-        for entry in scores:
-            entry.score *= 15
-        return Status.success()
+    def normalize_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]) -> list[int]:
+        return [score * 15 for score in scores]
 
 
 class NormalizeDropsNodes(_Normalizing):
-    """Drops nodes from the list it should only rescore."""
+    """Returns fewer scores than it was given nodes."""
 
     name: ClassVar[str] = "NormalizeDropsNodes"
 
-    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
-        scores.clear()
-        return Status.success()
+    def normalize_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]) -> list[int]:
+        return []
 
 
 class NormalizeFails(_Normalizing):
@@ -225,8 +221,8 @@ class NormalizeFails(_Normalizing):
 
     name: ClassVar[str] = "NormalizeFails"
 
-    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
-        return Status.from_error("no scores to normalize")
+    def normalize_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]) -> list[int]:
+        raise ValueError("no scores to normalize")
 
 
 class NumberedInstances(ScorePlugin):

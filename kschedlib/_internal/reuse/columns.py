@@ -1,0 +1,263 @@
+"""Per-position memo columns: node-local verdicts and scores for every node of a snapshot layout.
+
+A column holds, for one memo key (one pod shape), the result of the node-local plugins
+at every position of the snapshot's node order.  It is brought up to date from the
+snapshot's change log, so a cycle re-evaluates only the nodes that changed since the
+column was last used; the node search then skips from one rejected position to the
+next instead of visiting every node, and scoring gathers precomputed sums by position.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, insort
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Final, final
+
+from kschedlib.framework.node_info import NodeInfo
+from kschedlib.framework.snapshot import NodeCursor, Snapshot
+from kschedlib.framework.status import Code, Status
+
+__all__ = ["FilterColumn", "ScoreColumn", "SearchResult", "search_column", "search_nodes"]
+
+_SUCCESS: Final = Code.SUCCESS
+_ERROR: Final = Code.ERROR
+
+
+
+@final
+class FilterColumn:
+    """The node-local Filter verdict at every position, and the sorted positions that reject.
+
+    Errors are never kept: their positions are evaluated again at the next sync.
+    """
+
+    __slots__ = ("cursor", "errors", "infos", "rejected", "statuses")
+
+    def __init__(self) -> None:
+        self.infos: list[NodeInfo] = []
+        self.statuses: list[Status] = []
+        self.rejected: list[int] = []
+        self.errors: set[int] = set()
+        self.cursor = NodeCursor()
+
+    def sync(self, snapshot: Snapshot, verdict: Callable[[NodeInfo], Status]) -> None:
+        """Re-evaluate the positions whose NodeInfo changed since the last sync."""
+        nodes = snapshot.node_infos
+        changed = self.cursor.changes(snapshot, len(self.infos))
+        if len(self.infos) != len(nodes):
+            self._rebuild(nodes, verdict)
+        else:
+            infos, errors = self.infos, self.errors
+            stale: Iterable[int] = range(len(nodes)) if changed is None else changed
+            for position in list(errors) + list(stale) if errors else stale:
+                info = nodes[position]
+                if info is not infos[position] or position in errors:
+                    self._set(position, info, verdict(info))
+
+    def _rebuild(self, nodes: Sequence[NodeInfo], verdict: Callable[[NodeInfo], Status]) -> None:
+        self.infos = list(nodes)
+        self.statuses = statuses = [verdict(info) for info in nodes]
+        self.rejected = [p for p, status in enumerate(statuses) if status.code is not _SUCCESS]
+        self.errors = {p for p in self.rejected if statuses[p].code is _ERROR}
+
+    def _set(self, position: int, info: NodeInfo, status: Status) -> None:
+        self.infos[position] = info
+        was_ok = self.statuses[position].code is _SUCCESS
+        self.statuses[position] = status
+        is_ok = status.code is _SUCCESS
+        if was_ok and not is_ok:
+            insort(self.rejected, position)
+        elif is_ok and not was_ok:
+            del self.rejected[bisect_left(self.rejected, position)]
+        if status.code is _ERROR:
+            self.errors.add(position)
+        else:
+            self.errors.discard(position)
+
+
+@final
+class SearchResult:
+    """What the sampled node search found: feasible positions in search order, rejections, the stop."""
+
+    __slots__ = ("error", "feasible", "statuses", "stopped_at")
+
+    def __init__(self) -> None:
+        self.feasible: list[int] = []
+        self.statuses: dict[str, Status] = {}
+        self.stopped_at: str | None = None
+        self.error: Status | None = None
+
+
+def search_column(
+    column: FilterColumn, nodes: Sequence[NodeInfo], start: int, to_find: int,
+    rest: Callable[[NodeInfo], Status] | None = None,
+    special: Mapping[int, Callable[[NodeInfo], Status]] | None = None,
+) -> SearchResult:
+    """kube-scheduler's sampled search from ``start`` over a synced column.
+
+    Runs of feasible positions between rejected ones are taken whole; ``rest`` (the Filter plugins
+    that are not node-local, when there are any) is run node by node on the column's survivors.
+    The positions in ``special`` (nodes with nominated pods) are judged by their own function
+    alone.  Visits exactly the nodes, and reports exactly the statuses, of the node-by-node search
+    (``start`` is taken modulo the node count, as kube-scheduler does: the cluster may have shrunk
+    since the index was stored).
+    """
+    result = SearchResult()
+    rejected, statuses = column.rejected, column.statuses
+    marked = sorted(special) if special else []
+    count = len(nodes)
+    start = start % count if count else 0
+    for low, high in ((start, count), (0, start)):
+        index = bisect_left(rejected, low)
+        mark = bisect_left(marked, low)
+        cursor = low
+        while cursor < high:
+            stop = rejected[index] if index < len(rejected) and rejected[index] < high else high
+            if mark < len(marked) and marked[mark] < stop:
+                stop = marked[mark]
+            if cursor < stop and _take_run(result, nodes, cursor, stop, to_find, rest):
+                return result
+            if stop == high:
+                break
+            if index < len(rejected) and rejected[index] == stop:
+                index += 1
+            if mark < len(marked) and marked[mark] == stop:
+                mark += 1
+                assert special is not None
+                status = special[stop](nodes[stop])
+            else:
+                status = statuses[stop]
+            if _visit(result, nodes[stop], stop, status, to_find):
+                return result
+            cursor = stop + 1
+    return result
+
+
+def search_nodes(
+    nodes: Sequence[NodeInfo], start: int, to_find: int, check: Callable[[NodeInfo], Status]
+) -> SearchResult:
+    """The same search without a column: ``check`` every node from ``start`` (modulo their count) on."""
+    result = SearchResult()
+    count = len(nodes)
+    for offset in range(count):
+        position = (start + offset) % count
+        info = nodes[position]
+        if _visit(result, info, position, check(info), to_find):
+            break
+    return result
+
+
+def _visit(result: SearchResult, info: NodeInfo, position: int, status: Status, to_find: int) -> bool:
+    """Record one node's verdict; True when the search ends there (enough found, or an error)."""
+    code = status.code
+    if code is _SUCCESS:
+        if len(result.feasible) >= to_find:
+            result.stopped_at = info.name
+            return True
+        result.feasible.append(position)
+    elif code is _ERROR:
+        result.error = status
+        return True
+    else:
+        result.statuses[info.name] = status
+    return False
+
+
+def _take_run(result: SearchResult, nodes: Sequence[NodeInfo], low: int, high: int, to_find: int,
+              rest: Callable[[NodeInfo], Status] | None) -> bool:
+    """Take the feasible positions ``[low, high)``; True when the search ends inside the run."""
+    feasible = result.feasible
+    if rest is None:
+        room = to_find - len(feasible)
+        if high - low > room:
+            feasible.extend(range(low, low + room))
+            result.stopped_at = nodes[low + room].name
+            return True
+        feasible.extend(range(low, high))
+        return False
+    statuses = result.statuses
+    for position in range(low, high):  # _visit inlined: this loop is the hot path with non-local filters
+        info = nodes[position]
+        status = rest(info)
+        code = status.code
+        if code is _SUCCESS:
+            if len(feasible) >= to_find:
+                result.stopped_at = info.name
+                return True
+            feasible.append(position)
+        elif code is _ERROR:
+            result.error = status
+            return True
+        else:
+            statuses[info.name] = status
+    return False
+
+
+class ScoreFailure(Exception):
+    """Scoring one node failed; ``error`` says how (raised again only if that node is scored)."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+@final
+class ScoreColumn:
+    """Raw scores of the node-local Score plugins at every position, and their weighted sums.
+
+    ``raw[i][p]`` is plugin ``i``'s raw score at position ``p``; ``partial[p]`` sums the weighted
+    raw scores of the plugins that do not normalize.  Positions are re-scored lazily: a sync only
+    notes which may be out of date (``pending``), and :meth:`gather` scores those among the
+    positions it is asked for.  A failure is raised only when its position is asked for, and is
+    tried again next time.
+    """
+
+    __slots__ = ("cursor", "infos", "partial", "pending", "raw")
+
+    def __init__(self, width: int) -> None:
+        self.infos: list[NodeInfo | None] = []
+        self.raw: list[list[int]] = [[] for _ in range(width)]
+        self.partial: list[int] = []
+        self.pending: set[int] = set()
+        self.cursor = NodeCursor()
+
+    def sync(self, snapshot: Snapshot) -> None:
+        """Note the positions whose NodeInfo changed since the last sync."""
+        nodes = snapshot.node_infos
+        changed = self.cursor.changes(snapshot, len(self.infos))
+        if len(self.infos) != len(nodes):
+            self.infos = [None] * len(nodes)
+            self.partial = [0] * len(nodes)
+            self.raw = [[0] * len(nodes) for _ in self.raw]
+            self.pending = set(range(len(nodes)))
+        else:
+            self.pending.update(range(len(nodes)) if changed is None else changed)
+
+    def gather(
+        self, snapshot: Snapshot, positions: Sequence[int], score: Callable[[NodeInfo], tuple[tuple[int, ...], int]]
+    ) -> None:
+        """Bring ``positions`` up to date; ``score`` gives a node's raw scores and their weighted
+        partial sum, or raises :class:`ScoreFailure`, which is raised again for the first failing
+        position (in ``positions`` order) once the others are done."""
+        if not self.pending:
+            return
+        due = self.pending.intersection(positions)
+        if not due:
+            return
+        nodes, infos, raw = snapshot.node_infos, self.infos, self.raw
+        failed: dict[int, ScoreFailure] = {}
+        for position in due:
+            info = nodes[position]
+            if info is not infos[position]:
+                try:
+                    values, partial = score(info)
+                except ScoreFailure as failure:
+                    failed[position] = failure
+                    continue
+                infos[position] = info
+                self.partial[position] = partial
+                for column, value in zip(raw, values, strict=True):
+                    column[position] = value
+            self.pending.discard(position)
+        if failed:
+            raise next(failed[p] for p in positions if p in failed)

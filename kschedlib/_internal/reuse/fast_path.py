@@ -1,0 +1,189 @@
+"""The reuse layer's interface: filter plans, memoized filter runners, the column search, local score views.
+
+kube-scheduler keeps its own result reuse beside the plugin runner (``runtime/batch.go``,
+``signature.go``), not inside ``Run*Plugins``; :class:`Reuse` is that place here.  It only ever
+returns what running the plugins would: verdicts and raw scores of plugins that promised
+(:mod:`kschedlib.framework.memo`) to depend on their key and the NodeInfo alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple, cast, final
+
+from kschedlib._internal.plugin_errors import (
+    FilterRunner,
+    OutOfRange,
+    PluginFailure,
+    bound_filter_runner,
+    plain_filter_runner,
+    score_node,
+)
+from kschedlib._internal.reuse.columns import FilterColumn, ScoreColumn, ScoreFailure, SearchResult, search_column
+from kschedlib._internal.reuse.memo import Memo, MemoizedFilter, memo_key
+from kschedlib.framework.cycle_state import CycleState
+from kschedlib.framework.extension_points import FilterPlugin, ScoreExtensions, ScorePlugin
+from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore
+from kschedlib.framework.node_info import NodeInfo
+from kschedlib.framework.snapshot import Snapshot
+from kschedlib.framework.status import Status
+from kschedlib.model.objects import Pod
+
+__all__ = ["FilterPlan", "LocalView", "Reuse"]
+
+
+class FilterPlan(NamedTuple):
+    """The Filter plugins a cycle runs, and how many of them, from the first, are node-local.
+
+    ``key`` identifies the node-local prefix's verdicts (one key per plugin in it).
+    """
+
+    active: tuple[tuple[str, FilterRunner], ...]
+    local: int
+    key: tuple[object, ...]
+
+
+class LocalView(NamedTuple):
+    """The reusable Score plugins' results for the nodes being scored, in their order."""
+
+    totals: list[int]
+    """Per node, the weighted sum of the reusable plugins that do not normalize."""
+    raw: Callable[[int], list[int]]
+    """The raw scores of the ``j``-th reusable plugin, per node."""
+
+
+@final
+class Reuse:
+    """One profile's reusable results: what the runtime asks before running node-local plugins."""
+
+    def __init__(self, filters: Sequence[tuple[str, FilterPlugin]], scores: Sequence[tuple[str, ScorePlugin]],
+                 weights: Mapping[str, int]) -> None:
+        self._filters = tuple(filters)
+        self.weights = weights
+        # what each plugin implements, looked up by name in every cycle (cheaper than ABC checks)
+        self._node_local_filters = frozenset(name for name, p in filters if isinstance(p, NodeLocalFilter))
+        self._node_local_scores = frozenset(name for name, p in scores if isinstance(p, NodeLocalScore))
+        self._normalizing = frozenset(name for name, p in scores if isinstance(p, ScoreExtensions))
+        self._memo = Memo()
+
+    def memoized(self, plan: FilterPlan, run: FilterRunner) -> FilterRunner:
+        """``run`` (the plan's plugins), reusing verdicts per NodeInfo when every plugin is node-local."""
+        if plan.local < len(plan.active):
+            return run
+        return MemoizedFilter(run, self._memo.table(plan.key))
+
+    def filter_plan(self, state: CycleState, pod: Pod) -> FilterPlan:
+        """The non-skipped Filter plugins, with the key of their leading :class:`NodeLocalFilter` run."""
+        active: list[tuple[str, FilterRunner]] = []
+        keys: list[object] = ["filter"]
+        local = 0
+        for name, plugin in self._filters:
+            if name in state.skip_filter_plugins:
+                continue
+            active.append((name, plugin.filter))
+            if local == len(active) - 1 and name in self._node_local_filters:
+                key = memo_key(cast(NodeLocalFilter, plugin).filter_key, state, pod)
+                if key is not None:
+                    keys.append((name, key))
+                    local += 1
+        return FilterPlan(tuple(active), local, tuple(keys))
+
+    def search_columns(
+        self, plan: FilterPlan, state: CycleState, pod: Pod, snapshot: Snapshot, start: int, to_find: int,
+        special: Mapping[int, Callable[[NodeInfo], Status]] | None = None, check: FilterRunner | None = None,
+    ) -> SearchResult | None:
+        """The node search over the memo column of the plan's node-local plugins.
+
+        ``special`` positions are judged by their own function (see :func:`search_column`); ``check``
+        is the cycle's filter runner, reused when every plugin is node-local.
+        ``None`` when there is no node-local plugin to build on, or the column is not built yet.
+        """
+        if plan.local == 0 and plan.active:
+            return None
+        nodes = snapshot.node_infos
+        column = self._memo.column(("column", *plan.key), FilterColumn, len(nodes), to_find)
+        if column is None:
+            return None
+        if isinstance(check, MemoizedFilter) and plan.local == len(plan.active):
+            verdict = check  # the same verdicts under the same key
+        else:
+            verdict = MemoizedFilter(plain_filter_runner(plan.active[:plan.local]), self._memo.table(plan.key))
+        column.sync(snapshot, lambda info: verdict(state, pod, info))
+        rest = bound_filter_runner(plan.active[plan.local:], state, pod) if plan.local < len(plan.active) else None
+        return search_column(column, nodes, start, to_find, rest, special)
+
+    def local_score_plugins(
+        self, state: CycleState, pod: Pod, active: Sequence[tuple[str, ScorePlugin]]
+    ) -> tuple[list[int], tuple[object, ...]]:
+        """Indexes of the active plugins whose scores can be reused, and the table key for them."""
+        local: list[int] = []
+        keys: list[object] = ["score"]
+        for index, (name, plugin) in enumerate(active):
+            if name not in self._node_local_scores:
+                continue
+            key = memo_key(cast(NodeLocalScore, plugin).score_key, state, pod)
+            if key is not None:
+                local.append(index)
+                keys.append((name, key))
+        return local, tuple(keys)
+
+    def _local_scorer(
+        self, state: CycleState, pod: Pod, active: Sequence[tuple[str, ScorePlugin]], local: Sequence[int],
+    ) -> Callable[[NodeInfo], tuple[tuple[int, ...], int]]:
+        """Scores one node with the reusable plugins: their raw scores and the weighted sum of those
+        that do not normalize (range-checked here, since that sum is all that is kept of them)."""
+        scorers = [(active[i][0], active[i][1].score) for i in local]
+        summed = [(position, active[i][0], self.weights[active[i][0]]) for position, i in enumerate(local)
+                  if active[i][0] not in self._normalizing]
+
+        def score(node: NodeInfo) -> tuple[tuple[int, ...], int]:
+            raw = tuple(score_node(scorers, state, pod, node))
+            partial = 0
+            for position, name, weight in summed:
+                value = raw[position]
+                if not 0 <= value <= 100:
+                    raise OutOfRange(name, value)
+                partial += value * weight
+            return raw, partial
+
+        return score
+
+    def local_view(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], active: Sequence[tuple[str, ScorePlugin]],
+        local: Sequence[int], keys: tuple[object, ...], positions: Sequence[int] | None, snapshot: Snapshot | None,
+    ) -> LocalView:
+        """The reusable plugins' results for ``nodes``: from the key's column when positions are known,
+        else from its id table."""
+        score = self._local_scorer(state, pod, active, local)
+        if positions is not None and snapshot is not None:
+            column = self._memo.column(("column", *keys), lambda: ScoreColumn(len(local)), snapshot.num_nodes,
+                                       len(positions))
+            if column is not None:
+                return self._column_view(column, snapshot, positions, score)
+        table = self._memo.table(keys)
+        entries: list[Any] = list(map(table.get, map(id, nodes)))
+        for i, (entry, node) in enumerate(zip(entries, nodes, strict=True)):
+            if entry is None or entry[0] is not node:
+                raw, partial = score(node)
+                entries[i] = table[id(node)] = (node, raw, partial)
+        return LocalView([entry[2] for entry in entries], lambda j: [entry[1][j] for entry in entries])
+
+    @staticmethod
+    def _column_view(
+        column: ScoreColumn, snapshot: Snapshot, positions: Sequence[int],
+        score: Callable[[NodeInfo], tuple[tuple[int, ...], int]],
+    ) -> LocalView:
+        def checked(node: NodeInfo) -> tuple[tuple[int, ...], int]:
+            try:
+                return score(node)
+            except (PluginFailure, OutOfRange) as exc:
+                raise ScoreFailure(exc) from exc
+
+        column.sync(snapshot)
+        try:
+            column.gather(snapshot, positions, checked)
+        except ScoreFailure as failure:
+            raise failure.error from None
+        raw = column.raw
+        return LocalView(list(map(column.partial.__getitem__, positions)),
+                          lambda j: list(map(raw[j].__getitem__, positions)))

@@ -1,0 +1,109 @@
+"""Reusable node-local results by key: id tables and per-position columns, with their bounds."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, Final, TypeVar, final
+
+from kschedlib._internal.plugin_errors import FilterRunner
+from kschedlib._internal.reuse.columns import FilterColumn, ScoreColumn
+from kschedlib.framework.cycle_state import CycleState
+from kschedlib.framework.node_info import NodeInfo
+from kschedlib.framework.status import Code, Status
+from kschedlib.model.objects import Pod
+
+__all__ = ["Memo", "MemoizedFilter", "memo_key"]
+
+_ERROR: Final = Code.ERROR
+_C = TypeVar("_C", FilterColumn, ScoreColumn)
+
+
+def memo_key(key_of: Callable[[CycleState, Pod], object], state: CycleState, pod: Pod) -> object:
+    """A node-local plugin's memo key, or ``None`` when its results cannot be reused.
+
+    A key that raises or cannot be hashed means no reuse: the plugin then runs on every node.
+    """
+    try:
+        key = key_of(state, pod)
+        hash(key)
+    except Exception:
+        return None
+    return key
+
+
+@final
+class Memo:
+    """Reusable node-local results by key: id tables and per-position columns.
+
+    An id table maps NodeInfo id -> (NodeInfo, value); an entry is valid only while its NodeInfo
+    object is the one being asked about.  A column (see :mod:`~kschedlib._internal.reuse.columns`)
+    covers every position of the snapshot; it is only built for a key once its pods have asked
+    about as many nodes as the snapshot has, so one-off pod shapes never pay for it.
+    Keys are few (one per distinct pod shape) and bounded in number.
+    """
+
+    __slots__ = ("_tables", "_uses")
+    MAX_TABLES: Final = 64
+    MAX_ENTRIES: Final = 50_000
+    MAX_COUNTED: Final = 4_096
+
+    def __init__(self) -> None:
+        self._tables: OrderedDict[object, Any] = OrderedDict()
+        self._uses: dict[object, int] = {}
+
+    def _store(self, key: object, value: Any) -> None:
+        self._tables[key] = value
+        if len(self._tables) > self.MAX_TABLES:
+            self._tables.popitem(last=False)
+
+    def table(self, key: object) -> dict[int, Any]:
+        table: dict[int, Any] | None = self._tables.get(key)
+        if table is None:
+            table = {}
+            self._store(key, table)
+        else:
+            self._tables.move_to_end(key)
+            if len(table) > self.MAX_ENTRIES:
+                table.clear()
+        return table
+
+    def column(self, key: object, factory: Callable[[], _C], nodes: int, wanted: int) -> _C | None:
+        """The column of ``key``, or ``None`` while its uses have not yet covered ``nodes`` nodes."""
+        column: _C | None = self._tables.get(key)
+        if column is not None:
+            self._tables.move_to_end(key)
+            return column
+        uses = self._uses.get(key, 0) + max(wanted, 1)
+        if uses < nodes:
+            if len(self._uses) >= self.MAX_COUNTED:
+                self._uses.clear()
+            self._uses[key] = uses
+            return None
+        self._uses.pop(key, None)
+        column = factory()
+        self._store(key, column)
+        return column
+
+
+@final
+class MemoizedFilter:
+    """A filter runner that reuses verdicts per NodeInfo; the node search reads ``table`` directly."""
+
+    __slots__ = ("run", "table")
+
+    def __init__(self, run: FilterRunner, table: dict[int, Any]) -> None:
+        self.run = run
+        self.table = table
+
+    def __call__(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        entry = self.table.get(id(node_info))
+        if entry is not None and entry[0] is node_info:
+            cached: Status = entry[1]
+            return cached
+        status = self.run(state, pod, node_info)
+        if status.code is not _ERROR:
+            self.table[id(node_info)] = (node_info, status)
+        return status
+
+

@@ -1,0 +1,143 @@
+"""max_replicas: how many more copies of one or more pods fit, placed one by one as cluster-capacity does."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from os import PathLike
+from typing import Any, final
+
+import attrs
+
+from kschedlib.capacity._common import ClusterSource, before_after, load, new_scheduler, shapes_of
+from kschedlib.errors import ManifestError
+from kschedlib.framework.registry import Registry
+from kschedlib.model.objects import Pod
+from kschedlib.scheduler import ConfigSource, Scheduler
+from kschedlib.simulation.cluster import resolve_pod
+from kschedlib.versions import KubeSettings
+
+__all__ = ["ReplicaReport", "max_replicas"]
+
+PodSource = Pod | Mapping[str, Any] | str | PathLike[str]
+
+
+@final
+@attrs.frozen(slots=True)
+class ReplicaReport:
+    """How many more copies fit, where they went and what stopped them."""
+
+    replicas: int
+    stopped_by: str | None
+    """The FitError message of the copy that fit nowhere (``None`` when ``limit`` was reached)."""
+    stopped_pod: str | None
+    """The template (``namespace/name``) whose copy fit nowhere."""
+    placements: Mapping[str, int]
+    """node -> copies placed there (all templates)."""
+    templates: Mapping[str, Mapping[str, Any]]
+    """template -> ``{"replicas": n, "placements": {node: n}}``."""
+    pending: Mapping[str, str | None]
+    """With ``include_pending``: the cluster's pending pods -> node, or ``None`` (placed before the copies)."""
+    extra: Mapping[str, Any]
+    """Utilisation and fragmentation before and after."""
+    kube: KubeSettings
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``capacity`` JSON."""
+        return {"replicas": self.replicas, "stopped_by": self.stopped_by, "stopped_pod": self.stopped_pod,
+                "placements": dict(self.placements), "templates": {k: dict(v) for k, v in self.templates.items()},
+                "pending": dict(self.pending), **self.extra, **self.kube.to_dict()}
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One CSV row per template and node."""
+        return [{"template": template, "node": node, "replicas": count}
+                for template, entry in self.templates.items() for node, count in entry["placements"].items()]
+
+    def text(self) -> str:
+        lines = [f"{self.replicas} more replica(s) fit"]
+        for template, entry in self.templates.items():
+            lines.append(f"  {template}: {entry['replicas']}")
+        for node, count in self.placements.items():
+            lines.append(f"  on {node}: {count}")
+        lines.append(f"stopped by: {self.stopped_by}" if self.stopped_by is not None else "stopped at the limit")
+        return "\n".join(lines)
+
+
+def _copy(scheduler: Scheduler, template: Pod, index: int) -> Pod:
+    """Copy ``index`` of ``template``: ``<name>-<n>`` with the first free ``n`` from ``index`` on."""
+    while scheduler.get_pod(f"{template.namespace}/{template.name}-{index}") is not None:
+        index += 1
+    return attrs.evolve(template, name=f"{template.name}-{index}", uid=f"{template.uid or template.key}-copy-{index}",
+                        node_name="", nominated_node_name="", phase="Pending", conditions=(), start_time=None)
+
+
+def max_replicas(
+    cluster: ClusterSource,
+    pods: PodSource | Sequence[PodSource],
+    config: ConfigSource = None,
+    *,
+    limit: int | None = None,
+    include_pending: bool = False,
+    expand_controllers: bool = False,
+    seed: int = 0,
+    registry: Registry | None = None,
+    kube_version: str | None = None,
+    feature_gates: Mapping[str, bool] | str | None = None,
+) -> ReplicaReport:
+    """How many more copies of ``pods`` fit in ``cluster``, scheduled one at a time (cluster-capacity's way).
+
+    ``pods`` is one pod or a list (a Pod, v1 dict, ``namespace/name`` of the cluster or a pod file);
+    with several, copies are made round robin.  The first copy that fits nowhere stops the run and
+    its FitError message (with the preemption part, as kube-scheduler writes it) is ``stopped_by``;
+    ``limit`` stops it earlier.  Copies are named ``<template>-<n>``.  The cluster's pending pods are
+    left out unless ``include_pending``, which schedules them first.  ``expand_controllers`` creates
+    the pods of the cluster's controllers first (:func:`expand_controllers`).
+    """
+    if limit is not None and (not isinstance(limit, int) or limit < 0):
+        raise ManifestError("must be a whole number of at least 0", obj="max_replicas", field="limit", value=limit)
+    loaded = load(cluster, expand=expand_controllers)
+    sources: Sequence[PodSource] = pods if isinstance(pods, list | tuple) else [pods]  # type: ignore[list-item]
+    templates = [resolve_pod(loaded, pod) for pod in sources]
+    if not templates:
+        raise ManifestError("needs at least one pod", obj="max_replicas", field="pods", value=[])
+    scheduler = new_scheduler(config, seed=seed, registry=registry, kube_version=kube_version,
+                              feature_gates=feature_gates)
+    scheduler.add_objects(o for o in loaded.objects if not isinstance(o, Pod) or o.node_name)
+    before = scheduler.fork()
+    pending: dict[str, str | None] = {}
+    if include_pending:
+        for pod in loaded.pending_pods:
+            scheduler.add_pod(pod)
+        for first in scheduler.run_until_idle():
+            pending[first.pod.key] = first.node_name if first.scheduled else None
+    for key in scheduler.pending():
+        scheduler.remove_pod(key)
+    for template in templates:
+        if template.scheduler_name not in scheduler.profiles:
+            raise ManifestError(f'profile not found for scheduler name "{template.scheduler_name}"',
+                                obj=f"Pod {template.key}", field="spec.schedulerName", value=template.scheduler_name)
+    placed: dict[str, Counter[str]] = {t.key: Counter() for t in templates}
+    next_index = dict.fromkeys(placed, 0)
+    stopped_by = stopped_pod = None
+    count = 0
+    while limit is None or count < limit:
+        template = templates[count % len(templates)]
+        replica = _copy(scheduler, template, next_index[template.key])
+        next_index[template.key] = int(replica.name.rsplit("-", 1)[1]) + 1
+        scheduler.add_pod(replica)
+        result = scheduler.schedule_one()
+        assert result is not None
+        if not result.scheduled:
+            stopped_by, stopped_pod = result.message or "", template.key
+            scheduler.remove_pod(replica.key)
+            break
+        placed[template.key][result.node_name or ""] += 1
+        count += 1
+    total: Counter[str] = Counter()
+    for counts in placed.values():
+        total.update(counts)
+    per_template = {key: {"replicas": sum(c.values()), "placements": dict(sorted(c.items()))}
+                    for key, c in placed.items()}
+    extra = before_after(before, scheduler, shapes_of(scheduler, templates))
+    return ReplicaReport(count, stopped_by, stopped_pod, dict(sorted(total.items())), per_template, pending, extra,
+                         scheduler.kube)

@@ -1,0 +1,45 @@
+"""v1 manifests for the what-if tests: nodes, pods with owners, PodDisruptionBudgets, controllers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+Json = dict[str, Any]
+
+
+def node(name: str, cpu: str = "4", memory: str = "8Gi", pods: str = "110", zone: str = "z1",
+         **extra: str) -> Json:
+    amounts = {"cpu": cpu, "memory": memory, "pods": pods, **extra}
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name,
+                                                  "topology.kubernetes.io/zone": zone}},
+            "status": {"allocatable": amounts, "capacity": amounts,
+                       "conditions": [{"type": "Ready", "status": "True"}]}}
+
+
+def pod(name: str, cpu: str = "1", memory: str = "1Gi", *, node_name: str = "", owner: str | None = None,
+        labels: dict[str, str] | None = None, namespace: str = "default", volumes: list[Json] | None = None,
+        annotations: dict[str, str] | None = None, priority: int | None = None, **extra: str) -> Json:
+    metadata: Json = {"name": name, "namespace": namespace, "labels": labels or {}}
+    if owner is not None:
+        kind, _, owner_name = owner.partition("/")
+        metadata["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": kind, "name": owner_name,
+                                        "uid": f"uid-{owner_name}", "controller": True}]
+    if annotations:
+        metadata["annotations"] = annotations
+    spec: Json = {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu, "memory": memory, **extra}}}]}
+    if node_name:
+        spec["nodeName"] = node_name
+    if volumes:
+        spec["volumes"] = volumes
+    if priority is not None:
+        spec["priority"] = priority
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec,
+            "status": {"phase": "Running" if node_name else "Pending"}}
+
+
+def pdb(name: str, app: str, allowed: int, namespace: str = "default") -> Json:
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"selector": {"matchLabels": {"app": app}}},
+            "status": {"disruptionsAllowed": allowed}}
