@@ -106,7 +106,7 @@ def config(weight: int, args: Mapping[str, Any] | None) -> dict[str, Any]:
 ARGS: Final = {"labelKey": "disktype", "values": ["nvme", "ssd"]}
 
 
-def first_decision(registry: kschedlib.Registry, cfg: object) -> tuple[str | None, dict[str, int]]:
+def first_decision(registry: kschedlib.Registry, cfg: dict[str, Any] | None) -> tuple[str | None, dict[str, int]]:
     """The node chosen for the cluster's pending pod, and every feasible node's total score."""
     cluster = kschedlib.load_cluster(CLUSTER)
     pod = cluster.pending_pods[0]
