@@ -355,3 +355,12 @@ def test_the_fake_handle_holds_dra_objects() -> None:
     assert plugin.filter(state, target, handle.snapshot.get("a")).is_success
     assert plugin.reserve(state, target, "a").is_success
     assert handle.dra.allocated_state().devices == {(DRIVER, "a", "g0")}
+
+
+def test_pre_bind_pre_flight_works_only_for_pods_with_claims() -> None:
+    sched = scheduler(node("a"), gpus("a", "g0"), DEVICE_CLASS, claim("c1"))
+    plugin, state, target = _cycle(sched, pod("p", "c1"))
+    assert plugin.pre_bind_pre_flight(state, target, "a").is_success
+    plain, plain_state, plain_pod = _cycle(sched, pod("q"))
+    assert plain.pre_bind_pre_flight(plain_state, plain_pod, "a").code is Code.SKIP
+    assert plain.pre_bind_pre_flight(CycleState(), plain_pod, "a").code is Code.SKIP
