@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ from kschedlib import capacity
 from kschedlib.cli import main
 from kschedlib.progress import Progress
 from tests.sweeps.test_progress import Clock, Terminal, segments
-from tests.whatif.manifests import node, pod
+from tests.whatif.manifests import node, pod, write_files
 
 MOST = {"profiles": [{"schedulerName": "default-scheduler", "pluginConfig": [
     {"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "MostAllocated"}}}]}]}
@@ -99,15 +98,10 @@ def test_off_a_terminal_the_meter_writes_nothing() -> None:
 
 @pytest.fixture
 def files(tmp_path: Path) -> dict[str, str]:
-    docs = {"cluster": {"apiVersion": "v1", "kind": "List", "items": [*_cluster(), pod("big", cpu="3")]},
-            "pod": pod("x", cpu="1"), "node": node("pool", cpu="4"),
-            "most": {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **MOST}}
-    out = {}
-    for name, doc in docs.items():
-        path = tmp_path / f"{name}.json"
-        path.write_text(json.dumps(doc), encoding="utf-8")
-        out[name] = str(path)
-    return out
+    return write_files(tmp_path, {
+        "cluster": {"apiVersion": "v1", "kind": "List", "items": [*_cluster(), pod("big", cpu="3")]},
+        "pod": pod("x", cpu="1"), "node": node("pool", cpu="4"),
+        "most": {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **MOST}})
 
 
 def _args(files: dict[str, str], command: str) -> list[str]:
