@@ -49,7 +49,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _capacity(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    capacity_cli.run(args, out)
+    capacity_cli.run(args, out, err)
     return 0
 
 

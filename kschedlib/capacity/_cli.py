@@ -12,6 +12,7 @@ from kschedlib.capacity._drain_plan import drain
 from kschedlib.capacity._nodes_needed import nodes_needed
 from kschedlib.capacity._replicas import max_replicas
 from kschedlib.errors import ManifestError
+from kschedlib.progress import Progress
 from kschedlib.versions import add_version_arguments
 
 __all__ = ["COMMANDS", "add_parsers", "run"]
@@ -64,9 +65,14 @@ def _config(value: str | None) -> str | None:
     return None if value in (None, "default") else value
 
 
-def _answer(args: argparse.Namespace) -> _Answer:
+UNITS = {"capacity": "copies placed", "drain": "pods tried", "nodes-needed": "tries", "compare": "configs run"}
+"""What each command's progress line counts."""
+
+
+def _answer(args: argparse.Namespace, meter: Progress) -> _Answer:
     versions: dict[str, Any] = {"kube_version": args.kube_version, "feature_gates": args.feature_gates,
-                                "seed": args.seed, "expand_controllers": args.expand_controllers}
+                                "seed": args.seed, "expand_controllers": args.expand_controllers,
+                                "progress": meter.update if meter.enabled else None}
     if args.command == "capacity":
         return max_replicas(args.cluster, args.pod, args.config, limit=args.max,
                             include_pending=args.include_pending, **versions)
@@ -95,9 +101,11 @@ def _yaml(data: dict[str, Any], out: TextIO) -> None:
     yaml.safe_dump(data, out, sort_keys=False, default_flow_style=False)
 
 
-def run(args: argparse.Namespace, out: TextIO) -> None:
-    """Answer the subcommand's question and print it in the chosen format."""
-    answer = _answer(args)
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
+    """Answer the subcommand's question and print it in the chosen format; progress goes to ``err``
+    when it is a terminal."""
+    with Progress(unit=UNITS[args.command], label=args.command, stream=err) as meter:
+        answer = _answer(args, meter)
     if args.format == "json":
         json.dump(answer.to_dict(), out, indent=2)
         out.write("\n")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from os import PathLike
 from typing import Any
 
@@ -16,10 +16,14 @@ from kschedlib.model.resources import accounting_for
 from kschedlib.scheduler import ConfigSource, Scheduler
 from kschedlib.simulation.cluster import Cluster, load_cluster
 
-__all__ = ["ClusterSource", "Versions", "before_after", "load", "new_scheduler", "shapes_of"]
+__all__ = ["ClusterSource", "ProgressCallback", "Versions", "before_after", "load", "new_scheduler", "shapes_of"]
 
 ClusterSource = Cluster | str | PathLike[str] | Mapping[str, Any] | Sequence[Any]
 """A cluster as :func:`kschedlib.load_cluster` reads it."""
+
+ProgressCallback = Callable[[int, int | None], None]
+"""Called as ``progress(done, total)`` while a capacity question runs (``total`` ``None``: not known);
+:meth:`kschedlib.progress.Progress.update` is one."""
 
 Versions = tuple[str | None, Mapping[str, bool] | str | None]
 

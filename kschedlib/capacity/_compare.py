@@ -8,7 +8,7 @@ from typing import Any, final
 
 import attrs
 
-from kschedlib.capacity._common import ClusterSource, before_after, load, shapes_of
+from kschedlib.capacity._common import ClusterSource, ProgressCallback, before_after, load, shapes_of
 from kschedlib.errors import ManifestError
 from kschedlib.framework.registry import Registry
 from kschedlib.scheduler import ConfigSource
@@ -70,11 +70,12 @@ def compare(
     registry: Registry | None = None,
     kube_version: str | None = None,
     feature_gates: Mapping[str, bool] | str | None = None,
+    progress: ProgressCallback | None = None,
 ) -> Comparison:
     """Simulate ``cluster`` once per config (as :func:`kschedlib.simulate` does) and put the runs side by side.
 
     ``labels`` names the configs in the output (default: the file name, ``default`` for ``None``,
-    else ``config-N``).
+    else ``config-N``).  ``progress(configs_run, len(configs))`` is called after each config's run.
     """
     if len(configs) < 2:
         raise ManifestError("needs at least two configs", obj="compare", field="configs", value=len(configs))
@@ -97,6 +98,8 @@ def compare(
                        "unschedulable": dict(report.unschedulable), "evicted": list(report.evicted),
                        **before_after(before, run.scheduler, shapes)}
         placements.append(report.placements)
+        if progress is not None:
+            progress(len(placements), len(configs))
     pods = sorted({key for placed in placements for key in placed})
     differences = {key: tuple(placed.get(key) for placed in placements) for key in pods
                    if len({placed.get(key) for placed in placements}) > 1}

@@ -7,7 +7,7 @@ from typing import Any, final
 
 import attrs
 
-from kschedlib.capacity._common import ClusterSource, before_after, load, shapes_of
+from kschedlib.capacity._common import ClusterSource, ProgressCallback, before_after, load, shapes_of
 from kschedlib.errors import ManifestError
 from kschedlib.framework.registry import Registry
 from kschedlib.scheduler import ConfigSource, Scheduler
@@ -82,6 +82,7 @@ def drain(
     registry: Registry | None = None,
     kube_version: str | None = None,
     feature_gates: Mapping[str, bool] | str | None = None,
+    progress: ProgressCallback | None = None,
 ) -> DrainReport:
     """Drain ``nodes`` (in order) and reschedule their pods.
 
@@ -91,6 +92,8 @@ def drain(
     marked not safe to evict, or in kube-system without a budget are flagged.  The cluster's
     pending pods are scheduled first; moved pods are then scheduled as kube-scheduler would
     (retries, preemption with evictions), as in ``simulate --events`` with ``drain_node`` steps.
+    ``progress(pods_tried, pods_to_place)`` is called after each attempt: pods given at least one
+    attempt, of the pending and moved pods known so far (the moved ones count from their drain on).
     """
     names = list(nodes)
     if not names or not all(isinstance(name, str) for name in names):
@@ -104,6 +107,9 @@ def drain(
                **({"at": "with_previous"} if index else {})} for index, name in enumerate(names)]
     run = simulation_run(loaded, config, seed=seed, events=events, registry=registry, kube_version=kube_version,
                          feature_gates=feature_gates)
+    if progress is not None:
+        tell = progress
+        run.progress = lambda _attempts, to_place: tell(len(run.report.attempts), to_place)
     forks: list[Scheduler] = []
     run.before_batch = lambda scheduler: forks.append(scheduler.fork()) if not forks else None
     own_pending = [pod.key for pod in loaded.pending_pods]

@@ -8,7 +8,7 @@ from typing import Any, final
 
 import attrs
 
-from kschedlib.capacity._common import ClusterSource, before_after, load, new_scheduler, shapes_of
+from kschedlib.capacity._common import ClusterSource, ProgressCallback, before_after, load, new_scheduler, shapes_of
 from kschedlib.capacity._controllers import daemon_pods_for
 from kschedlib.errors import ManifestError
 from kschedlib.framework.registry import Registry
@@ -107,6 +107,7 @@ def nodes_needed(
     registry: Registry | None = None,
     kube_version: str | None = None,
     feature_gates: Mapping[str, bool] | str | None = None,
+    progress: ProgressCallback | None = None,
 ) -> NodesNeededReport:
     """The smallest number of nodes like ``node_template`` (named ``<template>-1``, ``-2``...) to add so
     that every pending pod that fits with ``limit`` of them is scheduled, and the pods that do not
@@ -117,6 +118,8 @@ def nodes_needed(
     pods once each, in queue order, on a fork of the loaded cluster;
     the count is found by bisection (more nodes of one kind never make a pod fit less), then
     confirmed.  ``node_template`` is a Node, a v1 Node dict or a file holding one node.
+    ``progress(tries_done, tries_total)`` is called after each try (a total that bisection can
+    only bound is made exact once the bisection ends).
     """
     if not isinstance(limit, int) or limit < 0:
         raise ManifestError("must be a whole number of at least 0", obj="nodes_needed", field="limit", value=limit)
@@ -128,20 +131,33 @@ def nodes_needed(
     base = new_scheduler(config, seed=seed, registry=registry, kube_version=kube_version, feature_gates=feature_gates)
     base.add_objects(loaded.objects)
     waiting = set(base.pending())
+    tries = 0
+    total = 2 + limit.bit_length()  # the try at the limit, the bisection's most steps, the confirmation
+
+    def tried() -> None:
+        nonlocal tries
+        tries += 1
+        if progress is not None:
+            progress(tries, max(total, tries))
+
     _, _, failing = _try(base, template, limit)
+    tried()
     at_most = {key: reason for key, reason in failing.items() if key in waiting}
     helped_goal = waiting - set(at_most)
     low, high = 0, limit
     while low < high:
         middle = (low + high) // 2
         _, placed, _ = _try(base, template, middle)
+        tried()
         if all(placed.get(key) is not None for key in helped_goal):
             high = middle
         else:
             low = middle + 1
     count = low
+    total = tries + 1
     while True:  # confirm (a try is deterministic; bisection assumed monotony)
         trial, placed, _ = _try(base, template, count)
+        tried()
         if all(placed.get(key) is not None for key in helped_goal) or count >= limit:
             break
         count += 1

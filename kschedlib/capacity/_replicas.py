@@ -9,7 +9,7 @@ from typing import Any, final
 
 import attrs
 
-from kschedlib.capacity._common import ClusterSource, before_after, load, new_scheduler, shapes_of
+from kschedlib.capacity._common import ClusterSource, ProgressCallback, before_after, load, new_scheduler, shapes_of
 from kschedlib.errors import ManifestError
 from kschedlib.framework.registry import Registry
 from kschedlib.model.objects import Pod
@@ -83,6 +83,7 @@ def max_replicas(
     registry: Registry | None = None,
     kube_version: str | None = None,
     feature_gates: Mapping[str, bool] | str | None = None,
+    progress: ProgressCallback | None = None,
 ) -> ReplicaReport:
     """How many more copies of ``pods`` fit in ``cluster``, scheduled one at a time (cluster-capacity's way).
 
@@ -91,7 +92,8 @@ def max_replicas(
     its FitError message (with the preemption part, as kube-scheduler writes it) is ``stopped_by``;
     ``limit`` stops it earlier.  Copies are named ``<template>-<n>``.  The cluster's pending pods are
     left out unless ``include_pending``, which schedules them first.  ``expand_controllers`` creates
-    the pods of the cluster's controllers first (:func:`expand_controllers`).
+    the pods of the cluster's controllers first (:func:`expand_controllers`).  ``progress(copies_placed,
+    limit)`` is called after each copy placed.
     """
     if limit is not None and (not isinstance(limit, int) or limit < 0):
         raise ManifestError("must be a whole number of at least 0", obj="max_replicas", field="limit", value=limit)
@@ -133,6 +135,8 @@ def max_replicas(
             break
         placed[template.key][result.node_name or ""] += 1
         count += 1
+        if progress is not None:
+            progress(count, limit)
     total: Counter[str] = Counter()
     for counts in placed.values():
         total.update(counts)

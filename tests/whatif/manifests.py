@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 Json = dict[str, Any]
@@ -43,3 +45,13 @@ def pdb(name: str, app: str, allowed: int, namespace: str = "default") -> Json:
             "metadata": {"name": name, "namespace": namespace},
             "spec": {"selector": {"matchLabels": {"app": app}}},
             "status": {"disruptionsAllowed": allowed}}
+
+
+def write_files(directory: Path, docs: dict[str, Any]) -> dict[str, str]:
+    """Each document as ``<directory>/<name>.json``: name -> path."""
+    out = {}
+    for name, doc in docs.items():
+        path = directory / f"{name}.json"
+        path.write_text(json.dumps(doc), encoding="utf-8")
+        out[name] = str(path)
+    return out

@@ -13,7 +13,7 @@ import yaml
 
 import kschedlib
 from kschedlib.cli import main
-from tests.whatif.manifests import node, pdb, pod
+from tests.whatif.manifests import node, pdb, pod, write_files
 
 MOST = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
         "profiles": [{"schedulerName": "default-scheduler", "pluginConfig": [
@@ -36,14 +36,8 @@ def files(tmp_path: Path) -> dict[str, str]:
              pod("web-1", node_name="a", owner="ReplicaSet/web", labels={"app": "web"}),
              pod("logs-a", node_name="a", owner="DaemonSet/logs"), pod("big", cpu="3"), pdb("db", "db", 0),
              DEPLOYMENT]
-    paths = {"cluster": {"apiVersion": "v1", "kind": "List", "items": items}, "pod": pod("x", cpu="1"),
-             "node": node("pool", cpu="4"), "most": MOST}
-    out = {}
-    for name, doc in paths.items():
-        path = tmp_path / f"{name}.json"
-        path.write_text(json.dumps(doc), encoding="utf-8")
-        out[name] = str(path)
-    return out
+    return write_files(tmp_path, {"cluster": {"apiVersion": "v1", "kind": "List", "items": items},
+                                  "pod": pod("x", cpu="1"), "node": node("pool", cpu="4"), "most": MOST})
 
 
 def test_capacity_json_has_the_documented_fields(files: dict[str, str]) -> None:
