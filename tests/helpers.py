@@ -1,17 +1,14 @@
-"""Small builders and fakes shared by the unit tests."""
+"""Small builders and a recording listener shared by the unit tests (the fake Handle is the public
+:class:`kschedlib.testing.FakeHandle`)."""
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterable, Mapping, Sequence
 
-from kschedlib._internal.scheduling_store import PodTable, SchedulingStore
-from kschedlib._internal.store import StorageStore
-from kschedlib.clock import Clock, FakeClock
-from kschedlib.framework import CycleState, NodeInfo, PodInfo, Snapshot, Status
-from kschedlib.model import Container, ContainerImage, Namespace, Node, Pod, parse_quantity
+from kschedlib.framework import NodeInfo, PodInfo
+from kschedlib.model import Container, ContainerImage, Node, Pod, parse_quantity
 from kschedlib.model.labels import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
-from kschedlib.model.objects import ContainerPort, OwnerSelector, PodDisruptionBudget, Taint, Volume
+from kschedlib.model.objects import ContainerPort, Taint, Volume
 from kschedlib.model.storage import (
     ClaimRef,
     LocalVolumeSource,
@@ -21,8 +18,6 @@ from kschedlib.model.storage import (
     StorageClass,
 )
 from kschedlib.scheduler import ScheduleResult
-from kschedlib.versions import Switches
-from kschedlib.versions import resolve as resolve_kube
 
 
 def resources(**amounts: str) -> dict[str, object]:
@@ -86,105 +81,6 @@ def make_pod(
 def node_info(node: Node, *pods: Pod) -> NodeInfo:
     """A NodeInfo for ``node`` holding ``pods``."""
     return NodeInfo.of(node, tuple(PodInfo.of(p) for p in pods))
-
-
-class FakeHandle:
-    """A Handle over a fixed snapshot, for plugin unit tests."""
-
-    def __init__(
-        self,
-        node_infos: Sequence[NodeInfo] = (),
-        *,
-        namespaces: Iterable[Namespace] = (),
-        pdbs: Sequence[PodDisruptionBudget] = (),
-        owners: Sequence[OwnerSelector] = (),
-        nominated: Mapping[str, Sequence[PodInfo]] | None = None,
-        seed: int = 0,
-        kube_version: str | None = "1.30",
-        feature_gates: Mapping[str, bool] | None = None,
-    ) -> None:
-        self._switches = resolve_kube(kube_version, feature_gates).switches
-        self._snapshot = Snapshot(node_infos, namespaces={ns.name: ns for ns in namespaces})
-        self._pdbs = list(pdbs)
-        self._owners = list(owners)
-        self._nominated = dict(nominated or {})
-        self._clock = FakeClock()
-        self._rng = random.Random(seed)
-
-    @property
-    def snapshot(self) -> Snapshot:
-        return self._snapshot
-
-    @property
-    def switches(self) -> Switches:
-        return self._switches
-
-    @property
-    def clock(self) -> Clock:
-        return self._clock
-
-    @property
-    def rng(self) -> random.Random:
-        return self._rng
-
-    def nominated_pods_for_node(self, node_name: str) -> Sequence[PodInfo]:
-        return self._nominated.get(node_name, ())
-
-    def get_pod(self, namespace: str, name: str) -> Pod | None:
-        for info in self._snapshot:
-            for pod_info in info.pods:
-                if pod_info.pod.namespace == namespace and pod_info.pod.name == name:
-                    return pod_info.pod
-        return None
-
-    def pod_disruption_budgets(self) -> Sequence[PodDisruptionBudget]:
-        return self._pdbs
-
-    def owner_selectors(self, namespace: str) -> Sequence[OwnerSelector]:
-        return [o for o in self._owners if o.namespace == namespace]
-
-    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
-        raise NotImplementedError("FakeHandle runs no plugins")
-
-    def run_pre_filter_extension_add_pod(
-        self, state: CycleState, pod: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
-    ) -> Status:
-        raise NotImplementedError("FakeHandle runs no plugins")
-
-    def run_pre_filter_extension_remove_pod(
-        self, state: CycleState, pod: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo
-    ) -> Status:
-        raise NotImplementedError("FakeHandle runs no plugins")
-
-    @property
-    def scheduling_objects(self) -> SchedulingStore:
-        """PodGroups and ElasticQuotas: none (the batch plugins' tests use kschedlib.testing's FakeHandle)."""
-        store: SchedulingStore | None = getattr(self, "_scheduling", None)
-        if store is None:
-            store = self._scheduling = SchedulingStore(PodTable())
-        return store
-
-    # --- storage (volume plugins) -------------------------------------------------------------
-
-    @property
-    def storage(self) -> StorageStore:
-        """PersistentVolumes, claims, classes and CSI objects; empty until :meth:`add_storage`."""
-        store: StorageStore | None = getattr(self, "_storage", None)
-        if store is None:
-            store = self._storage = StorageStore()
-        return store
-
-    def add_storage(self, *objects: object) -> FakeHandle:
-        """Record storage objects (PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, ...)."""
-        for obj in objects:
-            if not self.storage.add(obj):
-                raise TypeError(f"not a storage object: {obj!r}")
-        return self
-
-    def write_volume_bindings(
-        self, volumes: Sequence[PersistentVolume], claims: Sequence[PersistentVolumeClaim]
-    ) -> None:
-        self.storage.write_volume_bindings(volumes, claims)
 
 
 # --- storage builders (volume plugins) --------------------------------------------------------

@@ -31,6 +31,7 @@ from kschedlib._internal.plugin_errors import (
 )
 from kschedlib._internal.profile import BuiltProfile
 from kschedlib._internal.reuse.fast_path import FilterPlan, Reuse
+from kschedlib.framework._bounded import BoundedLRU
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.extender import Extender
 from kschedlib.framework.extension_points import (
@@ -66,6 +67,8 @@ _SUCCESS: Final = Code.SUCCESS
 _ERROR: Final = Code.ERROR
 _REJECTED: Final = REJECTED_CODES
 MAX_PERMIT_TIMEOUT: Final = 15 * 60.0
+_PLAIN_RUNNERS: Final = 64
+"""Filter runners kept, one per set of Filter plugins a PreFilter skipped."""
 
 
 
@@ -144,7 +147,7 @@ class ProfileRuntime:
         self._normalizing = frozenset(name for name, p in self.score if isinstance(p, ScoreExtensions))
         self.reuse = Reuse(self.filter, self.score, self.weights)
         """The reuse layer: memoized filter runners, the column search, local score views."""
-        self._plain_runners: dict[frozenset[str], FilterRunner] = {}
+        self._plain_runners: BoundedLRU[frozenset[str], FilterRunner] = BoundedLRU(_PLAIN_RUNNERS)
 
     @property
     def percentage_of_nodes_to_score(self) -> int | None:
@@ -224,10 +227,9 @@ class ProfileRuntime:
             skipped = state.skip_filter_plugins
             run = self._plain_runners.get(skipped)
             if run is None:
-                if len(self._plain_runners) >= 64:
-                    self._plain_runners.clear()
-                run = self._plain_runners[skipped] = plain_filter_runner(
-                    tuple((name, plugin.filter) for name, plugin in self.filter if name not in skipped))
+                run = plain_filter_runner(tuple((name, plugin.filter) for name, plugin in self.filter
+                                                if name not in skipped))
+                self._plain_runners.put(skipped, run)
             return run
         if plan is None:
             plan = self.reuse.filter_plan(state, pod)

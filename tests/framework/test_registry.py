@@ -13,7 +13,8 @@ from kschedlib.errors import ConfigError, KschedError, RegistryError
 from kschedlib.framework import CycleState, FilterPlugin, Handle, NodeInfo, PluginEntry, Registry, Status
 from kschedlib.framework.registry import ENTRY_POINT_GROUP
 from kschedlib.model import Pod
-from tests.helpers import FakeHandle, make_node, make_pod
+from kschedlib.testing import FakeHandle
+from tests.helpers import make_node, make_pod
 
 
 class Always(FilterPlugin):
@@ -93,7 +94,7 @@ def test_factory_builds_the_plugin() -> None:
     registry = Registry()
     registry.register("Typed", Always, args=decode)
     entry = registry.get("Typed")
-    plugin = entry.factory(entry.args_from({"n": 2}), cast(Handle, FakeHandle()))
+    plugin = entry.factory(entry.args_from({"n": 2}), cast(Handle, FakeHandle(kube_version="1.30")))
     assert isinstance(plugin, Always)
     assert plugin.args == 2
     assert plugin.filter(CycleState(), make_pod("p"), NodeInfo.of(make_node("n"))).is_success

@@ -30,7 +30,8 @@ from kschedlib.framework import (
 )
 from kschedlib.model import Pod
 from kschedlib.plugins import in_tree_registry
-from tests.helpers import FakeHandle, make_node, make_pod
+from kschedlib.testing import FakeHandle
+from tests.helpers import make_node, make_pod
 
 # --- §3 step 8: how many feasible nodes to find -----------------------------------------------
 
@@ -104,7 +105,7 @@ def runtime(passing: Sequence[str] = (), *, boom: str | None = None, score: bool
     config = parse_config({"profiles": [{"plugins": {"multiPoint": {"enabled": enabled}},
                                          "pluginConfig": [{"name": "PassSet",
                                                            "args": {"pass": list(passing), "boom": boom}}]}]})
-    handle = cast(Handle, FakeHandle())
+    handle = cast(Handle, FakeHandle(kube_version="1.30"))
     return ProfileRuntime(build_profile(config.profiles[0], registry, handle, {}))
 
 

@@ -28,7 +28,7 @@ from kschedlib.framework import (
 from kschedlib.framework.config import EXTENSION_POINTS
 from kschedlib.model import Pod
 from kschedlib.plugins import DEFAULT_MULTI_POINT, default_plugin_sets, in_tree_registry
-from tests.helpers import FakeHandle
+from kschedlib.testing import FakeHandle
 
 # kube-scheduler v1.30's default profile expanded per extension point (reference §8), in order.
 KUBE_DEFAULT_POINTS: Mapping[str, tuple[str, ...]] = {
@@ -60,7 +60,8 @@ IMPLEMENTED = frozenset(ref.name for ref in DEFAULT_MULTI_POINT)
 def build(profile: Mapping[str, Any] | None = None, registry: Registry | None = None,
           defaults: Mapping[str, PluginSet] | None = None) -> BuiltProfile:
     config = parse_config({"profiles": [profile or {}]})
-    return build_profile(config.profiles[0], registry or in_tree_registry(), cast(Handle, FakeHandle()),
+    return build_profile(config.profiles[0], registry or in_tree_registry(), cast(Handle, FakeHandle(
+                             kube_version="1.30")),
                          default_plugin_sets() if defaults is None else defaults)
 
 

@@ -31,9 +31,9 @@ from kschedlib.plugins.node_resources_fit import NodeResourcesFit
 from kschedlib.plugins.node_volume_limits import NodeVolumeLimits
 from kschedlib.plugins.volume_binding import VolumeBinding
 from kschedlib.plugins.volume_binding.binder import find_matching_volume
+from kschedlib.testing import FakeHandle
 from kschedlib.versions import resolve
 from tests.helpers import (
-    FakeHandle,
     claim_volume,
     make_node,
     make_pod,
@@ -238,7 +238,7 @@ def _limits_status(version: str, *attachments: VolumeAttachment) -> Code:
     storage = (pvc, make_pv("pv-new", source=CSIVolumeSource(EBS, "h-new")),
                make_pv("pv-old", source=CSIVolumeSource(EBS, "h-old")),
                make_pv("pv-local"), CSINode("n", {}, (CSINodeDriver(EBS, "id", 1),)), *attachments)
-    handle = FakeHandle(kube_version=version).add_storage(*storage)
+    handle = FakeHandle(kube_version=version, storage=storage)
     plugin = NodeVolumeLimits(None, handle)
     pod = make_pod("p", volumes=(claim_volume("data"),))
     state = CycleState()
@@ -266,9 +266,9 @@ def test_volume_attachments_that_do_not_count(attachment: VolumeAttachment) -> N
 def test_a_volume_attachment_of_a_pod_on_the_node_counts_once() -> None:
     pvc, pv = make_pvc("old", volume_name="pv-old"), make_pv("pv-old", source=CSIVolumeSource(EBS, "h-old"))
     existing = make_pod("e", uid="e", node_name="n", volumes=(claim_volume("old"),))
-    handle = FakeHandle(kube_version="1.32").add_storage(
+    handle = FakeHandle(kube_version="1.32", storage=(
         pvc, pv, make_pvc("data", volume_name="pv-new"), make_pv("pv-new", source=CSIVolumeSource(EBS, "h-new")),
-        CSINode("n", {}, (CSINodeDriver(EBS, "id", 2),)), VolumeAttachment("va-old", EBS, "n", "pv-old"))
+        CSINode("n", {}, (CSINodeDriver(EBS, "id", 2),)), VolumeAttachment("va-old", EBS, "n", "pv-old")))
     plugin = NodeVolumeLimits(None, handle)
     pod = make_pod("p", volumes=(claim_volume("data"),))
     state = CycleState()
@@ -298,7 +298,7 @@ def test_volume_binding_reads_the_volume_attributes_class_switch() -> None:
     pod = make_pod("p", volumes=(claim_volume("c"),))
     results = []
     for version in ("1.33", "1.34"):
-        plugin = VolumeBinding(None, FakeHandle(kube_version=version).add_storage(*storage))
+        plugin = VolumeBinding(None, FakeHandle(kube_version=version, storage=storage))
         state = CycleState()
         plugin.pre_filter(state, pod)
         results.append(plugin.filter(state, pod, node_info(make_node("n"))).is_success)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from kschedlib.framework import BindPlugin, CycleState, Status
 from kschedlib.plugins.default_binder import DefaultBinder
-from tests.helpers import FakeHandle, make_pod
+from kschedlib.testing import FakeHandle
+from tests.helpers import make_pod
 
 
 def test_bind_succeeds() -> None:
-    binder = DefaultBinder(None, FakeHandle())
+    binder = DefaultBinder(None, FakeHandle(kube_version="1.30"))
     status = binder.bind(CycleState(), make_pod("p"), "node-a")
     assert status == Status.success()
     assert status.is_success
@@ -16,4 +17,4 @@ def test_bind_succeeds() -> None:
 
 def test_plugin_identity() -> None:
     assert DefaultBinder.name == "DefaultBinder"
-    assert isinstance(DefaultBinder(None, FakeHandle()), BindPlugin)
+    assert isinstance(DefaultBinder(None, FakeHandle(kube_version="1.30")), BindPlugin)

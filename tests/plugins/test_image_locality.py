@@ -21,7 +21,8 @@ from kschedlib.plugins.image_locality import (
     scaled_image_score,
     sum_image_scores,
 )
-from tests.helpers import FakeHandle, make_node, node_info
+from kschedlib.testing import FakeHandle
+from tests.helpers import make_node, node_info
 
 
 def pod_with(*images: str, init: Sequence[str] = ()) -> Pod:
@@ -36,7 +37,7 @@ def cluster(total: int, states: Mapping[str, ImageState]) -> tuple[ImageLocality
     """A plugin over ``total`` nodes, and the first node holding ``states``."""
     infos = [node_info(make_node(f"n{i}")) for i in range(total)]
     infos[0] = infos[0].with_image_states(states)
-    return ImageLocality(None, FakeHandle(infos)), infos[0]
+    return ImageLocality(None, FakeHandle(infos, kube_version="1.30")), infos[0]
 
 
 def score(total: int, states: Mapping[str, ImageState], pod: Pod) -> int:

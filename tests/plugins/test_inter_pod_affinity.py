@@ -35,7 +35,8 @@ from kschedlib.plugins.inter_pod_affinity import (
     decode_args,
 )
 from kschedlib.plugins.inter_pod_affinity.scoring import PRE_SCORE_KEY, PreScoreState
-from tests.helpers import FakeHandle, make_node, make_pod, node_info
+from kschedlib.testing import FakeHandle
+from tests.helpers import make_node, make_pod, node_info
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
@@ -106,7 +107,7 @@ def cluster(pods: Iterable[Pod], nodes: Sequence[Node] | None = None) -> FakeHan
     nodes = nodes_abcd() if nodes is None else nodes
     pods = list(pods)
     infos = [node_info(n, *(p for p in pods if p.node_name == n.name)) for n in nodes]
-    return FakeHandle(infos, namespaces=NAMESPACES)
+    return FakeHandle(infos, namespaces=NAMESPACES, kube_version="1.30")
 
 
 def filter_all(handle: FakeHandle, incoming: Pod) -> dict[str, Status]:
@@ -858,7 +859,8 @@ def test_add_pod_matches_pre_filter_and_remove_pod_restores(
     added_info = PodInfo.of(added)
     assert plugin.add_pod(state, incoming, added_info, target).is_success
     # the same counts as a PreFilter over a cluster that really holds the pod
-    grown = FakeHandle([i.with_pod(added_info) if i is target else i for i in infos], namespaces=NAMESPACES)
+    grown = FakeHandle([i.with_pod(added_info) if i is target else i for i in infos],
+                       namespaces=NAMESPACES, kube_version="1.30")
     fresh = CycleState()
     assert InterPodAffinity(None, grown).pre_filter(fresh, incoming) == Status.success()
     assert _counts(state.read(PRE_FILTER_KEY)) == _counts(fresh.read(PRE_FILTER_KEY))

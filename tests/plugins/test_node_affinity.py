@@ -20,7 +20,8 @@ from kschedlib.plugins.node_affinity import (
     decode_args,
     required_node_affinity_matches,
 )
-from tests.helpers import FakeHandle, make_node, make_pod, node_info
+from kschedlib.testing import FakeHandle
+from tests.helpers import make_node, make_pod, node_info
 
 REQ = "requiredDuringSchedulingIgnoredDuringExecution"
 PREF = "preferredDuringSchedulingIgnoredDuringExecution"
@@ -35,7 +36,7 @@ Term = NodeSelectorTerm
 
 
 def plugin(added: Spec | None = None) -> NodeAffinity:
-    return NodeAffinity(NodeAffinityArgs(added), FakeHandle())
+    return NodeAffinity(NodeAffinityArgs(added), FakeHandle(kube_version="1.30"))
 
 
 def expr(key: str, op: str, *values: str) -> Term:
@@ -403,7 +404,7 @@ def test_decode_added_affinity() -> None:
 
 def test_decoded_args_drive_the_plugin() -> None:
     args = decode_args({"addedAffinity": {REQ: {"nodeSelectorTerms": [term_json("pool", "In", "batch")]}}})
-    pl = NodeAffinity(args, FakeHandle())
+    pl = NodeAffinity(args, FakeHandle(kube_version="1.30"))
     assert filter_status(pl, make_pod("p"), {"pool": "web"}).reasons == (ENFORCED_REASON,)
 
 

@@ -31,7 +31,8 @@ from kschedlib.plugins.node_declared_features import (
     declared_features,
     required_features,
 )
-from tests.helpers import FakeHandle, make_node, node_info
+from kschedlib.testing import FakeHandle
+from tests.helpers import make_node, node_info
 
 RESTART_ALL = ContainerRestartRule("RestartAllContainers", "In", (42,))
 RESTART = ContainerRestartRule("Restart", "In", (1,))

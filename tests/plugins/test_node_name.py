@@ -8,9 +8,10 @@ from hypothesis import strategies as st
 
 from kschedlib.framework import Code, CycleState, FilterPlugin, NodeInfo
 from kschedlib.plugins.node_name import ERR_REASON, NodeName, fits
-from tests.helpers import FakeHandle, make_node, make_pod, node_info
+from kschedlib.testing import FakeHandle
+from tests.helpers import make_node, make_pod, node_info
 
-PLUGIN = NodeName(None, FakeHandle())
+PLUGIN = NodeName(None, FakeHandle(kube_version="1.30"))
 
 
 @pytest.mark.parametrize(

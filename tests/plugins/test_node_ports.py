@@ -9,9 +9,10 @@ from hypothesis import strategies as st
 from kschedlib.framework import Code, CycleState, PodInfo, Status
 from kschedlib.model import Container, ContainerPort, Pod
 from kschedlib.plugins.node_ports import ERR_REASON, NodePorts, fits, fits_ports, wanted_host_ports
-from tests.helpers import FakeHandle, make_node, make_pod, node_info
+from kschedlib.testing import FakeHandle
+from tests.helpers import make_node, make_pod, node_info
 
-PLUGIN = NodePorts(None, FakeHandle())
+PLUGIN = NodePorts(None, FakeHandle(kube_version="1.30"))
 
 
 def port_pod(name: str, *ports: tuple[str, str, int], init: tuple[tuple[str, str, int], ...] = ()) -> Pod:

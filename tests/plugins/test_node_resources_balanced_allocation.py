@@ -21,7 +21,8 @@ from kschedlib.plugins.node_resources_balanced_allocation import (
     decode_args,
 )
 from kschedlib.plugins.node_resources_fit import ResourceSpec
-from tests.helpers import FakeHandle, make_node, make_pod, node_info
+from kschedlib.testing import FakeHandle
+from tests.helpers import make_node, make_pod, node_info
 
 GPU = "nvidia.com/gpu"
 
@@ -30,7 +31,7 @@ def plugin(*resources: str) -> NodeResourcesBalancedAllocation:
     args = (
         NodeResourcesBalancedAllocationArgs(tuple(ResourceSpec(r) for r in resources)) if resources else None
     )
-    return NodeResourcesBalancedAllocation(args, FakeHandle())
+    return NodeResourcesBalancedAllocation(args, FakeHandle(kube_version="1.30"))
 
 
 def run_score(pl: NodeResourcesBalancedAllocation, pod: Pod, info: NodeInfo) -> int:
@@ -150,7 +151,7 @@ def test_pre_score_state_holds_plain_requests() -> None:
 
 
 def test_score_with_no_resources_raises() -> None:
-    pl = NodeResourcesBalancedAllocation(NodeResourcesBalancedAllocationArgs(()), FakeHandle())
+    pl = NodeResourcesBalancedAllocation(NodeResourcesBalancedAllocationArgs(()), FakeHandle(kube_version="1.30"))
     with pytest.raises(RuntimeError, match="resources not found"):
         run_score(pl, make_pod("p"), node({"cpu": "1"}))
 
@@ -209,7 +210,7 @@ def test_invalid_args(raw: dict[str, Any], field: str, message: str) -> None:
 def test_constructor_validates_args() -> None:
     with pytest.raises(ConfigError, match="must be 1"):
         NodeResourcesBalancedAllocation(
-            NodeResourcesBalancedAllocationArgs((ResourceSpec("cpu", 3),)), FakeHandle()
+            NodeResourcesBalancedAllocationArgs((ResourceSpec("cpu", 3),)), FakeHandle(kube_version="1.30")
         )
 
 

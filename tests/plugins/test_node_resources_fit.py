@@ -28,7 +28,8 @@ from kschedlib.plugins.node_resources_fit import (
     least_requested_score,
     most_requested_score,
 )
-from tests.helpers import FakeHandle, make_node, make_pod, node_info
+from kschedlib.testing import FakeHandle
+from tests.helpers import make_node, make_pod, node_info
 
 GPU = "nvidia.com/gpu"
 BIN_PACKING = (ShapePoint(0, 0), ShapePoint(100, 10))
@@ -53,7 +54,7 @@ def pod_of(*containers: Container, init: Sequence[Container] = (), overhead: Map
 
 
 def plugin(args: NodeResourcesFitArgs | None = None) -> NodeResourcesFit:
-    return NodeResourcesFit(args, FakeHandle())
+    return NodeResourcesFit(args, FakeHandle(kube_version="1.30"))
 
 
 def run_filter(pl: NodeResourcesFit, pod: Pod, info: NodeInfo) -> Status:

@@ -14,9 +14,10 @@ from kschedlib.plugins.node_unschedulable import (
     NodeUnschedulable,
     fits,
 )
-from tests.helpers import FakeHandle, make_node, make_pod, node_info
+from kschedlib.testing import FakeHandle
+from tests.helpers import make_node, make_pod, node_info
 
-PLUGIN = NodeUnschedulable(None, FakeHandle())
+PLUGIN = NodeUnschedulable(None, FakeHandle(kube_version="1.30"))
 KEY = "node.kubernetes.io/unschedulable"
 
 CASES = [

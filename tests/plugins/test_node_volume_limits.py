@@ -21,8 +21,8 @@ from kschedlib.plugins.node_volume_limits import (
     NodeVolumeLimits,
     volume_limits,
 )
+from kschedlib.testing import FakeHandle
 from tests.helpers import (
-    FakeHandle,
     claim_volume,
     inline_volume,
     make_node,
@@ -52,7 +52,7 @@ def _csi_node(count: int | None, name: str = "n", driver: str = EBS, **annotatio
 
 def _run(pod: Pod, existing: tuple[Pod, ...], storage: tuple[object, ...],
          allocatable: dict[str, str] | None = None) -> Status:
-    handle = FakeHandle().add_storage(*storage)
+    handle = FakeHandle(kube_version="1.30", storage=storage)
     plugin = NodeVolumeLimits(None, handle)
     state = CycleState()
     pre = plugin.pre_filter(state, pod)
@@ -200,7 +200,8 @@ def test_ephemeral_volume_owned_by_the_pod_counts() -> None:
     pytest.param((inline_volume("d", "rbd", monitors=["m"], image="i"),), Status.success(), id="migratable-rbd"),
 ])
 def test_pre_filter(volumes: tuple[Volume, ...], expected: Status) -> None:
-    assert NodeVolumeLimits(None, FakeHandle()).pre_filter(CycleState(), _pod("p", *volumes)) == expected
+    plugin = NodeVolumeLimits(None, FakeHandle(kube_version="1.30"))
+    assert plugin.pre_filter(CycleState(), _pod("p", *volumes)) == expected
 
 
 def test_attach_limit_key_hashes_long_driver_names() -> None:

@@ -22,8 +22,8 @@ from kschedlib.plugins.non_csi_limits import (
     GCEPDLimits,
     max_ebs_volumes,
 )
+from kschedlib.testing import FakeHandle
 from tests.helpers import (
-    FakeHandle,
     claim_volume,
     inline_volume,
     make_node,
@@ -53,7 +53,7 @@ def _gce(name: str, pd: str) -> Volume:
 
 def _run(plugin_type: Limits, pod: Pod, existing: tuple[Pod, ...] = (), storage: tuple[object, ...] = (),
          allocatable: dict[str, str] | None = None, labels: dict[str, str] | None = None) -> Status:
-    plugin = plugin_type(None, FakeHandle().add_storage(*storage))
+    plugin = plugin_type(None, FakeHandle(kube_version="1.30", storage=storage))
     state = CycleState()
     assert plugin.pre_filter(state, pod) == Status.success()
     node = make_node("n", allocatable=allocatable or ALLOC, labels=labels)
@@ -161,7 +161,7 @@ def test_existing_pods_count_their_claims_and_skip_missing_ones() -> None:
     pytest.param(EBSLimits, (Volume("e", ephemeral=True, source_kind="ephemeral"),), Code.SUCCESS, id="ephemeral"),
 ])
 def test_pre_filter(plugin_type: Limits, volumes: tuple[Volume, ...], expected: Code) -> None:
-    status = plugin_type(None, FakeHandle()).pre_filter(CycleState(), _pod("p", *volumes))
+    status = plugin_type(None, FakeHandle(kube_version="1.30")).pre_filter(CycleState(), _pod("p", *volumes))
     assert isinstance(status, Status)
     assert status.code is expected
 

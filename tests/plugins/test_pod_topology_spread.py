@@ -36,7 +36,8 @@ from kschedlib.plugins.pod_topology_spread import (
     decode_args,
 )
 from kschedlib.plugins.pod_topology_spread.scoring import round_half_away
-from tests.helpers import FakeHandle, make_node, make_pod, node_info
+from kschedlib.testing import FakeHandle
+from tests.helpers import make_node, make_pod, node_info
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
@@ -71,7 +72,7 @@ def zoned(layout: Sequence[tuple[str, str | None, int]], **node_kw: Any) -> list
 
 def plugin(infos: Sequence[NodeInfo], args: PodTopologySpreadArgs | None = None,
            owners: Sequence[OwnerSelector] = ()) -> PodTopologySpread:
-    return PodTopologySpread(args, FakeHandle(infos, owners=owners))
+    return PodTopologySpread(args, FakeHandle(infos, owners=owners, kube_version="1.30"))
 
 
 def filter_all(pl: PodTopologySpread, pod: Pod, infos: Sequence[NodeInfo]) -> dict[str, Status]:
@@ -760,7 +761,8 @@ def test_duplicates_differ_by_action_are_allowed() -> None:
 
 def test_constructor_validates_args() -> None:
     with pytest.raises(ConfigError, match=r"when \.defaultConstraints are not empty"):
-        PodTopologySpread(PodTopologySpreadArgs((TopologySpreadConstraint(1, ZONE, "DoNotSchedule"),)), FakeHandle())
+        PodTopologySpread(PodTopologySpreadArgs((TopologySpreadConstraint(1, ZONE, "DoNotSchedule"),)),
+                          FakeHandle(kube_version="1.30"))
 
 
 # --- counts remembered across cycles ----------------------------------------------------------------
@@ -812,7 +814,7 @@ def test_remembered_counts_equal_fresh_counts(infos: list[NodeInfo], changes: li
             continue
         infos = [changed if info.name == target.name else info for info in infos]
         handle.current = Snapshot(infos)
-        fresh = PodTopologySpread(None, FakeHandle(infos))
+        fresh = PodTopologySpread(None, FakeHandle(infos, kube_version="1.30"))
         if any(info.node is not None and ZONE in info.node.labels for info in infos):
             assert pre_filter_counts(long_lived, pod) == pre_filter_counts(fresh, pod)
         assert scores(long_lived, pod, infos) == scores(fresh, pod, infos)

@@ -10,14 +10,15 @@ from hypothesis import strategies as st
 
 from kschedlib.framework import PodInfo, QueuedPodInfo, QueueSortPlugin
 from kschedlib.plugins.priority_sort import PrioritySort, less
-from tests.helpers import FakeHandle, make_pod
+from kschedlib.testing import FakeHandle
+from tests.helpers import make_pod
 
 
 def queued(priority: int | None, timestamp: float, sequence: int = 0, name: str = "p") -> QueuedPodInfo:
     return QueuedPodInfo(PodInfo.of(make_pod(name, priority=priority)), timestamp, sequence=sequence)
 
 
-PLUGIN = PrioritySort(None, FakeHandle())
+PLUGIN = PrioritySort(None, FakeHandle(kube_version="1.30"))
 
 CASES = [
     # (a: priority, timestamp, sequence), (b: ...), a before b?

@@ -33,7 +33,8 @@ from kschedlib.plugins.node_unschedulable import NodeUnschedulable
 from kschedlib.plugins.pod_topology_spread import PodTopologySpread
 from kschedlib.plugins.scheduling_gates import SchedulingGates
 from kschedlib.plugins.taint_toleration import TaintToleration
-from tests.helpers import FakeHandle, make_node, make_pod
+from kschedlib.testing import FakeHandle
+from tests.helpers import make_node, make_pod
 
 Q, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
 HARD = Taint("dedicated", "NoSchedule", "x")

@@ -40,7 +40,8 @@ from kschedlib.plugins.node_unschedulable import NodeUnschedulable
 from kschedlib.plugins.pod_topology_spread import PodTopologySpread
 from kschedlib.plugins.scheduling_gates import SchedulingGates
 from kschedlib.plugins.taint_toleration import TaintToleration
-from tests.helpers import FakeHandle, make_node, make_pod
+from kschedlib.testing import FakeHandle
+from tests.helpers import make_node, make_pod
 
 Q, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
 GATE_ON = {"SchedulerQueueingHints": True}
@@ -167,7 +168,8 @@ def test_node_hints_queue_when_handed_something_else(name: str) -> None:
 
 def test_node_affinity_added_affinity_skips_nodes_outside_it() -> None:
     required = NodeSelector((NodeSelectorTerm((NodeSelectorRequirement("pool", "In", ("gpu",)),)),))
-    plugin = NodeAffinity(NodeAffinityArgs(NodeAffinitySpec(required=required)), FakeHandle(feature_gates=GATE_ON))
+    plugin = NodeAffinity(NodeAffinityArgs(NodeAffinitySpec(required=required)),
+                          FakeHandle(feature_gates=GATE_ON, kube_version="1.30"))
     hint = _hint("NodeAffinity", NODE, ActionType.ADD, plugin=plugin)
     assert hint(ssd_pod, None, ssd) is SKIP
     assert hint(ssd_pod, None, make_node("n9", labels={"disk": "ssd", "pool": "gpu"})) is Q

@@ -8,9 +8,10 @@ from hypothesis import strategies as st
 
 from kschedlib.framework import Code, PreEnqueuePlugin
 from kschedlib.plugins.scheduling_gates import SchedulingGates, gates_message
-from tests.helpers import FakeHandle, make_pod
+from kschedlib.testing import FakeHandle
+from tests.helpers import make_pod
 
-PLUGIN = SchedulingGates(None, FakeHandle())
+PLUGIN = SchedulingGates(None, FakeHandle(kube_version="1.30"))
 
 
 @pytest.mark.parametrize(

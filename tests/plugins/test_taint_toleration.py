@@ -16,9 +16,10 @@ from kschedlib.plugins.taint_toleration import (
     prefer_no_schedule_tolerations,
     tolerations_tolerate_taint,
 )
-from tests.helpers import FakeHandle, make_node, make_pod, node_info
+from kschedlib.testing import FakeHandle
+from tests.helpers import make_node, make_pod, node_info
 
-PLUGIN = TaintToleration(None, FakeHandle())
+PLUGIN = TaintToleration(None, FakeHandle(kube_version="1.30"))
 WEIGHT = 3  # the default profile's weight for TaintToleration
 
 

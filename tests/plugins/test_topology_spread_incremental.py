@@ -23,8 +23,8 @@ from kschedlib.plugins.pod_topology_spread import PRE_FILTER_KEY, PodTopologySpr
 from kschedlib.plugins.pod_topology_spread.common import NodeInclusion, SpreadConstraint
 from kschedlib.plugins.pod_topology_spread.tally import DomainTally, Share, TallyStore, count_domains
 from kschedlib.simulation import Cluster
-from kschedlib.testing import strategies
-from tests.helpers import FakeHandle, make_node, make_pod
+from kschedlib.testing import FakeHandle, strategies
+from tests.helpers import make_node, make_pod
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
@@ -32,13 +32,6 @@ DISK = "disktype"
 KEYS = (ZONE, HOST, DISK)
 WEB = LabelSelector({"app": "web"})
 OWNERS = (OwnerSelector("Service", "web", selector=WEB),)
-
-
-class SwappableHandle(FakeHandle):
-    """A FakeHandle whose snapshot changes between cycles, as the scheduler's does."""
-
-    def show(self, snapshot: Snapshot) -> None:
-        self._snapshot = snapshot
 
 
 def pre_filter_picture(pl: PodTopologySpread, pod: Pod, nodes: Sequence[NodeInfo]) -> object:
@@ -73,8 +66,8 @@ def score_picture(pl: PodTopologySpread, pod: Pod, feasible: Sequence[NodeInfo])
     return raw, pl.normalize_score(state, pod, feasible, list(raw))
 
 
-def assert_same_as_fresh(kept: PodTopologySpread, handle: SwappableHandle, pod: Pod, snapshot: Snapshot) -> None:
-    handle.show(snapshot)
+def assert_same_as_fresh(kept: PodTopologySpread, handle: FakeHandle, pod: Pod, snapshot: Snapshot) -> None:
+    handle.set_snapshot(snapshot)
     fresh = PodTopologySpread(None, handle)
     nodes = snapshot.node_infos
     assert pre_filter_picture(kept, pod, nodes) == pre_filter_picture(fresh, pod, nodes)
@@ -142,7 +135,7 @@ def test_carried_over_counts_equal_a_fresh_count(cluster: Cluster, pods: list[Po
         cache.add_node(node)
     for bound in cluster.bound_pods:
         cache.add_pod(PodInfo.of(bound))
-    handle = SwappableHandle(owners=OWNERS)
+    handle = FakeHandle(owners=OWNERS, kube_version="1.30")
     kept = PodTopologySpread(None, handle)
     snapshots = [cache.snapshot()]
     for step in range(data.draw(st.integers(1, 8), label="steps")):
@@ -177,12 +170,12 @@ def test_binding_cycle_after_cycle_matches_a_fresh_count() -> None:
     cache = Cache()
     for i, zone in enumerate(("A", "B", "C", "A", None)):
         cache.add_node(zoned_node(f"n{i}", zone))
-    handle = SwappableHandle()
+    handle = FakeHandle(kube_version="1.30")
     kept = PodTopologySpread(None, handle)
     for i in range(12):
         snapshot = cache.snapshot()
         assert_same_as_fresh(kept, handle, INCOMING, snapshot)
-        handle.show(snapshot)
+        handle.set_snapshot(snapshot)
         state = CycleState()
         assert kept.pre_filter(state, INCOMING) == Status.success()
         fits = [info for info in snapshot.node_infos if kept.filter(state, INCOMING, info).is_success]
@@ -194,7 +187,7 @@ def test_moving_a_node_between_zones_reorders_domains_as_a_fresh_count() -> None
     for i, zone in enumerate(("A", "B", "C")):
         cache.add_node(zoned_node(f"n{i}", zone))
     cache.add_pod(web_pod("p0", "n1"))
-    handle = SwappableHandle()
+    handle = FakeHandle(kube_version="1.30")
     kept = PodTopologySpread(None, handle)
     assert_same_as_fresh(kept, handle, INCOMING, cache.snapshot())
     cache.update_node(zoned_node("n0", "C"))  # zone A disappears
@@ -209,7 +202,7 @@ def test_moving_a_node_between_zones_reorders_domains_as_a_fresh_count() -> None
 
 def test_plain_snapshots_without_a_change_log_are_compared_node_by_node() -> None:
     infos = [NodeInfo.of(zoned_node(f"n{i}", zone)) for i, zone in enumerate(("A", "B", "A"))]
-    handle = SwappableHandle()
+    handle = FakeHandle(kube_version="1.30")
     kept = PodTopologySpread(None, handle)
     assert_same_as_fresh(kept, handle, INCOMING, Snapshot(infos))
     infos[1] = infos[1].with_pod(web_pod("p0", "n1"))
@@ -299,7 +292,7 @@ def test_constraints_differing_only_by_policy_do_not_share_a_tally() -> None:
 
 def test_a_plugin_with_several_kinds_of_pods_keeps_one_tally_each() -> None:
     nodes = [NodeInfo.of(zoned_node("n0", "A")).with_pod(web_pod("p0", "n0"))]
-    handle = SwappableHandle(nodes)
+    handle = FakeHandle(nodes, kube_version="1.30")
     kept = PodTopologySpread(None, handle)
     db = attrs.evolve(INCOMING, labels={"app": "db"}, topology_spread_constraints=(
         TopologySpreadConstraint(1, ZONE, "DoNotSchedule", LabelSelector({"app": "db"})),))

@@ -40,8 +40,8 @@ from kschedlib.plugins.volume_binding import (
     VolumeBindingArgs,
     decode_args,
 )
+from kschedlib.testing import FakeHandle
 from tests.helpers import (
-    FakeHandle,
     claim_volume,
     hostname_affinity,
     make_node,
@@ -69,7 +69,7 @@ def _node(name: str, zone: str = "a", **labels: str) -> Any:
 
 
 def _plugin(*storage: object) -> tuple[VolumeBinding, FakeHandle]:
-    handle = FakeHandle().add_storage(*storage)
+    handle = FakeHandle(kube_version="1.30", storage=storage)
     return VolumeBinding(None, handle), handle
 
 

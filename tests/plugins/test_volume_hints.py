@@ -44,7 +44,8 @@ from kschedlib.plugins.node_volume_limits import NodeVolumeLimits
 from kschedlib.plugins.volume_binding import VolumeBinding
 from kschedlib.plugins.volume_restrictions import VolumeRestrictions
 from kschedlib.plugins.volume_zone import VolumeZone
-from tests.helpers import FakeHandle, claim_volume, make_node, make_pod, make_pv, make_pvc
+from kschedlib.testing import FakeHandle
+from tests.helpers import claim_volume, make_node, make_pod, make_pv, make_pvc
 
 Q, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
 
@@ -245,7 +246,7 @@ def test_after_pod_deleted_limits(deleted: object, expected: QueueingHint) -> No
     pytest.param(POD_WITH_CLAIM, "not an attachment", Q, id="unexpected-object"),
 ])
 def test_after_volume_attachment_deleted(pod: Pod, deleted: object, expected: QueueingHint) -> None:
-    handle = FakeHandle().add_storage(make_pvc("data", namespace="ns", volume_name="pv-1"))
+    handle = FakeHandle(kube_version="1.30", storage=(make_pvc("data", namespace="ns", volume_name="pv-1"),))
     check(hints.after_volume_attachment_deleted(handle), pod, deleted, None, expected)
 
 

@@ -20,7 +20,8 @@ from kschedlib.plugins.volume_restrictions import (
     VolumeRestrictions,
     satisfies_volume_conflicts,
 )
-from tests.helpers import FakeHandle, claim_volume, inline_volume, make_node, make_pod, make_pvc, node_info
+from kschedlib.testing import FakeHandle
+from tests.helpers import claim_volume, inline_volume, make_node, make_pod, make_pvc, node_info
 
 RWOP = ("ReadWriteOncePod",)
 
@@ -31,7 +32,7 @@ def _pod(name: str, *volumes: Volume, node: str = "", namespace: str = "default"
 
 def _plugin(*node_pods: tuple[str, tuple[Pod, ...]], storage: tuple[object, ...] = ()) -> VolumeRestrictions:
     infos = [node_info(make_node(name), *pods) for name, pods in node_pods]
-    return VolumeRestrictions(None, FakeHandle(infos).add_storage(*storage))
+    return VolumeRestrictions(None, FakeHandle(infos, kube_version="1.30", storage=storage))
 
 
 def _gce(name: str, pd: str, read_only: bool = False) -> Volume:

@@ -20,8 +20,8 @@ from kschedlib.plugins.volume_zone import (
     label_zones_to_set,
     pv_topologies,
 )
+from kschedlib.testing import FakeHandle
 from tests.helpers import (
-    FakeHandle,
     claim_volume,
     make_node,
     make_pod,
@@ -37,7 +37,7 @@ def _pod(*volumes: Volume) -> Pod:
 
 
 def _plugin(*storage: object) -> VolumeZone:
-    return VolumeZone(None, FakeHandle().add_storage(*storage))
+    return VolumeZone(None, FakeHandle(kube_version="1.30", storage=storage))
 
 
 BOUND = make_pvc("data", volume_name="pv-1")
@@ -89,7 +89,7 @@ def test_label_zones_to_set() -> None:
 
 def test_topologies_are_recorded_in_kube_key_order() -> None:
     pv = make_pv("pv-1", labels={GA_REGION: "r", GA_ZONE: "z1__z2", BETA_ZONE: "z1", "other": "x"})
-    found = pv_topologies(_pod(claim_volume("data")), FakeHandle().add_storage(BOUND, pv).storage)
+    found = pv_topologies(_pod(claim_volume("data")), FakeHandle(kube_version="1.30", storage=(BOUND, pv)).storage)
     assert not isinstance(found, str)
     assert [(t.key, t.ga_key, set(t.values)) for t in found] == [
         (BETA_ZONE, GA_ZONE, {"z1"}), (GA_ZONE, GA_ZONE, {"z1", "z2"}), (GA_REGION, GA_REGION, {"r"})]
@@ -139,7 +139,7 @@ _zones = st.sampled_from(["a", "b", "c"])
        st.dictionaries(st.sampled_from([BETA_ZONE, GA_ZONE, GA_REGION, "rack"]), _zones, max_size=4))
 def test_fits_matches_a_brute_force_statement(pv: dict[str, set[str]], node: dict[str, str]) -> None:
     pv_obj = make_pv("pv-1", labels={key: "__".join(sorted(values)) for key, values in pv.items()})
-    found = pv_topologies(_pod(claim_volume("data")), FakeHandle().add_storage(BOUND, pv_obj).storage)
+    found = pv_topologies(_pod(claim_volume("data")), FakeHandle(kube_version="1.30", storage=(BOUND, pv_obj)).storage)
     assert not isinstance(found, str)
     twin = {BETA_ZONE: GA_ZONE, GA_ZONE: GA_ZONE, GA_REGION: GA_REGION}
     has_topology = any(key in node for key in (BETA_ZONE, GA_ZONE, GA_REGION))

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Final, TypeVar, final
 
 from kschedlib._internal.plugin_errors import FilterRunner
 from kschedlib._internal.reuse.columns import FilterColumn, ScoreColumn
+from kschedlib.framework._bounded import BoundedLRU
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.status import Code, Status
@@ -40,7 +40,10 @@ class Memo:
     object is the one being asked about.  A column (see :mod:`~kschedlib._internal.reuse.columns`)
     covers every position of the snapshot; it is only built for a key once its pods have asked
     about as many nodes as the snapshot has, so one-off pod shapes never pay for it.
-    Keys are few (one per distinct pod shape) and bounded in number.
+    Keys are few (one per distinct pod shape); tables, columns and use counts keep the most
+    recently used keys (:class:`~kschedlib.framework._bounded.BoundedLRU`).  A table itself is
+    emptied whole beyond :attr:`MAX_ENTRIES` (ids of NodeInfos gone from the snapshot): the node
+    search reads it as a plain dict, per node, with no room for recency bookkeeping.
     """
 
     __slots__ = ("_tables", "_uses")
@@ -49,40 +52,30 @@ class Memo:
     MAX_COUNTED: Final = 4_096
 
     def __init__(self) -> None:
-        self._tables: OrderedDict[object, Any] = OrderedDict()
-        self._uses: dict[object, int] = {}
-
-    def _store(self, key: object, value: Any) -> None:
-        self._tables[key] = value
-        if len(self._tables) > self.MAX_TABLES:
-            self._tables.popitem(last=False)
+        self._tables: BoundedLRU[object, Any] = BoundedLRU(self.MAX_TABLES)
+        self._uses: BoundedLRU[object, int] = BoundedLRU(self.MAX_COUNTED)
 
     def table(self, key: object) -> dict[int, Any]:
         table: dict[int, Any] | None = self._tables.get(key)
         if table is None:
             table = {}
-            self._store(key, table)
-        else:
-            self._tables.move_to_end(key)
-            if len(table) > self.MAX_ENTRIES:
-                table.clear()
+            self._tables.put(key, table)
+        elif len(table) > self.MAX_ENTRIES:
+            table.clear()
         return table
 
     def column(self, key: object, factory: Callable[[], _C], nodes: int, wanted: int) -> _C | None:
         """The column of ``key``, or ``None`` while its uses have not yet covered ``nodes`` nodes."""
         column: _C | None = self._tables.get(key)
         if column is not None:
-            self._tables.move_to_end(key)
             return column
-        uses = self._uses.get(key, 0) + max(wanted, 1)
+        uses = (self._uses.get(key) or 0) + max(wanted, 1)
         if uses < nodes:
-            if len(self._uses) >= self.MAX_COUNTED:
-                self._uses.clear()
-            self._uses[key] = uses
+            self._uses.put(key, uses)
             return None
-        self._uses.pop(key, None)
+        self._uses.pop(key)
         column = factory()
-        self._store(key, column)
+        self._tables.put(key, column)
         return column
 
 

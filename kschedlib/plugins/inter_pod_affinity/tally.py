@@ -21,6 +21,7 @@ from itertools import compress
 from operator import is_, is_not
 from typing import Final, Generic, TypeVar, final
 
+from kschedlib.framework._bounded import BoundedLRU
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.pod_info import AffinityTerm, PodInfo
 from kschedlib.framework.snapshot import NodeCursor, Snapshot
@@ -303,22 +304,19 @@ class PodTally(_Tally[int]):
 
 @final
 class PodTallies:
-    """The PodTally of each term tuple asked for lately; the least recently used go beyond ``limit``."""
+    """The PodTally of each of the ``limit`` term tuples asked for most recently."""
 
-    __slots__ = ("_limit", "_tallies")
+    __slots__ = ("_tallies",)
 
     def __init__(self, limit: int) -> None:
-        self._limit = limit
-        self._tallies: dict[tuple[Signature, ...], PodTally] = {}
+        self._tallies: BoundedLRU[tuple[Signature, ...], PodTally] = BoundedLRU(limit)
 
     def synced(self, terms: tuple[AffinityTerm, ...], snapshot: Snapshot) -> PodTally:
         """The tally for ``terms``, synced with ``snapshot``'s nodes."""
         key = tuple(signature(term) for term in terms)
-        tally = self._tallies.pop(key, None)
+        tally = self._tallies.get(key)
         if tally is None:
             tally = PodTally(terms)
-            if len(self._tallies) >= self._limit:
-                del self._tallies[next(iter(self._tallies))]
-        self._tallies[key] = tally
+            self._tallies.put(key, tally)
         tally.sync(snapshot.node_infos, snapshot)
         return tally

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final, final
 
+from kschedlib.framework._bounded import BoundedLRU
 from kschedlib.framework.pod_info import PodInfo
 from kschedlib.model.labels import LabelSelector
 
@@ -94,26 +95,25 @@ def selector_signature(selectors: Sequence[LabelSelector | None], namespace: str
 class CountCache:
     """Per-node counts for recently used selector lists, valid while a node's ``pods`` tuple is unchanged.
 
-    Keeps the most recently used :data:`_MAX_SELECTOR_SETS` selector lists; a
-    list's table is dropped when it outgrows twice the cluster (deleted nodes).
+    Keeps the most recently used :data:`_MAX_SELECTOR_SETS` selector lists; a list's table is
+    also started afresh when it outgrows twice the cluster (names of deleted nodes), a rule on the
+    table's own size that the bounded cache of lists cannot express.
     """
 
     __slots__ = ("_tables",)
 
     def __init__(self) -> None:
-        self._tables: dict[_Signature, _Table] = {}
+        self._tables: BoundedLRU[_Signature, _Table] = BoundedLRU(_MAX_SELECTOR_SETS)
 
     def node_counter(
         self, selectors: Sequence[LabelSelector | None], namespace: str, num_nodes: int
     ) -> NodeCounter:
         """A counter for ``selectors`` that recounts only nodes whose pods changed since last asked."""
         signature = selector_signature(selectors, namespace)
-        table = self._tables.pop(signature, None)
+        table = self._tables.get(signature)
         if table is None or len(table) > 2 * num_nodes + 16:
             table = {}
-        self._tables[signature] = table
-        if len(self._tables) > _MAX_SELECTOR_SETS:
-            del self._tables[next(iter(self._tables))]
+            self._tables.put(signature, table)
         count_pods = pod_counter(selectors, namespace)
 
         def count(name: str, pods: tuple[PodInfo, ...]) -> list[int]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Final, final
 
+from kschedlib.framework._bounded import BoundedLRU
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.snapshot import NodeCursor, Snapshot
 from kschedlib.plugins.pod_topology_spread.common import NodeInclusion, SpreadConstraint, Standing, counts_on
@@ -115,7 +116,7 @@ class DomainTally:
 
 @final
 class TallyStore:
-    """The tallies of recently used signatures; the least recently used is dropped beyond :data:`_MAX_TALLIES`.
+    """The tallies of the :data:`_MAX_TALLIES` most recently used signatures.
 
     Each tally holds one entry per node of the last snapshot it saw.
     """
@@ -123,7 +124,7 @@ class TallyStore:
     __slots__ = ("_tallies",)
 
     def __init__(self) -> None:
-        self._tallies: dict[Hashable, DomainTally] = {}
+        self._tallies: BoundedLRU[Hashable, DomainTally] = BoundedLRU(_MAX_TALLIES)
 
     def synced(
         self, signature: Hashable, keys: tuple[str, ...], share: Callable[[], Share], snapshot: Snapshot
@@ -132,12 +133,10 @@ class TallyStore:
 
         Equal signatures must mean equal shares for every NodeInfo.
         """
-        tally = self._tallies.pop(signature, None)
+        tally = self._tallies.get(signature)
         if tally is None:
             tally = DomainTally(keys, share())
-        self._tallies[signature] = tally
-        if len(self._tallies) > _MAX_TALLIES:
-            del self._tallies[next(iter(self._tallies))]
+            self._tallies.put(signature, tally)
         tally.sync(snapshot)
         return tally
 
