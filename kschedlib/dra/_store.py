@@ -9,7 +9,7 @@ controller does).  Devices held by an allocated claim are in use for every later
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final, final
 
 import attrs
@@ -172,10 +172,14 @@ class DraStore:
             self._allocated = AllocatedState(frozenset(d for d, n in held.devices.items() if n > 0), capacity)
         return self._allocated
 
-    def pools_stamp(self, pools: Iterable[tuple[str, str]]) -> tuple[int, ...]:
-        """Versions of the use of these (driver, pool)s: equal stamps mean the same devices are in use there."""
-        versions = self._held.pool_versions
-        return tuple([versions[pool] for pool in pools])
+    def pools_version(self, pools: Sequence[tuple[str, str]]) -> int:
+        """The summed versions of the use of these (driver, pool)s.  Each version only grows, so an equal sum
+        means the same devices are in use there (one number to compare per node)."""
+        get = self._held.pool_versions.get
+        total = 0
+        for pool in pools:
+            total += get(pool, 0)
+        return total
 
     def _refresh(self, key: str) -> None:
         """Account for a change of the claim ``key`` or of its allocation in flight."""

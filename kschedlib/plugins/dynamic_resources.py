@@ -70,7 +70,7 @@ NOT_AVAILABLE: Final = "resourceclaim not available on the node"
 FIRST_AVAILABLE_MAX_SIZE: Final = 8
 RESERVED_FOR_MAX_SIZE: Final = 256
 _IMPLICIT_PREFIX: Final = "deviceclass.resource.kubernetes.io/"
-_MEMO_MAX: Final = 1 << 16
+_MEMO_SIGNATURES_MAX: Final = 64
 
 
 @final
@@ -116,8 +116,8 @@ def decode_args(raw: Mapping[str, Any] | None) -> DynamicResourcesArgs:
 class _State:
     """PreFilter's findings, shared (not copied) by clones as kube shares its pointer."""
 
-    __slots__ = ("_pending", "allocator", "available_on", "claims", "extended", "node_allocations", "signature",
-                 "unavailable")
+    __slots__ = ("_pending", "allocator", "available_on", "claims", "extended", "node_allocations", "node_memo",
+                 "prioritized", "selectors", "signature", "store", "unavailable")
 
     def __init__(self) -> None:
         self.claims: list[ResourceClaim] = []
@@ -130,6 +130,13 @@ class _State:
         self._pending: tuple[ResourceClaim, ...] | None = None
         self.signature: Hashable = None
         """The claims' :func:`claims_signature` (None with extended resources: their claim depends on the node)."""
+        self.selectors: tuple[tuple[int, NodeSelector], ...] = ()
+        """(claim index, node selector) of the allocated claims that name one (Filter checks only these)."""
+        self.node_memo: _NodeMemo | None = None
+        """The plugin's remembered allocations for this signature, slices and classes (see ``_allocate``)."""
+        self.store: DraStore | None = None
+        self.prioritized = False
+        """Whether an unallocated claim has a prioritized list (else every node scores 0)."""
 
     def clone(self) -> _State:
         return self
@@ -147,6 +154,9 @@ class _State:
 
 
 _STATE: Final[StateKey[_State]] = StateKey("PreFilterDynamicResources")
+
+_NodeMemo = dict[str, tuple[Node, tuple[tuple[str, str], ...], int, "list[AllocationResult] | None"]]
+"""node name -> (the node object, its pools, the sum of their use versions, the allocation found)."""
 
 
 def _pod_claims(pod: Pod, store: DraStore) -> list[ResourceClaim]:
@@ -198,7 +208,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
                                   consumable_capacity=switches.dra_consumable_capacity,
                                   binding_conditions=switches.dra_binding_conditions)
         self._selectors: SelectorCache | None = None
-        self._memo: dict[tuple[Hashable, str], tuple[Node, tuple[object, ...], list[AllocationResult] | None]] = {}
+        self._memo: dict[Hashable, tuple[object, int, _NodeMemo]] = {}
 
     @property
     def _store(self) -> DraStore:
@@ -270,9 +280,26 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
             data.allocator = Allocator(self._features, store.allocated_state(), store.classes,
                                        store.pool_index(), self._selectors)
         data.claims, data.available_on, data.extended = claims, available_on, extended
+        data.selectors = tuple((i, selector) for i, selector in enumerate(available_on) if selector is not None)
+        data.store = store
+        data.prioritized = any(request.first_available for claim in data.to_allocate for request in claim.requests)
         if data.allocator is not None and not extended:
             data.signature = claims_signature(data.to_allocate)
+            data.node_memo = self._node_memo(data.signature, store)
         return Status.success()
+
+    def _node_memo(self, signature: Hashable, store: DraStore) -> _NodeMemo:
+        """The remembered allocations of claims with this signature, dropped when the slices or classes change
+        (looked up once per cycle, so Filter's check per node is one dict lookup and the pools' use)."""
+        known = self._memo.get(signature)
+        pools = store.pool_index()
+        if known is not None and known[0] is pools and known[1] == store.classes_version:
+            return known[2]
+        if len(self._memo) >= _MEMO_SIGNATURES_MAX:
+            self._memo.clear()
+        node_memo: _NodeMemo = {}
+        self._memo[signature] = (pools, store.classes_version, node_memo)
+        return node_memo
 
     def _check_requests(self, claim: ResourceClaim, store: DraStore) -> Status | None:
         """Every request of an unallocated claim has a known shape and existing device classes."""
@@ -316,8 +343,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
             return Status.success()
         node = node_info.node
         assert node is not None
-        unavailable = [i for i, selector in enumerate(data.available_on)
-                       if selector is not None and not selector.matches(node.name, node.labels)]
+        unavailable = [i for i, selector in data.selectors if not selector.matches(node.name, node.labels)]
         if data.allocator is not None:
             claims = data.pending
             if data.extended:
@@ -352,25 +378,23 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
         it depends on changed since: the node, the slices, the classes and the use of the node's pools."""
         allocator = data.allocator
         assert allocator is not None
-        if data.signature is None:
+        node_memo, store = data.node_memo, data.store
+        if node_memo is None or store is None:
             return allocator.allocate(node, claims, self._deadline())
-        store = self._store
-        stamp = (store.pool_index(), store.classes_version, store.pools_stamp(allocator.pool_keys(node)))
-        key = (data.signature, node.name)
-        known = self._memo.get(key)
-        if known is not None and known[0] is node and known[1] == stamp:
-            return known[2]
+        known = node_memo.get(node.name)
+        if known is not None and known[0] is node and store.pools_version(known[1]) == known[2]:
+            return known[3]
+        pools = allocator.pool_keys(node)
+        version = store.pools_version(pools)
         results = allocator.allocate(node, claims, self._deadline())
-        if len(self._memo) >= _MEMO_MAX:
-            self._memo.clear()
-        self._memo[key] = (node, stamp, results)
+        node_memo[node.name] = (node, pools, version, results)
         return results
 
     # --- Score --------------------------------------------------------------------------------
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         data = state.get(_STATE)
-        if data is None:
+        if data is None or not data.prioritized:
             return 0
         total = 0
         for claim, result in data.node_allocations.get(node_info.name, ()):
