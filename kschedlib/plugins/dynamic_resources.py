@@ -406,9 +406,9 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
         return total
 
     def score_key(self, state: CycleState, pod: Pod) -> Hashable | None:
-        """Pods without claims score 0 everywhere (one key); a pod with claims scores per allocation."""
+        """Pods without prioritized lists to allocate score 0 everywhere (one key); the others score per allocation."""
         data = state.get(_STATE)
-        return () if data is None or not data.node_allocations else None
+        return () if data is None or not data.node_allocations or not data.prioritized else None
 
     def normalize_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]) -> list[int]:
         """DefaultNormalizeScore; scores of a pod without prioritized lists are all 0 and stay so."""
