@@ -49,6 +49,7 @@ from kschedlib.framework.handle import Handle
 from kschedlib.framework.memo import NodeLocalScore
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.results import PostFilterResult, PreFilterResult
+from kschedlib.framework.status import SUCCESS as _SUCCESS
 from kschedlib.framework.status import Status
 from kschedlib.model.dra import (
     AllocationResult,
@@ -71,6 +72,8 @@ FIRST_AVAILABLE_MAX_SIZE: Final = 8
 RESERVED_FOR_MAX_SIZE: Final = 256
 _IMPLICIT_PREFIX: Final = "deviceclass.resource.kubernetes.io/"
 _MEMO_SIGNATURES_MAX: Final = 64
+_CANNOT_ALLOCATE: Final = Status.unresolvable(CANNOT_ALLOCATE, plugin="DynamicResources")
+"""Shared by every node that cannot serve the claims (already naming the plugin, so not copied to add it)."""
 
 
 @final
@@ -155,8 +158,9 @@ class _State:
 
 _STATE: Final[StateKey[_State]] = StateKey("PreFilterDynamicResources")
 
-_NodeMemo = dict[str, tuple[Node, tuple[tuple[str, str], ...], int, "list[AllocationResult] | None"]]
-"""node name -> (the node object, its pools, the sum of their use versions, the allocation found)."""
+_MemoEntry = tuple[Node, tuple[tuple[str, str], ...], int, "list[AllocationResult] | None"]
+"""(the node object, its pools, the sum of their use versions, the allocation found there)."""
+_NodeMemo = dict[str, _MemoEntry]
 
 
 def _pod_claims(pod: Pod, store: DraStore) -> list[ResourceClaim]:
@@ -185,6 +189,15 @@ def _selector_compiler() -> SelectorCache:
     from kschedlib.dra._cel_bridge import compile_selector
 
     return SelectorCache(compile_selector)
+
+
+def _remembered(data: _State, node: Node) -> _MemoEntry | None:
+    """The allocation remembered for ``node`` if still valid: the same node object, and no device of its
+    pools taken or given back since (the slices and classes were checked in PreFilter)."""
+    known = data.node_memo.get(node.name) if data.node_memo is not None else None
+    if known is None or known[0] is not node or data.store is None:
+        return None
+    return known if data.store.pools_version(known[1]) == known[2] else None
 
 
 @final
@@ -343,6 +356,10 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
             return Status.success()
         node = node_info.node
         assert node is not None
+        if data.node_memo is not None and not data.selectors:
+            known = _remembered(data, node)
+            if known is not None:
+                return self._allocated(data, node, data.pending, known[3])
         unavailable = [i for i, selector in data.selectors if not selector.matches(node.name, node.labels)]
         if data.allocator is not None:
             claims = data.pending
@@ -359,13 +376,22 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
                     return Status.unresolvable(str(exc))
                 except AllocationError as exc:
                     return Status.from_error(str(exc))
-                if results is None:
-                    return Status.unresolvable(CANNOT_ALLOCATE)
-                data.node_allocations[node.name] = list(zip(claims, results, strict=True))
+                status = self._allocated(data, node, claims, results)
+                if status is not _SUCCESS:
+                    return status
         if unavailable:
             data.unavailable.update(unavailable)
             return Status.unresolvable(NOT_AVAILABLE)
         return Status.success()
+
+    @staticmethod
+    def _allocated(data: _State, node: Node, claims: Sequence[ResourceClaim],
+                   results: list[AllocationResult] | None) -> Status:
+        """Filter's verdict on the allocation found for ``claims`` on ``node`` (kept for Score and Reserve)."""
+        if results is None:
+            return _CANNOT_ALLOCATE
+        data.node_allocations[node.name] = list(zip(claims, results, strict=True))
+        return _SUCCESS
 
     def _deadline(self) -> Callable[[], bool] | None:
         if self._args.filter_timeout <= 0:
@@ -381,8 +407,8 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
         node_memo, store = data.node_memo, data.store
         if node_memo is None or store is None:
             return allocator.allocate(node, claims, self._deadline())
-        known = node_memo.get(node.name)
-        if known is not None and known[0] is node and store.pools_version(known[1]) == known[2]:
+        known = _remembered(data, node)
+        if known is not None:
             return known[3]
         pools = allocator.pool_keys(node)
         version = store.pools_version(pools)
