@@ -128,7 +128,8 @@ class _State:
         self.allocator: Allocator | None = None
         self.extended: dict[str, tuple[str, int]] = {}
         """extended resource -> (device class, count) for resources a DeviceClass may provide."""
-        self.node_allocations: dict[str, list[tuple[ResourceClaim, AllocationResult]]] = {}
+        self.node_allocations: dict[str, tuple[Sequence[ResourceClaim], Sequence[AllocationResult]]] = {}
+        """node -> the claims allocated there and their results (paired only when asked: most nodes never are)."""
         self.unavailable: set[int] = set()
         self._pending: tuple[ResourceClaim, ...] | None = None
         self.signature: Hashable = None
@@ -143,6 +144,11 @@ class _State:
 
     def clone(self) -> _State:
         return self
+
+    def allocations(self, node_name: str) -> list[tuple[ResourceClaim, AllocationResult]]:
+        """Each claim allocated on ``node_name`` with its result (none if Filter found none there)."""
+        found = self.node_allocations.get(node_name)
+        return list(zip(*found, strict=True)) if found is not None else []
 
     @property
     def to_allocate(self) -> list[ResourceClaim]:
@@ -390,7 +396,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
         """Filter's verdict on the allocation found for ``claims`` on ``node`` (kept for Score and Reserve)."""
         if results is None:
             return _CANNOT_ALLOCATE
-        data.node_allocations[node.name] = list(zip(claims, results, strict=True))
+        data.node_allocations[node.name] = (claims, results)
         return _SUCCESS
 
     def _deadline(self) -> Callable[[], bool] | None:
@@ -423,7 +429,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
         if data is None or not data.prioritized:
             return 0
         total = 0
-        for claim, result in data.node_allocations.get(node_info.name, ()):
+        for claim, result in data.allocations(node_info.name):
             for request in claim.requests:
                 for index, sub in enumerate(request.first_available):
                     if any(d.request == f"{request.name}/{sub.name}" for d in result.devices):
@@ -446,13 +452,12 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
         data = state.get(_STATE)
         if data is None or data.allocator is None:
             return Status.success()
-        allocations = data.node_allocations.get(node_name)
-        if allocations is None:
+        if node_name not in data.node_allocations:
             if data.to_allocate:
                 return Status.from_error(f"claim allocation not found for node {node_name}")
             return Status.success()
         store = self._store
-        for claim, result in allocations:
+        for claim, result in data.allocations(node_name):
             store.assume(attrs.evolve(claim, allocation=result))
         return Status.success()
 
@@ -461,19 +466,19 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
         if data is None:
             return
         store = self._store
-        for claim, _ in data.node_allocations.get(node_name, ()):
+        for claim, _ in data.allocations(node_name):
             store.forget(claim)
         store.release_pod(pod)
 
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         data = state.get(_STATE)
-        if data is None or (not data.claims and not data.node_allocations.get(node_name)):
+        if data is None or (not data.claims and not data.allocations(node_name)):
             return Status.success()
         store = self._store
         for claim in data.claims:
             if claim.allocation is not None:
                 store.bind(claim, pod)
-        for claim, result in data.node_allocations.get(node_name, ()):
+        for claim, result in data.allocations(node_name):
             store.bind(attrs.evolve(claim, allocation=result), pod)
         return Status.success()
 
@@ -501,7 +506,7 @@ def dra_allocations(state: CycleState, feasible: Sequence[str]) -> dict[str, lis
         return None
     out: dict[str, list[dict[str, Any]]] = {}
     for node in sorted(feasible):
-        allocations = data.node_allocations.get(node)
+        allocations = data.allocations(node)
         if not allocations:
             continue
         entries = []
