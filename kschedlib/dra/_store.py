@@ -9,7 +9,7 @@ controller does).  Devices held by an allocated claim are in use for every later
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final, final
 
 import attrs
@@ -53,11 +53,13 @@ def pod_claim_name(pod: Pod, pod_claim: str, direct: str | None) -> str | None:
 class _Holdings:
     """How many claims hold each device, and the capacity they consume from shareable devices."""
 
-    __slots__ = ("allocations", "capacity", "devices", "pool_versions")
+    __slots__ = ("allocations", "capacity", "devices", "held", "pool_versions")
 
     def __init__(self) -> None:
         self.allocations: dict[str, AllocationResult] = {}
         self.devices: Counter[DeviceID] = Counter()
+        self.held: set[DeviceID] = set()
+        """The devices whose count is positive, kept as counts change (copied per cycle at C speed)."""
         self.capacity: dict[DeviceID, dict[str, Quantity]] = {}
         self.pool_versions: Counter[tuple[str, str]] = Counter()
         """(driver, pool) -> how often devices of the pool were taken or given back."""
@@ -66,6 +68,7 @@ class _Holdings:
         other = _Holdings()
         other.allocations = dict(self.allocations)
         other.devices = Counter(self.devices)
+        other.held = set(self.held)
         other.capacity = {device: dict(amounts) for device, amounts in self.capacity.items()}
         other.pool_versions = Counter(self.pool_versions)
         return other
@@ -96,7 +99,14 @@ class _Holdings:
                     else:
                         used.pop(name, None)
             elif not result.admin_access:
-                self.devices[result.device_id] += sign
+                self._hold(result.device_id, sign)
+
+    def _hold(self, device: DeviceID, sign: int) -> None:
+        count = self.devices[device] = self.devices[device] + sign
+        if count > 0:
+            self.held.add(device)
+        else:
+            self.held.discard(device)
 
 
 @final
@@ -169,13 +179,17 @@ class DraStore:
         if self._allocated is None:
             held = self._held
             capacity = {device: dict(amounts) for device, amounts in held.capacity.items() if amounts}
-            self._allocated = AllocatedState(frozenset(d for d, n in held.devices.items() if n > 0), capacity)
+            self._allocated = AllocatedState(frozenset(held.held), capacity)
         return self._allocated
 
-    def pools_stamp(self, pools: Iterable[tuple[str, str]]) -> tuple[int, ...]:
-        """Versions of the use of these (driver, pool)s: equal stamps mean the same devices are in use there."""
-        versions = self._held.pool_versions
-        return tuple([versions[pool] for pool in pools])
+    def pools_version(self, pools: Sequence[tuple[str, str]]) -> int:
+        """The summed versions of the use of these (driver, pool)s.  Each version only grows, so an equal sum
+        means the same devices are in use there (one number to compare per node)."""
+        get = self._held.pool_versions.get
+        total = 0
+        for pool in pools:
+            total += get(pool, 0)
+        return total
 
     def _refresh(self, key: str) -> None:
         """Account for a change of the claim ``key`` or of its allocation in flight."""

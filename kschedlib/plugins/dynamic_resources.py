@@ -49,6 +49,7 @@ from kschedlib.framework.handle import Handle
 from kschedlib.framework.memo import NodeLocalScore
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.results import PostFilterResult, PreFilterResult
+from kschedlib.framework.status import SUCCESS as _SUCCESS
 from kschedlib.framework.status import Status
 from kschedlib.model.dra import (
     AllocationResult,
@@ -70,7 +71,9 @@ NOT_AVAILABLE: Final = "resourceclaim not available on the node"
 FIRST_AVAILABLE_MAX_SIZE: Final = 8
 RESERVED_FOR_MAX_SIZE: Final = 256
 _IMPLICIT_PREFIX: Final = "deviceclass.resource.kubernetes.io/"
-_MEMO_MAX: Final = 1 << 16
+_MEMO_SIGNATURES_MAX: Final = 64
+_CANNOT_ALLOCATE: Final = Status.unresolvable(CANNOT_ALLOCATE, plugin="DynamicResources")
+"""Shared by every node that cannot serve the claims (already naming the plugin, so not copied to add it)."""
 
 
 @final
@@ -116,8 +119,8 @@ def decode_args(raw: Mapping[str, Any] | None) -> DynamicResourcesArgs:
 class _State:
     """PreFilter's findings, shared (not copied) by clones as kube shares its pointer."""
 
-    __slots__ = ("_pending", "allocator", "available_on", "claims", "extended", "node_allocations", "signature",
-                 "unavailable")
+    __slots__ = ("_pending", "allocator", "available_on", "claims", "extended", "node_allocations", "node_memo",
+                 "prioritized", "selectors", "signature", "store", "unavailable")
 
     def __init__(self) -> None:
         self.claims: list[ResourceClaim] = []
@@ -125,14 +128,27 @@ class _State:
         self.allocator: Allocator | None = None
         self.extended: dict[str, tuple[str, int]] = {}
         """extended resource -> (device class, count) for resources a DeviceClass may provide."""
-        self.node_allocations: dict[str, list[tuple[ResourceClaim, AllocationResult]]] = {}
+        self.node_allocations: dict[str, tuple[Sequence[ResourceClaim], Sequence[AllocationResult]]] = {}
+        """node -> the claims allocated there and their results (paired only when asked: most nodes never are)."""
         self.unavailable: set[int] = set()
         self._pending: tuple[ResourceClaim, ...] | None = None
         self.signature: Hashable = None
         """The claims' :func:`claims_signature` (None with extended resources: their claim depends on the node)."""
+        self.selectors: tuple[tuple[int, NodeSelector], ...] = ()
+        """(claim index, node selector) of the allocated claims that name one (Filter checks only these)."""
+        self.node_memo: _NodeMemo | None = None
+        """The plugin's remembered allocations for this signature, slices and classes (see ``_allocate``)."""
+        self.store: DraStore | None = None
+        self.prioritized = False
+        """Whether an unallocated claim has a prioritized list (else every node scores 0)."""
 
     def clone(self) -> _State:
         return self
+
+    def allocations(self, node_name: str) -> list[tuple[ResourceClaim, AllocationResult]]:
+        """Each claim allocated on ``node_name`` with its result (none if Filter found none there)."""
+        found = self.node_allocations.get(node_name)
+        return list(zip(*found, strict=True)) if found is not None else []
 
     @property
     def to_allocate(self) -> list[ResourceClaim]:
@@ -147,6 +163,10 @@ class _State:
 
 
 _STATE: Final[StateKey[_State]] = StateKey("PreFilterDynamicResources")
+
+_MemoEntry = tuple[Node, tuple[tuple[str, str], ...], int, "list[AllocationResult] | None"]
+"""(the node object, its pools, the sum of their use versions, the allocation found there)."""
+_NodeMemo = dict[str, _MemoEntry]
 
 
 def _pod_claims(pod: Pod, store: DraStore) -> list[ResourceClaim]:
@@ -177,6 +197,15 @@ def _selector_compiler() -> SelectorCache:
     return SelectorCache(compile_selector)
 
 
+def _remembered(data: _State, node: Node) -> _MemoEntry | None:
+    """The allocation remembered for ``node`` if still valid: the same node object, and no device of its
+    pools taken or given back since (the slices and classes were checked in PreFilter)."""
+    known = data.node_memo.get(node.name) if data.node_memo is not None else None
+    if known is None or known[0] is not node or data.store is None:
+        return None
+    return known if data.store.pools_version(known[1]) == known[2] else None
+
+
 @final
 class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlugin, ScoreExtensions, NodeLocalScore,
                        ReservePlugin, PreBindPlugin, PostFilterPlugin, EnqueueExtensions):
@@ -198,7 +227,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
                                   consumable_capacity=switches.dra_consumable_capacity,
                                   binding_conditions=switches.dra_binding_conditions)
         self._selectors: SelectorCache | None = None
-        self._memo: dict[tuple[Hashable, str], tuple[Node, tuple[object, ...], list[AllocationResult] | None]] = {}
+        self._memo: dict[Hashable, tuple[object, int, _NodeMemo]] = {}
 
     @property
     def _store(self) -> DraStore:
@@ -270,9 +299,26 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
             data.allocator = Allocator(self._features, store.allocated_state(), store.classes,
                                        store.pool_index(), self._selectors)
         data.claims, data.available_on, data.extended = claims, available_on, extended
+        data.selectors = tuple((i, selector) for i, selector in enumerate(available_on) if selector is not None)
+        data.store = store
+        data.prioritized = any(request.first_available for claim in data.to_allocate for request in claim.requests)
         if data.allocator is not None and not extended:
             data.signature = claims_signature(data.to_allocate)
+            data.node_memo = self._node_memo(data.signature, store)
         return Status.success()
+
+    def _node_memo(self, signature: Hashable, store: DraStore) -> _NodeMemo:
+        """The remembered allocations of claims with this signature, dropped when the slices or classes change
+        (looked up once per cycle, so Filter's check per node is one dict lookup and the pools' use)."""
+        known = self._memo.get(signature)
+        pools = store.pool_index()
+        if known is not None and known[0] is pools and known[1] == store.classes_version:
+            return known[2]
+        if len(self._memo) >= _MEMO_SIGNATURES_MAX:
+            self._memo.clear()
+        node_memo: _NodeMemo = {}
+        self._memo[signature] = (pools, store.classes_version, node_memo)
+        return node_memo
 
     def _check_requests(self, claim: ResourceClaim, store: DraStore) -> Status | None:
         """Every request of an unallocated claim has a known shape and existing device classes."""
@@ -316,8 +362,11 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
             return Status.success()
         node = node_info.node
         assert node is not None
-        unavailable = [i for i, selector in enumerate(data.available_on)
-                       if selector is not None and not selector.matches(node.name, node.labels)]
+        if data.node_memo is not None and not data.selectors:
+            known = _remembered(data, node)
+            if known is not None:
+                return self._allocated(data, node, data.pending, known[3])
+        unavailable = [i for i, selector in data.selectors if not selector.matches(node.name, node.labels)]
         if data.allocator is not None:
             claims = data.pending
             if data.extended:
@@ -333,13 +382,22 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
                     return Status.unresolvable(str(exc))
                 except AllocationError as exc:
                     return Status.from_error(str(exc))
-                if results is None:
-                    return Status.unresolvable(CANNOT_ALLOCATE)
-                data.node_allocations[node.name] = list(zip(claims, results, strict=True))
+                status = self._allocated(data, node, claims, results)
+                if status is not _SUCCESS:
+                    return status
         if unavailable:
             data.unavailable.update(unavailable)
             return Status.unresolvable(NOT_AVAILABLE)
         return Status.success()
+
+    @staticmethod
+    def _allocated(data: _State, node: Node, claims: Sequence[ResourceClaim],
+                   results: list[AllocationResult] | None) -> Status:
+        """Filter's verdict on the allocation found for ``claims`` on ``node`` (kept for Score and Reserve)."""
+        if results is None:
+            return _CANNOT_ALLOCATE
+        data.node_allocations[node.name] = (claims, results)
+        return _SUCCESS
 
     def _deadline(self) -> Callable[[], bool] | None:
         if self._args.filter_timeout <= 0:
@@ -352,28 +410,26 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
         it depends on changed since: the node, the slices, the classes and the use of the node's pools."""
         allocator = data.allocator
         assert allocator is not None
-        if data.signature is None:
+        node_memo, store = data.node_memo, data.store
+        if node_memo is None or store is None:
             return allocator.allocate(node, claims, self._deadline())
-        store = self._store
-        stamp = (store.pool_index(), store.classes_version, store.pools_stamp(allocator.pool_keys(node)))
-        key = (data.signature, node.name)
-        known = self._memo.get(key)
-        if known is not None and known[0] is node and known[1] == stamp:
-            return known[2]
+        known = _remembered(data, node)
+        if known is not None:
+            return known[3]
+        pools = allocator.pool_keys(node)
+        version = store.pools_version(pools)
         results = allocator.allocate(node, claims, self._deadline())
-        if len(self._memo) >= _MEMO_MAX:
-            self._memo.clear()
-        self._memo[key] = (node, stamp, results)
+        node_memo[node.name] = (node, pools, version, results)
         return results
 
     # --- Score --------------------------------------------------------------------------------
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         data = state.get(_STATE)
-        if data is None:
+        if data is None or not data.prioritized:
             return 0
         total = 0
-        for claim, result in data.node_allocations.get(node_info.name, ()):
+        for claim, result in data.allocations(node_info.name):
             for request in claim.requests:
                 for index, sub in enumerate(request.first_available):
                     if any(d.request == f"{request.name}/{sub.name}" for d in result.devices):
@@ -382,9 +438,9 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
         return total
 
     def score_key(self, state: CycleState, pod: Pod) -> Hashable | None:
-        """Pods without claims score 0 everywhere (one key); a pod with claims scores per allocation."""
+        """Pods without prioritized lists to allocate score 0 everywhere (one key); the others score per allocation."""
         data = state.get(_STATE)
-        return () if data is None or not data.node_allocations else None
+        return () if data is None or not data.node_allocations or not data.prioritized else None
 
     def normalize_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]) -> list[int]:
         """DefaultNormalizeScore; scores of a pod without prioritized lists are all 0 and stay so."""
@@ -396,13 +452,12 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
         data = state.get(_STATE)
         if data is None or data.allocator is None:
             return Status.success()
-        allocations = data.node_allocations.get(node_name)
-        if allocations is None:
+        if node_name not in data.node_allocations:
             if data.to_allocate:
                 return Status.from_error(f"claim allocation not found for node {node_name}")
             return Status.success()
         store = self._store
-        for claim, result in allocations:
+        for claim, result in data.allocations(node_name):
             store.assume(attrs.evolve(claim, allocation=result))
         return Status.success()
 
@@ -411,7 +466,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
         if data is None:
             return
         store = self._store
-        for claim, _ in data.node_allocations.get(node_name, ()):
+        for claim, _ in data.allocations(node_name):
             store.forget(claim)
         store.release_pod(pod)
 
@@ -424,13 +479,13 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
 
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         data = state.get(_STATE)
-        if data is None or (not data.claims and not data.node_allocations.get(node_name)):
+        if data is None or (not data.claims and not data.allocations(node_name)):
             return Status.success()
         store = self._store
         for claim in data.claims:
             if claim.allocation is not None:
                 store.bind(claim, pod)
-        for claim, result in data.node_allocations.get(node_name, ()):
+        for claim, result in data.allocations(node_name):
             store.bind(attrs.evolve(claim, allocation=result), pod)
         return Status.success()
 
@@ -458,7 +513,7 @@ def dra_allocations(state: CycleState, feasible: Sequence[str]) -> dict[str, lis
         return None
     out: dict[str, list[dict[str, Any]]] = {}
     for node in sorted(feasible):
-        allocations = data.node_allocations.get(node)
+        allocations = data.allocations(node)
         if not allocations:
             continue
         entries = []

@@ -334,6 +334,37 @@ def test_reused_allocations_follow_classes_slices_and_devices_in_use() -> None:
     assert not fits("s", "c3")
 
 
+def test_reused_allocations_follow_devices_in_use_nodes_and_the_memo_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    sched = scheduler(node("a"), gpus("a", "g0"), DEVICE_CLASS, claim("c1"), claim("c2"), claim("c3", count=2))
+    plugin = DynamicResources(None, sched._engine.handles["default-scheduler"])
+
+    def filter_on_a(name: str, claim_name: str) -> tuple[CycleState, Any, Status]:
+        state, target = CycleState(), pod_from_dict(pod(name, claim_name))
+        plugin.pre_filter(state, target)
+        return state, target, plugin.filter(state, target, sched.snapshot().get("a"))
+
+    state, target, status = filter_on_a("p", "c1")
+    assert status.is_success
+    assert plugin.reserve(state, target, "a").is_success  # g0 now in flight for c1
+    assert filter_on_a("q", "c2")[2].reasons == (plugin_module.CANNOT_ALLOCATE,)  # not the remembered g0
+    plugin.unreserve(state, target, "a")
+    assert filter_on_a("q", "c2")[2].is_success
+    sched.add_objects(load_cluster([node("a", zone="z")]).objects)  # a new node object: searched again
+    assert filter_on_a("q", "c2")[2].is_success
+    monkeypatch.setattr(plugin_module, "_MEMO_SIGNATURES_MAX", 1)
+    assert not filter_on_a("r", "c3")[2].is_success  # a second signature: the memo starts over
+    assert filter_on_a("q", "c2")[2].is_success
+
+
+def test_pods_without_prioritized_lists_share_one_score_key() -> None:
+    sched = scheduler(node("a"), gpus("a", "g0"), DEVICE_CLASS, claim("c1"))
+    plugin, state, target = _cycle(sched, pod("p", "c1"))
+    info = sched.snapshot().get("a")
+    assert plugin.filter(state, target, info).is_success
+    assert plugin.score_key(state, target) == ()
+    assert plugin.score(state, target, info) == 0
+
+
 def test_a_zero_filter_timeout_means_no_bound() -> None:
     from kschedlib.plugins.dynamic_resources import DynamicResourcesArgs
 
