@@ -473,7 +473,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
     def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         """PreBind works only for a pod with claims (read from v1.35: the pod is nominated first)."""
         data = state.get(_STATE)
-        if data is None or (not data.claims and not data.node_allocations.get(node_name)):
+        if data is None or (not data.claims and not data.allocations(node_name)):
             return Status.skip()
         return Status.SUCCESS
 
