@@ -42,9 +42,11 @@ def pre_enqueue(pod: Pod) -> Status:
     return Status.success() if message is None else Status.unresolvable(message, plugin="SchedulingGates")
 
 
-def new_queue(clock: FakeClock | None = None, **kwargs: float) -> tuple[SchedulingQueue, FakeClock]:
+def new_queue(clock: FakeClock | None = None, initial_backoff: float = 1.0,
+              max_backoff: float = 10.0) -> tuple[SchedulingQueue, FakeClock]:
     clock = clock or FakeClock(1000.0)
-    queue = SchedulingQueue(less, pre_enqueue, clock.now, registrations=REGISTRATIONS, **kwargs)
+    queue = SchedulingQueue(less, pre_enqueue, clock.now, registrations=REGISTRATIONS,
+                            initial_backoff=initial_backoff, max_backoff=max_backoff)
     return queue, clock
 
 

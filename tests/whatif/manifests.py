@@ -21,7 +21,9 @@ def node(name: str, cpu: str = "4", memory: str = "8Gi", pods: str = "110", zone
 
 def pod(name: str, cpu: str = "1", memory: str = "1Gi", *, node_name: str = "", owner: str | None = None,
         labels: dict[str, str] | None = None, namespace: str = "default", volumes: list[Json] | None = None,
-        annotations: dict[str, str] | None = None, priority: int | None = None, **extra: str) -> Json:
+        annotations: dict[str, str] | None = None, priority: int | None = None,
+        extended: dict[str, str] | None = None) -> Json:
+    """``extended`` adds requests beyond cpu and memory, e.g. ``{"nvidia.com/gpu": "1"}``."""
     metadata: Json = {"name": name, "namespace": namespace, "labels": labels or {}}
     if owner is not None:
         kind, _, owner_name = owner.partition("/")
@@ -29,7 +31,7 @@ def pod(name: str, cpu: str = "1", memory: str = "1Gi", *, node_name: str = "", 
                                         "uid": f"uid-{owner_name}", "controller": True}]
     if annotations:
         metadata["annotations"] = annotations
-    spec: Json = {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu, "memory": memory, **extra}}}]}
+    spec: Json = {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu, "memory": memory, **(extended or {})}}}]}
     if node_name:
         spec["nodeName"] = node_name
     if volumes:

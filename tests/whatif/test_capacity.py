@@ -191,7 +191,7 @@ def test_drain_never_moves_daemon_set_or_mirror_pods(pods: list[tuple[str, int]]
 
 def test_nodes_needed_finds_the_smallest_count_and_the_pods_no_count_helps() -> None:
     objects = [node("a", cpu="1"), *(pod(f"p{i}", cpu="3") for i in range(5)), pod("huge", cpu="64"),
-               pod("gpu", cpu="1", **{"nvidia.com/gpu": "1"})]
+               pod("gpu", cpu="1", extended={"nvidia.com/gpu": "1"})]
     report = capacity.nodes_needed(objects, node("pool", cpu="4"), limit=10)
     assert report.nodes_needed == 5
     assert report.new_nodes == ("pool-1", "pool-2", "pool-3", "pool-4", "pool-5")
@@ -240,7 +240,7 @@ def test_compare_refuses_bad_input(configs: list[Any], labels: list[str] | None)
 
 def test_utilisation_per_node_zone_and_extended_resource() -> None:
     objects = [node("a", zone="z1", **{"nvidia.com/gpu": "4"}), node("b", zone="z1"), node("c", zone="z2"),
-               pod("g", cpu="2", node_name="a", **{"nvidia.com/gpu": "3"})]
+               pod("g", cpu="2", node_name="a", extended={"nvidia.com/gpu": "3"})]
     snapshot_of = capacity.max_replicas(objects, pod("x"), limit=0).to_dict()["utilisation"]["before"]
     assert snapshot_of["nodes"]["a"]["nvidia.com/gpu"] == {"requested": 3, "allocatable": 4, "ratio": 0.75}
     assert snapshot_of["nodes"]["a"]["cpu"] == {"requested": 2000, "allocatable": 4000, "ratio": 0.5}

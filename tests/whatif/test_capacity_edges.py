@@ -122,13 +122,16 @@ def test_explanation_of_a_pod_being_deleted_and_a_refused_pod() -> None:
 def test_answers_survive_pickling_for_process_pools() -> None:
     import pickle
     objects = [node("a"), node("b"), pod("w", node_name="a", owner="ReplicaSet/w"), pod("p")]
+    answers: list[capacity.ReplicaReport | capacity.DrainReport | capacity.NodesNeededReport | capacity.Comparison]
     answers = [capacity.max_replicas(objects, pod("x"), feature_gates={"SchedulerPopFromBackoffQ": False}),
                capacity.drain(objects, ["a"]), capacity.nodes_needed(objects, node("pool")),
                capacity.compare(objects, [None, None], labels=["x", "y"])]
     for answer in answers:
         back = pickle.loads(pickle.dumps(answer))
         assert back.to_dict() == answer.to_dict()
-    assert pickle.loads(pickle.dumps(answers[0].kube)) == answers[0].kube
+    replicas = answers[0]
+    assert isinstance(replicas, capacity.ReplicaReport)
+    assert pickle.loads(pickle.dumps(replicas.kube)) == replicas.kube
 
 
 def test_copies_skip_names_the_cluster_already_uses() -> None:
