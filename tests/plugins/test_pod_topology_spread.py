@@ -768,18 +768,6 @@ def test_constructor_validates_args() -> None:
 # --- counts remembered across cycles ----------------------------------------------------------------
 
 
-class MovingHandle(FakeHandle):
-    """A handle whose snapshot the test replaces between cycles, as the scheduler does."""
-
-    def __init__(self, infos: Sequence[NodeInfo]) -> None:
-        super().__init__(infos)
-        self.current = Snapshot(infos)
-
-    @property
-    def snapshot(self) -> Snapshot:
-        return self.current
-
-
 def pre_filter_counts(pl: PodTopologySpread, pod: Pod) -> dict[str, dict[str, int]]:
     state = CycleState()
     assert pl.pre_filter(state, pod) == Status.success()
@@ -788,13 +776,14 @@ def pre_filter_counts(pl: PodTopologySpread, pod: Pod) -> dict[str, dict[str, in
 
 def test_counts_follow_changed_nodes_across_cycles() -> None:
     infos = zoned([("a1", "A", 1), ("b1", "B", 0)])
-    handle = MovingHandle(infos)
+    handle = FakeHandle(infos)
     pl = PodTopologySpread(None, handle)
     pod = incoming(hard())
     assert pre_filter_counts(pl, pod) == {ZONE: {"A": 1, "B": 0}}
-    handle.current = Snapshot([infos[0], infos[1].with_pod(PodInfo.of(make_pod("new", labels=WEB, node_name="b1")))])
+    added = infos[1].with_pod(PodInfo.of(make_pod("new", labels=WEB, node_name="b1")))
+    handle.set_snapshot(Snapshot([infos[0], added]))
     assert pre_filter_counts(pl, pod) == {ZONE: {"A": 1, "B": 1}}
-    handle.current = Snapshot([infos[0].with_image_states({}), infos[1]])  # same pods, new NodeInfo
+    handle.set_snapshot(Snapshot([infos[0].with_image_states({}), infos[1]]))  # same pods, new NodeInfo
     assert pre_filter_counts(pl, pod) == {ZONE: {"A": 1, "B": 0}}
 
 
@@ -802,7 +791,7 @@ def test_counts_follow_changed_nodes_across_cycles() -> None:
 @settings(max_examples=100)
 def test_remembered_counts_equal_fresh_counts(infos: list[NodeInfo], changes: list[tuple[int, bool, str]]) -> None:
     pod = incoming(hard(), soft(skew=2))
-    handle = MovingHandle(infos)
+    handle = FakeHandle(infos)
     long_lived = PodTopologySpread(None, handle)
     for step, (index, add, app) in enumerate(changes):
         target = infos[index % len(infos)]
@@ -813,7 +802,7 @@ def test_remembered_counts_equal_fresh_counts(infos: list[NodeInfo], changes: li
         else:
             continue
         infos = [changed if info.name == target.name else info for info in infos]
-        handle.current = Snapshot(infos)
+        handle.set_snapshot(Snapshot(infos))
         fresh = PodTopologySpread(None, FakeHandle(infos, kube_version="1.30"))
         if any(info.node is not None and ZONE in info.node.labels for info in infos):
             assert pre_filter_counts(long_lived, pod) == pre_filter_counts(fresh, pod)

@@ -8,6 +8,7 @@ same plugins register v1.30's broader events and hint functions (tests/plugins/t
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import attrs
 import pytest
@@ -222,7 +223,7 @@ def test_pod_topology_spread_node_hints(old: object, new: object, expected: Queu
     ({"containers": ()}, [ActionType.UPDATE_POD_SCALE_DOWN]),
     ({"phase": "Running"}, [ActionType.UPDATE_POD_OTHER]),
 ], ids=["label", "toleration", "scale-down", "other"])
-def test_pod_changes_names_the_narrow_update_kinds(change: dict[str, object], actions: list[ActionType]) -> None:
+def test_pod_changes_names_the_narrow_update_kinds(change: dict[str, Any], actions: list[ActionType]) -> None:
     assert [event.action for event in pod_changes(plain, attrs.evolve(plain, **change))] == actions
 
 
