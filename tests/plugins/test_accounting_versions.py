@@ -309,9 +309,9 @@ def test_volume_binding_reads_the_volume_attributes_class_switch() -> None:
 
 
 def _sidecar_cluster() -> list[dict[str, object]]:
-    node = {"kind": "Node", "apiVersion": "v1", "metadata": {"name": "n"},
+    node: dict[str, object] = {"kind": "Node", "apiVersion": "v1", "metadata": {"name": "n"},
             "status": {"allocatable": {"cpu": "2", "memory": "4Gi", "pods": "110"}}}
-    bound = {"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "b"},
+    bound: dict[str, object] = {"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "b"},
              "spec": {"nodeName": "n", "containers": [{"name": "app", "resources": {"requests": {"cpu": "1"}}}],
                       "initContainers": [{"name": "proxy", "restartPolicy": "Always"}]}}
     return [node, bound]

@@ -87,9 +87,9 @@ def _registrations(name: str, gates: dict[str, bool] | None = GATE_ON,
                    kube_version: str = "1.30") -> tuple[ClusterEventWithHint, ...]:
     handle = FakeHandle(kube_version=kube_version, feature_gates=gates)
     if name == "Coscheduling":
-        return tuple(Coscheduling(None, handle).events_to_register())  # type: ignore[arg-type]
+        return tuple(Coscheduling(None, handle).events_to_register())
     if name == "CapacityScheduling":
-        return tuple(CapacityScheduling(None, handle).events_to_register())  # type: ignore[arg-type]
+        return tuple(CapacityScheduling(None, handle).events_to_register())
     return tuple(FACTORIES[name](handle).events_to_register())
 
 

@@ -14,7 +14,7 @@ from kschedlib import Scheduler, explain
 from kschedlib._internal.extenders import filter_with_extenders
 from kschedlib.errors import ConfigError
 from kschedlib.extender import CallableExtender, HTTPExtender
-from kschedlib.framework import CycleState, NodeInfo, Status
+from kschedlib.framework import CycleState, Handle, NodeInfo, QueuedPodInfo, QueueSortPlugin, Status
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Code
 from kschedlib.model import (
@@ -22,15 +22,15 @@ from kschedlib.model import (
     LabelSelector,
     NodeAffinity,
     NodeSelector,
+    NodeSelectorRequirement,
     NodeSelectorTerm,
     PodDisruptionBudget,
     PodResourceClaim,
-    Requirement,
 )
 from kschedlib.plugins import in_tree_registry
 from kschedlib.plugins._helpers.preemption_victims import Victims, budgets_of, select_victims_on_node
 from kschedlib.plugins.dynamic_resources import DynamicResourcesArgs, decode_args
-from kschedlib.plugins.priority_sort import PrioritySort
+from kschedlib.plugins.priority_sort import less
 from kschedlib.versions import resolve
 from tests.extender.support import config, nodes, pod, stubs, url
 from tests.helpers import make_node, make_pod, node_info
@@ -73,7 +73,7 @@ def test_absent_nodes_in_fit_error() -> None:
 
 
 def test_absent_nodes_in_fit_error_names_the_narrowing_plugin_among_the_rejectors() -> None:
-    term = NodeSelectorTerm(match_fields=(Requirement("metadata.name", "In", ("missing",)),))
+    term = NodeSelectorTerm(match_fields=(NodeSelectorRequirement("metadata.name", "In", ("missing",)),))
     target = make_pod("p", affinity=Affinity(node_affinity=NodeAffinity(required=NodeSelector((term,)))))
     rejectors = {}
     for version in ("1.31", "1.32"):
@@ -244,8 +244,16 @@ def test_short_queue_sort_message() -> None:
         {"schedulerName": "b", "plugins": {"queueSort": {"enabled": [{"name": "Custom"}],
                                                          "disabled": [{"name": "*"}]}}},
     ]}
-    class Custom(PrioritySort):
+    class Custom(QueueSortPlugin):
+        """PrioritySort's order under another name: a second, different queue sort."""
+
         name = "Custom"
+
+        def __init__(self, args: None, handle: Handle) -> None:
+            pass
+
+        def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+            return less(a, b)
 
     registry = in_tree_registry()
     registry.register("Custom", Custom)

@@ -18,6 +18,7 @@ from kschedlib.model import parse_quantity
 from kschedlib.model.labels import LabelSelector, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
 from kschedlib.model.objects import OwnerReference, Pod, Volume
 from kschedlib.model.storage import (
+    ClaimRef,
     CSIDriver,
     CSINode,
     CSINodeDriver,
@@ -353,7 +354,7 @@ def test_reserve_binds_the_chosen_volume_and_unreserve_restores_it() -> None:
     bound_claim = handle.storage.get_pvc("default", "c")
     assert bound_pv is not None
     assert bound_claim is not None
-    assert (bound_pv.claim_ref, bound_pv.phase) == (type(bound_pv.claim_ref)("c", "default", claim.uid), "Bound")
+    assert (bound_pv.claim_ref, bound_pv.phase) == (ClaimRef("c", "default", claim.uid), "Bound")
     assert bound_pv.annotations["pv.kubernetes.io/bound-by-controller"] == "yes"
     assert (bound_claim.volume_name, bound_claim.phase) == ("pv", "Bound")
     assert "pv.kubernetes.io/bind-completed" in bound_claim.annotations

@@ -281,7 +281,7 @@ EXPECTED = {
 
 
 @pytest.mark.parametrize("plugin", PLUGINS, ids=lambda p: p.name)
-def test_queueing_hints(plugin: type) -> None:
+def test_queueing_hints(plugin: type[VolumeBinding | VolumeRestrictions | VolumeZone | NodeVolumeLimits]) -> None:
     with_hints = plugin(None, FakeHandle(kube_version="1.36")).events_to_register()
     assert [(r.event.resource, r.event.action, r.hint is not None) for r in with_hints] == EXPECTED[plugin.name]
     without = plugin(None, FakeHandle(kube_version="1.30")).events_to_register()

@@ -81,8 +81,8 @@ def test_pre_filter_skips(volumes: tuple[Volume, ...], storage: tuple[object, ..
 
 
 def test_label_zones_to_set() -> None:
-    assert label_zones_to_set("a") == {"a"}
-    assert label_zones_to_set(" a__b \t") == {"a", "b"}
+    assert label_zones_to_set("a") == frozenset({"a"})
+    assert label_zones_to_set(" a__b \t") == frozenset({"a", "b"})
     assert label_zones_to_set("a____b") is None
     assert label_zones_to_set("") is None
 
