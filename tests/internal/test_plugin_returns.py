@@ -22,6 +22,7 @@ from kschedlib.framework import (
     FilterPlugin,
     NodeInfo,
     PermitPlugin,
+    Plugin,
     PostFilterPlugin,
     PreBindPlugin,
     PreEnqueuePlugin,
@@ -39,7 +40,7 @@ from tests.helpers import Recorder, make_node, make_pod
 BAD = "bad"
 
 
-class Chaos:
+class Chaos(Plugin):
     """Returns ``value`` for the pod named ``bad``; behaves for the others."""
 
     value: ClassVar[Any] = None
@@ -199,8 +200,8 @@ def _reset() -> None:
 def new_scheduler(case: str, recorder: Recorder, **kwargs: Any) -> kschedlib.Scheduler:
     point, plugin = PLUGINS[case]
     registry = kschedlib.in_tree_registry()
-    registry.register(plugin.name, lambda args, handle: plugin())  # type: ignore[attr-defined]
-    plugins: dict[str, Any] = {point: {"enabled": [{"name": plugin.name}]}}  # type: ignore[attr-defined]
+    registry.register(plugin.name, lambda args, handle: plugin())
+    plugins: dict[str, Any] = {point: {"enabled": [{"name": plugin.name}]}}
     if point == "bind" or case in ("Filter(alone)", "Filter(memo-column)"):
         plugins[point]["disabled"] = [{"name": "*"}]
     sched = kschedlib.Scheduler({"profiles": [{"plugins": plugins}]}, registry=registry, listeners=[recorder],
@@ -244,13 +245,13 @@ def test_a_wrong_return_value_is_an_error_and_the_pod_is_requeued(case: str, val
     if case == "PreEnqueue":
         assert results == []
         assert queue == "gated"
-        assert info.unschedulable_plugins == {plugin.name}  # type: ignore[attr-defined]
+        assert info.unschedulable_plugins == {plugin.name}
     else:
         (result,) = results
         assert recorder.keys("failed") == ["default/bad"]
         message = result.message or ""
         if case != "PostFilter":  # kube-scheduler's PostFilter error text does not name the plugin
-            assert f'"{plugin.name}"' in message  # type: ignore[attr-defined]
+            assert f'"{plugin.name}"' in message
         assert (str(value) if value is BOOM else repr(value)) in message
         if case == "PostFilter":
             assert result.status.code is Code.UNSCHEDULABLE

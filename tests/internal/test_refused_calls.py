@@ -108,8 +108,9 @@ WRONG_ARGUMENTS = [
     ("update_node a dict", lambda s: s.update_node({"name": "n1"})),
     ("remove_node a Node", lambda s: s.remove_node(make_node("n1"))),
     ("remove_pod None", lambda s: s.remove_pod(None)),
-    ("add_pod priority high", lambda s: s.add_pod(make_pod("p", priority="high"))),
-    ("add_node name None", lambda s: s.add_node(Node(None))),
+    # the two wrong types below are the bad input whose refusal is checked
+    ("add_pod priority high", lambda s: s.add_pod(make_pod("p", priority="high"))),  # type: ignore[arg-type]
+    ("add_node name None", lambda s: s.add_node(Node(None))),  # type: ignore[arg-type]
 ]
 
 

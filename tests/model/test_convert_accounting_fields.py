@@ -8,7 +8,13 @@ from typing import Any
 import pytest
 
 from kschedlib.errors import ManifestError
-from kschedlib.model import ContainerStatus, VolumeAttachment, parse_quantity
+from kschedlib.model import (
+    ContainerStatus,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    VolumeAttachment,
+    parse_quantity,
+)
 from kschedlib.model.convert import object_from_dict, object_to_dict, pod_from_dict, pod_to_dict
 
 
@@ -69,5 +75,6 @@ def test_volume_attributes_class_name_round_trip(kind: str) -> None:
     doc = {"apiVersion": "v1", "kind": kind, "metadata": {"name": "v", "namespace": "default"},
            "spec": {"volumeAttributesClassName": "gold"}}
     read = object_from_dict(doc)
-    assert read.volume_attributes_class_name == "gold"  # type: ignore[union-attr]
+    assert isinstance(read, PersistentVolume | PersistentVolumeClaim)
+    assert read.volume_attributes_class_name == "gold"
     assert object_from_dict(object_to_dict(read)) == read
