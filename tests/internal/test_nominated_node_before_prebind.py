@@ -15,7 +15,7 @@ import pytest
 import kschedlib
 from kschedlib import Code
 from kschedlib._internal.runtime import ProfileRuntime
-from kschedlib.framework import CycleState, PermitPlugin, PreBindPlugin, Status
+from kschedlib.framework import CycleState, PermitPlugin, Plugin, PreBindPlugin, Status
 from kschedlib.model import Pod
 from tests.helpers import claim_volume, make_node, make_pod, make_pv, make_pvc, make_storage_class
 
@@ -32,7 +32,7 @@ class Provisioner(PreBindPlugin):
             return Status.skip()
         if isinstance(Provisioner.flight, Exception):
             raise Provisioner.flight
-        return Status.success() if Provisioner.flight is None else Provisioner.flight  # type: ignore[no-any-return]
+        return Status.success() if Provisioner.flight is None else Provisioner.flight
 
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         if pod.labels.get("prebind") == "fail":
@@ -61,10 +61,13 @@ def _reset() -> None:
     Provisioner.flight = None
 
 
-def _scheduler(kube_version: str, *plugins: type, point: str = "preBind", **gates: bool) -> kschedlib.Scheduler:
+def _scheduler(kube_version: str, *plugins: type[Plugin], point: str = "preBind",
+               gates: dict[str, bool] | None = None) -> kschedlib.Scheduler:
     registry = kschedlib.in_tree_registry()
     for plugin in plugins:
-        registry.register(plugin.name, lambda args, handle, plugin=plugin: plugin())  # type: ignore[misc]
+        def factory(args: object, handle: object, plugin: type[Plugin] = plugin) -> Plugin:
+            return plugin()
+        registry.register(plugin.name, factory)
     config = {"profiles": [{"plugins": {point: {"enabled": [{"name": p.name} for p in plugins]}}}]}
     sched = kschedlib.Scheduler(config, registry=registry, clock=kschedlib.FakeClock(), kube_version=kube_version,
                                 feature_gates=gates or None)
@@ -88,7 +91,7 @@ def _bind(sched: kschedlib.Scheduler, pod: Pod) -> kschedlib.ScheduleResult:
 ])
 def test_nominated_node_name_before_prebind(kube_version: str, gates: dict[str, bool], labels: dict[str, str],
                                             nominated: str) -> None:
-    sched = _scheduler(kube_version, Provisioner, **gates)
+    sched = _scheduler(kube_version, Provisioner, gates=gates)
     result = _bind(sched, make_pod("p", requests={"cpu": "1"}, labels=labels))
     assert result.scheduled
     assert result.pod.nominated_node_name == nominated
