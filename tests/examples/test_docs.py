@@ -246,7 +246,8 @@ def _code_parameters(obj: object) -> list[str]:
     for parameter in inspect.signature(obj).parameters.values():  # type: ignore[arg-type]
         if parameter.kind is parameter.KEYWORD_ONLY and "*" not in names:
             names.append("*")
-        prefix = {parameter.VAR_POSITIONAL: "*", parameter.VAR_KEYWORD: "**"}.get(parameter.kind, "")
+        prefixes: dict[object, str] = {parameter.VAR_POSITIONAL: "*", parameter.VAR_KEYWORD: "**"}
+        prefix = prefixes.get(parameter.kind, "")
         names.append(prefix + parameter.name)
     return names
 

@@ -297,9 +297,9 @@ def _workload(nodes: int, pods: int, seed: int) -> list[object]:
     manifests: list[dict[str, Any]] = []
     for i in range(nodes):
         name = f"node-{i:04d}"
-        spec = {"taints": [{"key": "gpu", "value": "x", "effect": "NoSchedule"}]} if i % 7 == 3 else {}
+        node_spec = {"taints": [{"key": "gpu", "value": "x", "effect": "NoSchedule"}]} if i % 7 == 3 else {}
         manifests.append({"kind": "Node", "metadata": {"name": name, "labels": {
-            "kubernetes.io/hostname": name, "topology.kubernetes.io/zone": f"z{i % 3}"}}, "spec": spec,
+            "kubernetes.io/hostname": name, "topology.kubernetes.io/zone": f"z{i % 3}"}}, "spec": node_spec,
             "status": {"allocatable": {"cpu": rnd.choice(["2", "4", "8"]), "memory": "8Gi", "pods": "20"}}})
     shapes = [("web", "500m"), ("api", "1"), ("batch", "1500m")]
     for i in range(pods):

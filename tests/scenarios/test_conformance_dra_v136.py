@@ -44,7 +44,7 @@ def part_matches(part: str, case: dict[str, Any], out: dict[str, Any]) -> bool:
     if part == "postfilter":
         return postfilter_view(out["postfilter"], exact_victims=True) == postfilter_view(
             expected.get("postfilter"), exact_victims=True)
-    return out.get("dra_allocations", {}) == expected.get("dra_allocations", {})
+    return bool(out.get("dra_allocations", {}) == expected.get("dra_allocations", {}))
 
 
 @pytest.mark.parametrize("path", [_param(p, "decision") for p in CASES])

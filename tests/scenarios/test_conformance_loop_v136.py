@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +57,7 @@ def test_extender_decision_matches_kube_scheduler_v136(path: Path) -> None:
     assert explain_differences(load_case(path)) == []
 
 
-def _failures(case: dict[str, Any], checks: dict[str, Callable[[dict[str, Any]], str | None]]) -> dict[str, str]:
+def _failures(case: dict[str, Any], checks: Mapping[str, Callable[[dict[str, Any]], str | None]]) -> dict[str, str]:
     """Run each part's check; a check returns ``None`` when the part matches, else why not."""
     out: dict[str, str] = {}
     for part, check in checks.items():

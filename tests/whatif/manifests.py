@@ -31,7 +31,8 @@ def pod(name: str, cpu: str = "1", memory: str = "1Gi", *, node_name: str = "", 
                                         "uid": f"uid-{owner_name}", "controller": True}]
     if annotations:
         metadata["annotations"] = annotations
-    spec: Json = {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu, "memory": memory, **(extended or {})}}}]}
+    requests = {"cpu": cpu, "memory": memory, **(extended or {})}
+    spec: Json = {"containers": [{"name": "c", "resources": {"requests": requests}}]}
     if node_name:
         spec["nodeName"] = node_name
     if volumes:
