@@ -70,6 +70,16 @@ class PoolIndex:
             else:
                 self._shared.append(s)
 
+    def nodes_of(self, pool: tuple[str, str]) -> frozenset[str] | None:
+        """The nodes that can reach ``pool`` (driver, name), when all of its slices are node-local
+        (none for a pool not listed); ``None`` when a slice serves several nodes."""
+        names = set()
+        for s in self._current.get(pool, ()):
+            if s.node_name is None:
+                return None
+            names.add(s.node_name)
+        return frozenset(names)
+
     def gather(self, node: Node) -> list[Pool]:
         """The pools ``node`` reaches, node-local slices first (kept per node object: nodes are immutable)."""
         return self._entry(node)[1]

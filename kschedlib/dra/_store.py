@@ -53,7 +53,7 @@ def pod_claim_name(pod: Pod, pod_claim: str, direct: str | None) -> str | None:
 class _Holdings:
     """How many claims hold each device, and the capacity they consume from shareable devices."""
 
-    __slots__ = ("allocations", "capacity", "devices", "held", "pool_versions")
+    __slots__ = ("allocations", "capacity", "devices", "held", "log", "pool_versions")
 
     def __init__(self) -> None:
         self.allocations: dict[str, AllocationResult] = {}
@@ -63,6 +63,8 @@ class _Holdings:
         self.capacity: dict[DeviceID, dict[str, Quantity]] = {}
         self.pool_versions: Counter[tuple[str, str]] = Counter()
         """(driver, pool) -> how often devices of the pool were taken or given back."""
+        self.log: list[tuple[str, str]] = []
+        """The (driver, pool) of every such change, in order (read by :meth:`DraStore.pools_changed`)."""
 
     def copy(self) -> _Holdings:
         other = _Holdings()
@@ -89,7 +91,9 @@ class _Holdings:
 
     def _count(self, allocation: AllocationResult, sign: int) -> None:
         for result in allocation.devices:
-            self.pool_versions[result.driver, result.pool] += 1
+            pool = result.driver, result.pool
+            self.pool_versions[pool] += 1
+            self.log.append(pool)
             if result.consumed_capacity is not None:
                 used = self.capacity.setdefault(result.device_id, {})
                 for name, q in result.consumed_capacity.items():
@@ -113,8 +117,10 @@ class _Holdings:
 class DraStore:
     """Read by the DynamicResources plugin through ``handle.dra``."""
 
-    __slots__ = ("_allocated", "_held", "_pool_index", "claims", "classes", "classes_version", "in_flight", "slices",
-                 "templates")
+    __slots__ = ("_allocated", "_epoch", "_held", "_pool_index", "claims", "classes", "classes_version", "in_flight",
+                 "slices", "templates")
+    MAX_LOG: Final = 65_536
+    """Pool-use changes kept for :meth:`pools_changed`; beyond it the log starts again (readers see "all")."""
 
     def __init__(self) -> None:
         self.classes: dict[str, DeviceClass] = {}
@@ -128,6 +134,13 @@ class DraStore:
         self._held = _Holdings()
         self.classes_version = 0
         """Bumped whenever a DeviceClass is added or replaced."""
+        self._epoch = object()
+        """Identifies this store's change log (a copy, or a restarted log, has another)."""
+
+    @property
+    def epoch(self) -> object:
+        """What a :meth:`pools_changed` position is relative to: equal epochs, same log."""
+        return self._epoch
 
     def add(self, obj: object) -> bool:
         """Record (or replace) ``obj`` if it is a DRA object; returns whether it was one."""
@@ -181,6 +194,18 @@ class DraStore:
             capacity = {device: dict(amounts) for device, amounts in held.capacity.items() if amounts}
             self._allocated = AllocatedState(frozenset(held.held), capacity)
         return self._allocated
+
+    def pools_changed(self, since: object) -> tuple[object, frozenset[tuple[str, str]] | None]:
+        """The (driver, pool)s whose use changed since ``since`` (a position this method returned
+        before), and the position now; ``None`` instead of pools when ``since`` is not of this log."""
+        log = self._held.log
+        if len(log) > self.MAX_LOG:
+            log.clear()
+            self._epoch = object()
+        now = (self._epoch, len(log))
+        if not isinstance(since, tuple) or len(since) != 2 or since[0] is not self._epoch:
+            return now, None
+        return now, frozenset(log[since[1]:])
 
     def pools_version(self, pools: Sequence[tuple[str, str]]) -> int:
         """The summed versions of the use of these (driver, pool)s.  Each version only grows, so an equal sum

@@ -30,7 +30,7 @@ from kschedlib.framework.extension_points import (
     ScorePlugin,
 )
 from kschedlib.framework.handle import Handle
-from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore
+from kschedlib.framework.memo import ExternalNodeState, NodeLocalFilter, NodeLocalScore
 from kschedlib.framework.node_info import ImageState, NodeInfo
 from kschedlib.framework.pod_info import AffinityTerm, PodInfo, WeightedAffinityTerm
 from kschedlib.framework.queued_pod import QueuedPodInfo
@@ -50,6 +50,7 @@ __all__ = [
     "CycleState",
     "Diagnosis",
     "EnqueueExtensions",
+    "ExternalNodeState",
     "FilterPlugin",
     "Handle",
     "ImageState",

@@ -11,18 +11,23 @@ these only when that is strictly true — a wrong key gives wrong decisions
 Only the *leading* run of Filter plugins that implement :class:`NodeLocalFilter` (and return a
 key) is reused: a Filter without a key ends the reusable prefix, and every Filter after it runs
 on each node.  Put node-local Filters first in a profile to keep them reusable.
+
+A Filter whose verdict also reads per-node state kept outside NodeInfo (DynamicResources reads
+which devices are in use) can still be reused when it can say which nodes' outside state
+changed: it implements :class:`ExternalNodeState` as well, and the runtime then keeps its
+verdicts per node position only, re-asking it on the nodes it names.
 """
 
 from __future__ import annotations
 
 import abc
-from collections.abc import Hashable
+from collections.abc import Collection, Hashable
 
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.extension_points import Plugin
 from kschedlib.model.objects import Pod
 
-__all__ = ["NodeLocalFilter", "NodeLocalScore"]
+__all__ = ["ExternalNodeState", "NodeLocalFilter", "NodeLocalScore"]
 
 
 class NodeLocalFilter(Plugin):
@@ -40,3 +45,17 @@ class NodeLocalScore(Plugin):
     def score_key(self, state: CycleState, pod: Pod) -> Hashable | None:
         """Called after PreScore; equal keys must give equal raw scores on the same NodeInfo. ``None``: don't reuse."""
 
+
+
+class ExternalNodeState(Plugin):
+    """A :class:`NodeLocalFilter` whose verdict also depends on state outside NodeInfo, per node.
+
+    Equal keys must give equal verdicts on the same NodeInfo *while that node's outside state is
+    unchanged*; :meth:`node_state_changes` names the nodes whose outside state changed.
+    """
+
+    @abc.abstractmethod
+    def node_state_changes(self, since: object) -> tuple[object, Collection[str] | None]:
+        """The position in the outside state now, and the names of the nodes whose outside state
+        changed since ``since`` (a position returned before, or ``None``); ``None`` instead of
+        names means any node may have changed (an unknown or too old ``since``)."""

@@ -23,7 +23,7 @@ DynamicResourceAllocation gate off (v1.30-v1.33 defaults) the plugin is not in t
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from typing import Any, ClassVar, Final, final
 
 import attrs
@@ -46,7 +46,7 @@ from kschedlib.framework.extension_points import (
     ScorePlugin,
 )
 from kschedlib.framework.handle import Handle
-from kschedlib.framework.memo import NodeLocalScore
+from kschedlib.framework.memo import ExternalNodeState, NodeLocalFilter, NodeLocalScore
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.results import PostFilterResult, PreFilterResult
 from kschedlib.framework.status import SUCCESS as _SUCCESS
@@ -120,7 +120,7 @@ class _State:
     """PreFilter's findings, shared (not copied) by clones as kube shares its pointer."""
 
     __slots__ = ("_pending", "allocator", "available_on", "claims", "extended", "node_allocations", "node_memo",
-                 "prioritized", "selectors", "signature", "store", "unavailable")
+                 "prioritized", "resolve", "selectors", "signature", "store", "unavailable")
 
     def __init__(self) -> None:
         self.claims: list[ResourceClaim] = []
@@ -141,6 +141,8 @@ class _State:
         self.store: DraStore | None = None
         self.prioritized = False
         """Whether an unallocated claim has a prioritized list (else every node scores 0)."""
+        self.resolve: Callable[[str], list[AllocationResult] | None] | None = None
+        """Finds the allocation on a node Filter did not visit in this cycle (its verdict was reused)."""
 
     def clone(self) -> _State:
         return self
@@ -149,6 +151,15 @@ class _State:
         """Each claim allocated on ``node_name`` with its result (none if Filter found none there)."""
         found = self.node_allocations.get(node_name)
         return list(zip(*found, strict=True)) if found is not None else []
+
+    def resolved(self, node_name: str) -> list[tuple[ResourceClaim, AllocationResult]]:
+        """:meth:`allocations`, found now for a node whose Filter verdict was reused from an earlier
+        cycle (the node search then never called Filter there); kept for Reserve and PreBind."""
+        if node_name not in self.node_allocations and self.resolve is not None:
+            results = self.resolve(node_name)
+            if results is not None:
+                self.node_allocations[node_name] = (self.pending, results)
+        return self.allocations(node_name)
 
     @property
     def to_allocate(self) -> list[ResourceClaim]:
@@ -207,9 +218,16 @@ def _remembered(data: _State, node: Node) -> _MemoEntry | None:
 
 
 @final
-class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlugin, ScoreExtensions, NodeLocalScore,
-                       ReservePlugin, PreBindPlugin, PostFilterPlugin, EnqueueExtensions):
-    """Dynamic Resource Allocation as kube-scheduler v1.36 runs it with its default feature gates."""
+class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, NodeLocalFilter, ExternalNodeState,
+                       ScorePlugin, ScoreExtensions, NodeLocalScore, ReservePlugin, PreBindPlugin, PostFilterPlugin,
+                       EnqueueExtensions):
+    """Dynamic Resource Allocation as kube-scheduler v1.36 runs it with its default feature gates.
+
+    Filter verdicts are reusable (:class:`NodeLocalFilter`) for pods whose claims to allocate have
+    the same shape and name no node: they depend on the node, the slices, the classes and the use
+    of the node's pools, and the last is outside NodeInfo, so the plugin names the nodes whose pools'
+    use changed (:class:`ExternalNodeState`).
+    """
 
     name: ClassVar[str] = "DynamicResources"
     __slots__ = ("_args", "_enabled", "_extended", "_features", "_handle", "_memo", "_selectors")
@@ -305,7 +323,43 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
         if data.allocator is not None and not extended:
             data.signature = claims_signature(data.to_allocate)
             data.node_memo = self._node_memo(data.signature, store)
+            data.resolve = lambda node_name: self._resolve(data, node_name)
         return Status.success()
+
+    def filter_key(self, state: CycleState, pod: Pod) -> Hashable | None:
+        """The claims' shape with what else the verdicts read besides the node and its pools' use: the
+        slices, the classes and the store.  ``None`` when a claim is allocated with a node selector, or
+        extended resources are asked for (their claim depends on the node)."""
+        data = state.get(_STATE)
+        if data is None or data.node_memo is None or data.selectors or data.store is None:
+            return None
+        store = data.store
+        return "DynamicResources", data.signature, store.pool_index(), store.classes_version, store.epoch
+
+    def node_state_changes(self, since: object) -> tuple[object, Collection[str] | None]:
+        """The nodes whose pools' device use changed since ``since`` (a pool that is not node-local: all)."""
+        store = self._store
+        position, pools = store.pools_changed(since)
+        if pools is None:
+            return position, None
+        index = store.pool_index()
+        names: set[str] = set()
+        for pool in pools:
+            reached = index.nodes_of(pool)
+            if reached is None:
+                return position, None
+            names.update(reached)
+        return position, names
+
+    def _resolve(self, data: _State, node_name: str) -> list[AllocationResult] | None:
+        """The allocation of the pending claims on ``node_name`` (remembered, or searched again)."""
+        info = self._handle.snapshot.find(node_name)
+        if info is None or info.node is None or not data.pending:
+            return None
+        try:
+            return self._allocate(data, info.node, data.pending)
+        except (TimeoutError, AllocationError):
+            return None
 
     def _node_memo(self, signature: Hashable, store: DraStore) -> _NodeMemo:
         """The remembered allocations of claims with this signature, dropped when the slices or classes change
@@ -429,7 +483,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
         if data is None or not data.prioritized:
             return 0
         total = 0
-        for claim, result in data.allocations(node_info.name):
+        for claim, result in data.resolved(node_info.name):
             for request in claim.requests:
                 for index, sub in enumerate(request.first_available):
                     if any(d.request == f"{request.name}/{sub.name}" for d in result.devices):
@@ -440,7 +494,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
     def score_key(self, state: CycleState, pod: Pod) -> Hashable | None:
         """Pods without prioritized lists to allocate score 0 everywhere (one key); the others score per allocation."""
         data = state.get(_STATE)
-        return () if data is None or not data.node_allocations or not data.prioritized else None
+        return () if data is None or not data.prioritized else None
 
     def normalize_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]) -> list[int]:
         """DefaultNormalizeScore; scores of a pod without prioritized lists are all 0 and stay so."""
@@ -452,12 +506,13 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ScorePlu
         data = state.get(_STATE)
         if data is None or data.allocator is None:
             return Status.success()
-        if node_name not in data.node_allocations:
+        allocations = data.resolved(node_name)
+        if not allocations:
             if data.to_allocate:
                 return Status.from_error(f"claim allocation not found for node {node_name}")
             return Status.success()
         store = self._store
-        for claim, result in data.allocations(node_name):
+        for claim, result in allocations:
             store.assume(attrs.evolve(claim, allocation=result))
         return Status.success()
 
@@ -513,7 +568,7 @@ def dra_allocations(state: CycleState, feasible: Sequence[str]) -> dict[str, lis
         return None
     out: dict[str, list[dict[str, Any]]] = {}
     for node in sorted(feasible):
-        allocations = data.allocations(node)
+        allocations = data.resolved(node)
         if not allocations:
             continue
         entries = []

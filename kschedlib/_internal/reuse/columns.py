@@ -10,9 +10,10 @@ next instead of visiting every node, and scoring gathers precomputed sums by pos
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from typing import Final, final
 
+from kschedlib.framework.memo import ExternalNodeState
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.snapshot import NodeCursor, Snapshot
 from kschedlib.framework.status import Code, Status
@@ -21,6 +22,7 @@ __all__ = ["FilterColumn", "ScoreColumn", "SearchResult", "search_column", "sear
 
 _SUCCESS: Final = Code.SUCCESS
 _ERROR: Final = Code.ERROR
+_NONE: Final[frozenset[int]] = frozenset()
 
 
 
@@ -28,10 +30,12 @@ _ERROR: Final = Code.ERROR
 class FilterColumn:
     """The node-local Filter verdict at every position, and the sorted positions that reject.
 
-    Errors are never kept: their positions are evaluated again at the next sync.
+    Errors are never kept: their positions are evaluated again at the next sync.  Verdicts of
+    plugins with :class:`~kschedlib.framework.memo.ExternalNodeState` are also evaluated again at
+    the positions of the nodes those plugins name.
     """
 
-    __slots__ = ("cursor", "errors", "infos", "rejected", "statuses")
+    __slots__ = ("cursor", "errors", "infos", "outside", "rejected", "statuses")
 
     def __init__(self) -> None:
         self.infos: list[NodeInfo] = []
@@ -39,20 +43,45 @@ class FilterColumn:
         self.rejected: list[int] = []
         self.errors: set[int] = set()
         self.cursor = NodeCursor()
+        self.outside: list[object] = []
+        """Per outside-state plugin, its position when this column last synced."""
 
-    def sync(self, snapshot: Snapshot, verdict: Callable[[NodeInfo], Status]) -> None:
-        """Re-evaluate the positions whose NodeInfo changed since the last sync."""
+    def sync(self, snapshot: Snapshot, verdict: Callable[[NodeInfo], Status],
+             external: Sequence[ExternalNodeState] = ()) -> None:
+        """Re-evaluate the positions whose NodeInfo (or, for ``external`` plugins, outside state)
+        changed since the last sync."""
         nodes = snapshot.node_infos
         changed = self.cursor.changes(snapshot, len(self.infos))
-        if len(self.infos) != len(nodes):
+        forced = self._outside_changes(snapshot, external) if external else _NONE
+        if len(self.infos) != len(nodes) or forced is None:
             self._rebuild(nodes, verdict)
         else:
             infos, errors = self.infos, self.errors
+            redo = errors | forced if forced else errors
             stale: Iterable[int] = range(len(nodes)) if changed is None else changed
-            for position in list(errors) + list(stale) if errors else stale:
+            for position in sorted(redo.union(stale)) if redo else stale:
                 info = nodes[position]
-                if info is not infos[position] or position in errors:
+                if info is not infos[position] or position in redo:
                     self._set(position, info, verdict(info))
+
+    def _outside_changes(self, snapshot: Snapshot, external: Sequence[ExternalNodeState]) -> Set[int] | None:
+        """The positions of the nodes whose outside state changed (``None``: every node), moving each
+        plugin's position on.  A plugin that fails to answer counts as "every node"."""
+        known = self.outside if len(self.outside) == len(external) else [None] * len(external)
+        forced: set[int] | None = set()
+        now: list[object] = []
+        for plugin, since in zip(external, known, strict=True):
+            try:
+                position, names = plugin.node_state_changes(since)
+            except Exception:
+                position, names = None, None
+            now.append(position)
+            if names is None:
+                forced = None
+            elif forced is not None:
+                forced.update(p for name in names if (p := snapshot.position_of(name)) is not None)
+        self.outside = now
+        return forced
 
     def _rebuild(self, nodes: Sequence[NodeInfo], verdict: Callable[[NodeInfo], Status]) -> None:
         self.infos = list(nodes)

@@ -23,7 +23,7 @@ from kschedlib._internal.reuse.columns import FilterColumn, ScoreColumn, ScoreFa
 from kschedlib._internal.reuse.memo import Memo, MemoizedFilter, memo_key
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.extension_points import FilterPlugin, ScoreExtensions, ScorePlugin
-from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore
+from kschedlib.framework.memo import ExternalNodeState, NodeLocalFilter, NodeLocalScore
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Status
@@ -35,12 +35,14 @@ __all__ = ["FilterPlan", "LocalView", "Reuse"]
 class FilterPlan(NamedTuple):
     """The Filter plugins a cycle runs, and how many of them, from the first, are node-local.
 
-    ``key`` identifies the node-local prefix's verdicts (one key per plugin in it).
+    ``key`` identifies the node-local prefix's verdicts (one key per plugin in it); ``external``
+    are the prefix's plugins whose verdicts also read outside state (kept per position only).
     """
 
     active: tuple[tuple[str, FilterRunner], ...]
     local: int
     key: tuple[object, ...]
+    external: tuple[ExternalNodeState, ...] = ()
 
 
 class LocalView(NamedTuple):
@@ -62,13 +64,16 @@ class Reuse:
         self.weights = weights
         # what each plugin implements, looked up by name in every cycle (cheaper than ABC checks)
         self._node_local_filters = frozenset(name for name, p in filters if isinstance(p, NodeLocalFilter))
+        self._outside_state = {name: p for name, p in filters
+                               if isinstance(p, NodeLocalFilter) and isinstance(p, ExternalNodeState)}
         self._node_local_scores = frozenset(name for name, p in scores if isinstance(p, NodeLocalScore))
         self._normalizing = frozenset(name for name, p in scores if isinstance(p, ScoreExtensions))
         self._memo = Memo()
 
     def memoized(self, plan: FilterPlan, run: FilterRunner) -> FilterRunner:
-        """``run`` (the plan's plugins), reusing verdicts per NodeInfo when every plugin is node-local."""
-        if plan.local < len(plan.active):
+        """``run`` (the plan's plugins), reusing verdicts per NodeInfo when every plugin is node-local
+        (and none reads outside state: a NodeInfo alone does not tell when those change)."""
+        if plan.local < len(plan.active) or plan.external:
             return run
         return MemoizedFilter(run, self._memo.table(plan.key))
 
@@ -76,6 +81,7 @@ class Reuse:
         """The non-skipped Filter plugins, with the key of their leading :class:`NodeLocalFilter` run."""
         active: list[tuple[str, FilterRunner]] = []
         keys: list[object] = ["filter"]
+        external: list[ExternalNodeState] = []
         local = 0
         for name, plugin in self._filters:
             if name in state.skip_filter_plugins:
@@ -86,7 +92,10 @@ class Reuse:
                 if key is not None:
                     keys.append((name, key))
                     local += 1
-        return FilterPlan(tuple(active), local, tuple(keys))
+                    outside = self._outside_state.get(name)
+                    if outside is not None:
+                        external.append(outside)
+        return FilterPlan(tuple(active), local, tuple(keys), tuple(external))
 
     def search_columns(
         self, plan: FilterPlan, state: CycleState, pod: Pod, snapshot: Snapshot, start: int, to_find: int,
@@ -104,11 +113,14 @@ class Reuse:
         column = self._memo.column(("column", *plan.key), FilterColumn, len(nodes), to_find)
         if column is None:
             return None
+        verdict: FilterRunner
         if isinstance(check, MemoizedFilter) and plan.local == len(plan.active):
             verdict = check  # the same verdicts under the same key
+        elif plan.external:
+            verdict = plain_filter_runner(plan.active[:plan.local])  # the column is the only memory
         else:
             verdict = MemoizedFilter(plain_filter_runner(plan.active[:plan.local]), self._memo.table(plan.key))
-        column.sync(snapshot, lambda info: verdict(state, pod, info))
+        column.sync(snapshot, lambda info: verdict(state, pod, info), plan.external)
         rest = bound_filter_runner(plan.active[plan.local:], state, pod) if plan.local < len(plan.active) else None
         return search_column(column, nodes, start, to_find, rest, special)
 
