@@ -1,4 +1,9 @@
-"""kube v1.36's DynamicResources plugin tables, translated (``dynamicresources_test.go``).
+"""kube's DynamicResources plugin tables, translated (``dynamicresources_test.go``).
+
+The table is the newest stored upstream one (binding conditions, extended resources, prioritized-list
+scoring; written shortly before v1.36).  Where v1.36.3 itself words a reason differently (the sample
+``dra-template-claim-not-owned`` says ``Pod is not owner``) the v1.36.3 text is expected.  Upstream
+compares rejections by message only; here code and reasons are both compared.
 
 Each ``TestPlugin`` case sets up its cluster (tests.dra.upstream_objects) and runs the extension
 points in the order the upstream harness does: PreEnqueue; PreFilter; Filter per node (an Error stops
@@ -56,8 +61,10 @@ from tests.dra.upstream_objects import (
     claim,
     device,
     device_class,
+    exactly,
     instances,
     node,
+    on_node,
     pod,
     prioritized,
     request,
@@ -139,7 +146,11 @@ def run(case: Case) -> Trace:
         return trace
     state = CycleState()
     outcome = plugin.pre_filter(state, target)
-    status = outcome if isinstance(outcome, Status) else Status.success()
+    if isinstance(outcome, Status):
+        status = outcome
+    else:  # upstream expects no PreFilterResult (every node stays a candidate)
+        trace["prefilter_result"] = repr(outcome)
+        status = Status.success()
     if not status.is_success:
         trace["prefilter"] = _status(status)
     unschedulable = status.code in REJECTED_CODES
@@ -237,8 +248,7 @@ EXTENDED_ALLOCATION = f"container-0-request-0=instance-1 @{NODE} | "
 
 
 def _binding_claim(name: str, device_name: str, driver: str, request_name: str) -> Json:
-    out = claim(name, allocation=[result(request_name, device_name, driver=driver)], selector={
-        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [NODE]}]}]})
+    out = claim(name, allocation=[result(request_name, device_name, driver=driver)], selector=on_node())
     out["status"]["allocation"]["devices"]["results"][0].update(bindingConditions=["condition"],
                                                                bindingFailureConditions=["failed"])
     return out
@@ -257,9 +267,8 @@ def _binding_status(claim_: Json, driver: str, device_name: str, conditions: Map
 
 
 def _fabric(driver: str, device_name: str) -> Json:
-    out = slice_(NODE, {"name": device_name, "bindsToNode": True, "bindingConditions": ["condition"],
-                        "bindingFailureConditions": ["failed"]}, driver=driver)
-    return out
+    return slice_(NODE, {"name": device_name, "bindsToNode": True, "bindingConditions": ["condition"],
+                         "bindingFailureConditions": ["failed"]}, driver=driver)
 
 
 BOUND = _binding_status(_binding_claim(CLAIM, "instance-1", DRIVER, "req-1"), DRIVER, "instance-1",
@@ -419,19 +428,15 @@ PLUGIN_CASES: dict[str, Case] = {
         EXTENDED_POD, {"filter": {NODE: "UnschedulableAndUnresolvable: cannot schedule extended resource claim"},
                        "postfilter": "Unschedulable: deletion of ResourceClaim completed",
                        "claims": {EXTENDED: "<deleted>"}},
-        claims=[{**claim(f"my-pod{EXTENDED_CLAIM_SUFFIX}", {"name": "container-0-request-0",
-                                                                 "exactly": {"deviceClassName": CLASS}},
-                         allocation=[result("container-0-request-0")], selector={"nodeSelectorTerms": [
-                             {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [NODE]}]}]})}],
+        claims=[claim(f"my-pod{EXTENDED_CLAIM_SUFFIX}", {"name": "container-0-request-0", "exactly": exactly()},
+                      allocation=[result("container-0-request-0")], selector=on_node())],
         classes=[device_class(extended=GPU)], slices=[slice_(NODE)], marks=xfail(EXTENDED_CLAIM_EXISTS)),
     "extended-resource-name-with-resources-delete-claim": Case(
         EXTENDED_POD, {"filter": {NODE: "UnschedulableAndUnresolvable: cannot schedule extended resource claim"},
                        "postfilter": "Unschedulable: deletion of ResourceClaim completed",
                        "claims": {EXTENDED: "<deleted>"}},
-        claims=[claim(f"my-pod{EXTENDED_CLAIM_SUFFIX}", {"name": "container-0-request-0",
-                                                        "exactly": {"deviceClassName": CLASS}},
-                      allocation=[result("container-0-request-0")], selector={"nodeSelectorTerms": [
-                          {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [NODE2]}]}]})],
+        claims=[claim(f"my-pod{EXTENDED_CLAIM_SUFFIX}", {"name": "container-0-request-0", "exactly": exactly()},
+                      allocation=[result("container-0-request-0")], selector=on_node(NODE2))],
         classes=[device_class(extended=GPU)], slices=[slice_(NODE)], marks=xfail(EXTENDED_CLAIM_EXISTS)),
     "extended-resource-name-bind-failure": Case(
         EXTENDED_POD, {"in_flight": {EXTENDED: EXTENDED_ALLOCATION}},
