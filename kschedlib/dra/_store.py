@@ -277,8 +277,9 @@ class DraStore:
                                             allocation=claim.allocation if consumers else None)
             self._refresh(key)
 
-    def release_pod(self, pod: Pod) -> None:
-        """``pod`` is gone (or its binding was undone): release the claims it names and its extended-resource claim."""
+    @staticmethod
+    def _claim_keys(pod: Pod) -> list[str]:
+        """The keys of the pod's extended-resource claim (first) and of the claims it names."""
         keys = [f"{pod.namespace}/{pod.name}{EXTENDED_CLAIM_SUFFIX}"]
         for pod_claim in pod.resource_claims:
             try:
@@ -287,7 +288,23 @@ class DraStore:
                 continue
             if name is not None:
                 keys.append(f"{pod.namespace}/{name}")
-        self.release(pod, keys)
+        return keys
+
+    def release_pod(self, pod: Pod) -> None:
+        """``pod`` is gone: release the claims it names and its extended-resource claim."""
+        self.release(pod, self._claim_keys(pod))
+
+    def unreserve_pod(self, pod: Pod) -> None:
+        """Undo PreBind for ``pod`` (a later step failed), as kube's Unreserve does: its claims keep their
+        allocations but no longer list it in ``reservedFor``; its extended-resource claim is deleted."""
+        extended, *keys = self._claim_keys(pod)
+        if self.claims.pop(extended, None) is not None:
+            self._refresh(extended)
+        for key in keys:
+            claim = self.claims.get(key)
+            if claim is not None and any(c.uid == pod.uid for c in claim.reserved_for):
+                self.claims[key] = attrs.evolve(claim, reserved_for=tuple(
+                    c for c in claim.reserved_for if c.uid != pod.uid))
 
     def free_devices(self, node_name: str) -> dict[str, list[str]]:
         """Per driver/pool, the devices of slices on ``node_name`` that no claim holds (simulation report)."""

@@ -523,12 +523,13 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, NodeLoca
         store = self._store
         for claim, _ in data.allocations(node_name):
             store.forget(claim)
-        store.release_pod(pod)
+        store.unreserve_pod(pod)
 
     def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status:
-        """PreBind works only for a pod with claims (read from v1.35: the pod is nominated first)."""
+        """PreBind works only for a pod with claims or DRA-backed extended resources (read from v1.35: the pod
+        is nominated first), even where the node itself provides those resources."""
         data = state.get(_STATE)
-        if data is None or (not data.claims and not data.allocations(node_name)):
+        if data is None or (not data.claims and not data.extended and not data.allocations(node_name)):
             return Status.skip()
         return Status.SUCCESS
 

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
-from kschedlib import Scheduler, load_cluster
+from kschedlib import Scheduler, in_tree_registry, load_cluster
 from kschedlib.dra._selectors import SelectorCache
 from kschedlib.framework.cycle_state import CycleState
+from kschedlib.framework.extension_points import BindPlugin
+from kschedlib.framework.handle import Handle
 from kschedlib.framework.status import Code, Status
 from kschedlib.model.convert import pod_from_dict
+from kschedlib.model.objects import Pod
 from kschedlib.plugins import dynamic_resources as plugin_module
 from kschedlib.plugins.dynamic_resources import DynamicResources, dra_allocations
 from tests.dra.test_allocator import _predicate
@@ -395,3 +398,38 @@ def test_pre_bind_pre_flight_works_only_for_pods_with_claims() -> None:
     plain, plain_state, plain_pod = _cycle(sched, pod("q"))
     assert plain.pre_bind_pre_flight(plain_state, plain_pod, "a").code is Code.SKIP
     assert plain.pre_bind_pre_flight(CycleState(), plain_pod, "a").code is Code.SKIP
+
+
+class _RefusingBind(BindPlugin):
+    """Refuses every pod: a binding that fails after PreBind wrote the claims."""
+
+    name: ClassVar[str] = "RefusingBind"
+
+    def __init__(self, args: object, handle: Handle) -> None:
+        pass
+
+    def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        return Status.from_error("the API server refused the binding")
+
+
+def test_a_failed_binding_keeps_the_claims_allocation_but_not_the_reservation() -> None:
+    """kube's Unreserve after PreBind takes the pod out of ``reservedFor`` and leaves the allocation (and deletes
+    the claim it made for DRA-backed extended resources); freeing the devices is the claim controller's job."""
+    registry = in_tree_registry()
+    registry.register(_RefusingBind.name, _RefusingBind)
+    backed = {**DEVICE_CLASS, "spec": {**DEVICE_CLASS["spec"], "extendedResourceName": "example.com/gpu"}}
+    wants = pod("p", "c1")
+    wants["spec"]["containers"][0]["resources"]["requests"]["example.com/gpu"] = "1"
+    sched = Scheduler({"profiles": [{"plugins": {"bind": {"enabled": [{"name": "RefusingBind"}],
+                                                          "disabled": [{"name": "*"}]}}}]},
+                      registry=registry, kube_version="1.36")
+    sched.add_objects(load_cluster([node("a"), gpus("a", "g0", "g1"), backed, claim("c1"), wants]).objects)
+    result = sched.schedule_one()
+    assert result is not None
+    assert result.status.reasons == ('running Bind plugin "RefusingBind": the API server refused the binding',)
+    store = sched.devices
+    kept = store.claims["default/c1"]
+    assert kept.allocation is not None
+    assert kept.reserved_for == ()
+    assert "default/p-extended-resources" not in store.claims
+    assert store.allocated_state().devices == {(DRIVER, "a", "g0")}
