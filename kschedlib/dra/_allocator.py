@@ -14,9 +14,10 @@ which the plugin reports as an Error status.
 
 from __future__ import annotations
 
+import enum
 import functools
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Final, final
+from typing import Final, Literal, final
 
 import attrs
 
@@ -161,6 +162,14 @@ def _add(into: dict[str, Quantity], amounts: Mapping[str, Quantity], sign: int =
         into[name] = Quantity(into.get(name, _ZERO).amount + sign * q.amount, q.format)
 
 
+class _Needs(enum.Enum):
+    FULL_SEARCH = "full search"
+
+
+_GENERAL: Final = _Needs.FULL_SEARCH
+""":meth:`_Search._first_fit`'s "this needs the full search"."""
+
+
 @final
 class Allocator:
     """Allocates claims against fixed slices, classes and allocated devices (one per PreFilter)."""
@@ -225,6 +234,10 @@ class _Search:
     # --- preparation ------------------------------------------------------------------------
 
     def run(self) -> list[AllocationResult] | None:
+        if len(self.claims) == 1:
+            quick = self._first_fit()
+            if quick is not _GENERAL:
+                return quick
         for ci, claim in enumerate(self.claims):
             minimum = 0
             for ri, request in enumerate(claim.requests):
@@ -251,6 +264,47 @@ class _Search:
                 raise NodeAllocationFailed("invalid resource pools were encountered")
             return None
         return [self._result(ci) for ci in range(len(self.claims))]
+
+    def _first_fit(self) -> list[AllocationResult] | Literal[_Needs.FULL_SEARCH] | None:
+        """The search's answer for one claim with one plain ExactCount request (no constraints, admin
+        access or capacity) while the devices met are plain too: with nothing to backtrack over, the
+        search takes the first ``count`` free matching devices in order.  ``_GENERAL`` when the
+        claim or a device met needs the full search (which then runs from the start)."""
+        claim = self.claims[0]
+        request = claim.requests[0].exactly if len(claim.requests) == 1 else None
+        if (request is None or claim.constraints or request.allocation_mode != ALLOCATION_MODE_EXACT_COUNT
+                or request.admin_access is not None or request.capacity is not None
+                or not 0 < request.count <= ALLOCATION_RESULTS_MAX_SIZE):
+            return _GENERAL
+        key = (0, 0, 0)
+        self._prepare(key, claim, request, None)  # refuses what the full search refuses, with its words
+        if self.deadline is not None and self.deadline():
+            raise TimeoutError  # the full search looks at the clock first too (bounded by the devices after)
+        taints = self.a._features.device_taints
+        allocated = self.a._allocated.devices
+        picked: list[_Picked] = []
+        for pool in self.pools:
+            if pool.invalid:
+                return _GENERAL
+            if pool.incomplete:
+                continue
+            for slice_ in pool.slices:
+                if slice_.per_device_node_selection:
+                    return _GENERAL
+                for device in slice_.devices:
+                    if (device.binding_conditions or device.consumes_counters or device.allow_multiple_allocations
+                            or (taints and device.taints)):
+                        return _GENERAL
+                    device_id = (pool.driver, pool.name, device.name)
+                    if device_id in allocated:
+                        continue
+                    candidate = _Candidate(device_id, device, slice_, pool)
+                    if self._selectable(key, candidate):
+                        picked.append(_Picked(candidate, request.name, None, None))
+                        if len(picked) == request.count:
+                            self.results[0] = picked
+                            return [self._result(0)]
+        return None
 
     @staticmethod
     def _constraint(claim: ResourceClaim, index: int, constraint: DeviceConstraint) -> _MatchAttribute:
