@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import enum
 import functools
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Final, Literal, final
 
 import attrs
@@ -71,13 +72,68 @@ class Features:
     binding_conditions: bool = True
 
 
+_NO_NAMES: Final[frozenset[str]] = frozenset()
+
+
+@final
+class HeldDevices(AbstractSet[DeviceID]):
+    """A set of devices kept as (driver, pool) -> device names.
+
+    The store's snapshot after one claim changes copies one small set per changed pool rather than
+    every device in use, and the allocator, which looks at one pool at a time, tests names in it.
+    """
+
+    __slots__ = ("_by_pool",)
+
+    def __init__(self, by_pool: Mapping[tuple[str, str], frozenset[str]] | None = None) -> None:
+        self._by_pool: Mapping[tuple[str, str], frozenset[str]] = by_pool if by_pool is not None else {}
+
+    @classmethod
+    def of(cls, devices: Iterable[DeviceID]) -> HeldDevices:
+        by_pool: dict[tuple[str, str], set[str]] = {}
+        for driver, pool, name in devices:
+            by_pool.setdefault((driver, pool), set()).add(name)
+        return cls({key: frozenset(names) for key, names in by_pool.items()})
+
+    def in_pool(self, driver: str, pool: str) -> frozenset[str]:
+        """The names of the pool's devices in the set."""
+        return self._by_pool.get((driver, pool), _NO_NAMES)
+
+    def __contains__(self, device: object) -> bool:
+        if not isinstance(device, tuple) or len(device) != 3:
+            return False
+        return device[2] in self._by_pool.get((device[0], device[1]), _NO_NAMES)
+
+    def __iter__(self) -> Iterator[DeviceID]:
+        for (driver, pool), names in self._by_pool.items():
+            for name in names:
+                yield driver, pool, name
+
+    def __len__(self) -> int:
+        return sum(map(len, self._by_pool.values()))
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to any set of the same devices (a ``frozenset`` too)."""
+        return AbstractSet.__eq__(self, other)
+
+    def __hash__(self) -> int:
+        return self._hash()
+
+    def __repr__(self) -> str:
+        return f"HeldDevices({sorted(self)!r})"
+
+
+def _held(devices: Iterable[DeviceID]) -> HeldDevices:
+    return devices if isinstance(devices, HeldDevices) else HeldDevices.of(devices)
+
+
 @final
 @attrs.frozen(slots=True)
 class AllocatedState:
     """Devices already allocated to claims (admin-access results excluded), and capacity consumed
     from devices that allow several allocations."""
 
-    devices: frozenset[DeviceID] = frozenset()
+    devices: HeldDevices = attrs.field(factory=HeldDevices, converter=_held)
     capacity: Mapping[DeviceID, Mapping[str, Quantity]] = attrs.field(factory=dict)
 
 
@@ -288,6 +344,7 @@ class _Search:
                 return _GENERAL
             if pool.incomplete:
                 continue
+            held = allocated.in_pool(pool.driver, pool.name)
             for slice_ in pool.slices:
                 if slice_.per_device_node_selection:
                     return _GENERAL
@@ -295,10 +352,9 @@ class _Search:
                     if (device.binding_conditions or device.consumes_counters or device.allow_multiple_allocations
                             or (taints and device.taints)):
                         return _GENERAL
-                    device_id = (pool.driver, pool.name, device.name)
-                    if device_id in allocated:
+                    if device.name in held:
                         continue
-                    candidate = _Candidate(device_id, device, slice_, pool)
+                    candidate = _Candidate((pool.driver, pool.name, device.name), device, slice_, pool)
                     if self._selectable(key, candidate):
                         picked.append(_Picked(candidate, request.name, None, None))
                         if len(picked) == request.count:
@@ -516,6 +572,7 @@ class _Search:
             pool = self.pools[pi]
             if pool.incomplete or pool.invalid:
                 continue
+            held = allocated.in_pool(pool.driver, pool.name)
             slice_start = start[1] if pi == start[0] else 0
             for si2 in range(slice_start, len(pool.slices)):
                 slice_ = pool.slices[si2]
@@ -527,7 +584,7 @@ class _Search:
                     if admin:
                         if ci in allocating.get(device_id, ()):
                             continue
-                    elif (device_id in allocated or allocating.get(device_id)) and not (
+                    elif (device.name in held or allocating.get(device_id)) and not (
                             shareable and device.allow_multiple_allocations):
                         continue
                     candidate = _Candidate(device_id, device, slice_, pool)

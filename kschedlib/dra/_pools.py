@@ -49,7 +49,7 @@ def slice_reaches(slice_: ResourceSlice, node: Node) -> bool:
 class PoolIndex:
     """The slices grouped once per allocator: by pool (newest generation only) and by node."""
 
-    __slots__ = ("_by_node", "_current", "_gathered", "_shared")
+    __slots__ = ("_by_node", "_current", "_gathered", "_reached", "_shared")
 
     def __init__(self, slices: Sequence[ResourceSlice]) -> None:
         newest: dict[tuple[str, str], int] = {}
@@ -61,6 +61,7 @@ class PoolIndex:
         self._by_node: dict[str, list[ResourceSlice]] = {}
         self._shared: list[ResourceSlice] = []
         self._gathered: dict[str, tuple[Node, list[Pool], tuple[tuple[str, str], ...]]] = {}
+        self._reached: dict[tuple[str, str], frozenset[str] | None] = {}
         for s in slices:
             if s.generation != newest[s.driver, s.pool]:
                 continue
@@ -73,12 +74,13 @@ class PoolIndex:
     def nodes_of(self, pool: tuple[str, str]) -> frozenset[str] | None:
         """The nodes that can reach ``pool`` (driver, name), when all of its slices are node-local
         (none for a pool not listed); ``None`` when a slice serves several nodes."""
-        names = set()
-        for s in self._current.get(pool, ()):
-            if s.node_name is None:
-                return None
-            names.add(s.node_name)
-        return frozenset(names)
+        if pool in self._reached:
+            return self._reached[pool]
+        names: frozenset[str] | None = frozenset(s.node_name for s in self._current.get(pool, ()) if s.node_name)
+        if any(s.node_name is None for s in self._current.get(pool, ())):
+            names = None
+        self._reached[pool] = names
+        return names
 
     def gather(self, node: Node) -> list[Pool]:
         """The pools ``node`` reaches, node-local slices first (kept per node object: nodes are immutable)."""
