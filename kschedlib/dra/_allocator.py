@@ -15,6 +15,7 @@ which the plugin reports as an Error status.
 from __future__ import annotations
 
 import functools
+import uuid
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Final, final
 
@@ -47,6 +48,7 @@ ALLOCATION_RESULTS_MAX_SIZE: Final = 32
 DeviceID = tuple[str, str, str]
 """(driver, pool, device)."""
 _ZERO: Final = Quantity.from_int(0)
+_SHARE_NAMESPACE: Final = uuid.UUID("6f1c1a52-7d1e-4a7b-9d8e-3c2b5a4f0e11")
 
 
 class AllocationError(Exception):
@@ -112,6 +114,14 @@ class _Picked:
     request: str
     admin_access: bool | None
     consumed: dict[str, Quantity] | None
+    shared: bool
+
+
+def _names(requests: frozenset[str], base: str, sub: str | None) -> bool:
+    """Whether a constraint over ``requests`` (all when empty) covers request ``base`` or ``base/sub``."""
+    if not requests:
+        return True
+    return base in requests or (sub is not None and f"{base}/{sub}" in requests)
 
 
 @attrs.define(slots=True)
@@ -122,9 +132,7 @@ class _MatchAttribute:
     count: int = 0
 
     def applies(self, base: str, sub: str | None) -> bool:
-        if not self.requests:
-            return True
-        return base in self.requests or (sub is not None and f"{base}/{sub}" in self.requests)
+        return _names(self.requests, base, sub)
 
     def add(self, base: str, sub: str | None, candidate: _Candidate) -> bool:
         if not self.applies(base, sub):
@@ -142,6 +150,37 @@ class _MatchAttribute:
 
     def remove(self, base: str, sub: str | None) -> None:
         if self.applies(base, sub):
+            self.count -= 1
+
+
+@attrs.define(slots=True)
+class _DistinctAttribute:
+    """``distinctAttribute``: no two of the requests' devices share the attribute's value.  As kube does, the
+    values are kept per request name, so a request's later device replaces its earlier one's value."""
+
+    requests: frozenset[str]
+    attribute: str
+    values: dict[str, DeviceAttribute] = attrs.field(factory=dict)
+    count: int = 0
+
+    def applies(self, base: str, sub: str | None) -> bool:
+        return _names(self.requests, base, sub)
+
+    def add(self, base: str, sub: str | None, candidate: _Candidate) -> bool:
+        if not self.applies(base, sub):
+            return True
+        attribute = lookup_attribute(candidate.device, candidate.id[0], self.attribute)
+        if attribute is None:
+            return False
+        if self.count and any(v.kind == attribute.kind and v.value == attribute.value for v in self.values.values()):
+            return False
+        self.values[base] = attribute
+        self.count += 1
+        return True
+
+    def remove(self, base: str, sub: str | None) -> None:
+        if self.applies(base, sub):
+            self.values.pop(base, None)
             self.count -= 1
 
 
@@ -213,7 +252,7 @@ class _Search:
         self.pools = owner._pools.gather(node)
         self.data: dict[tuple[int, int, int], _RequestData] = {}
         self.chosen_sub: dict[tuple[int, int], int] = {}
-        self.constraints: list[list[_MatchAttribute]] = []
+        self.constraints: list[list[_MatchAttribute | _DistinctAttribute]] = []
         self.results: list[list[_Picked]] = [[] for _ in claims]
         self.allocating: dict[DeviceID, set[int]] = {}
         self.allocating_capacity: dict[DeviceID, dict[str, Quantity]] = {}
@@ -253,11 +292,14 @@ class _Search:
         return [self._result(ci) for ci in range(len(self.claims))]
 
     @staticmethod
-    def _constraint(claim: ResourceClaim, index: int, constraint: DeviceConstraint) -> _MatchAttribute:
-        if constraint.match_attribute is None:
-            raise AllocationError(f"claim {claim.key}, constraint #{index}: empty constraint "
-                                  "(unsupported constraint type?)")
-        return _MatchAttribute(frozenset(constraint.requests), constraint.match_attribute)
+    def _constraint(claim: ResourceClaim, index: int,
+                    constraint: DeviceConstraint) -> _MatchAttribute | _DistinctAttribute:
+        if constraint.match_attribute is not None:
+            return _MatchAttribute(frozenset(constraint.requests), constraint.match_attribute)
+        if constraint.distinct_attribute is not None:
+            return _DistinctAttribute(frozenset(constraint.requests), constraint.distinct_attribute)
+        raise AllocationError(f"claim {claim.key}, constraint #{index}: empty constraint "
+                              "(unsupported constraint type?)")
 
     def _prepare(self, key: tuple[int, int, int], claim: ResourceClaim, request: ExactRequest,
                  parent: str | None) -> int:
@@ -265,7 +307,8 @@ class _Search:
             raise AllocationError(f"claim {claim.key}, request {request.name}: admin access is requested, "
                                   "but the feature is disabled")
         if request.capacity is not None and not self.a._features.consumable_capacity:
-            raise AllocationError(f"claim {claim.key}, request {request.name}: has capacity requests, "
+            kind = "request" if parent is None else "subrequest"
+            raise AllocationError(f"claim {claim.key}, {kind} {request.name}: has capacity requests, "
                                   "but the DRAConsumableCapacity feature is disabled")
         if not request.device_class_name:
             raise AllocationError(f"claim {claim.key}, request {request.name}: missing device class name "
@@ -380,7 +423,8 @@ class _Search:
             found = {name: dict(cs.counters) for name, cs in pool.counter_sets.items()}
             for slice_ in pool.all_slices:
                 for device in slice_.devices:
-                    if (pool.driver, pool.name, device.name) not in self.a._allocated.devices:
+                    device_id = (pool.driver, pool.name, device.name)
+                    if device_id not in self.a._allocated.devices and device_id not in self.a._allocated.capacity:
                         continue
                     for consumption in device.consumes_counters:
                         counters = found.get(consumption.counter_set)
@@ -457,7 +501,6 @@ class _Search:
         admin = bool(request.admin_access)
         allocated = self.a._allocated.devices
         allocating = self.allocating
-        shareable = self.a._features.consumable_capacity
         for pi in range(start[0], len(self.pools)):
             pool = self.pools[pi]
             if pool.incomplete or pool.invalid:
@@ -473,8 +516,7 @@ class _Search:
                     if admin:
                         if ci in allocating.get(device_id, ()):
                             continue
-                    elif (device_id in allocated or allocating.get(device_id)) and not (
-                            shareable and device.allow_multiple_allocations):
+                    elif device_id in allocated or allocating.get(device_id):
                         continue
                     candidate = _Candidate(device_id, device, slice_, pool)
                     if not self._selectable((ci, ri, si), candidate):
@@ -503,7 +545,7 @@ class _Search:
         admin = bool(request.admin_access)
         if not shared and admin and ci in self.allocating.get(candidate.id, ()):
             return None
-        if not admin and self._in_use(candidate.id) and not shared:
+        if not admin and self._in_use(candidate.id):
             return None
         if device.consumes_counters and not self.a._features.partitionable_devices:
             return None
@@ -540,7 +582,8 @@ class _Search:
             _add(self.allocating_capacity.setdefault(candidate.id, {}), consumed)
         else:
             self.allocating.setdefault(candidate.id, set()).add(ci)
-        self.results[ci].append(_Picked(candidate, data.qualified_name, True if admin else None, consumed or None))
+        self.results[ci].append(_Picked(candidate, data.qualified_name, True if admin else None, consumed or None,
+                                        shared))
 
         def undo() -> None:
             for constraint in constraints:
@@ -561,9 +604,18 @@ class _Search:
 
     def _result(self, ci: int) -> AllocationResult:
         picked = self.results[ci]
+        claim = self.claims[ci]
         devices = tuple(DeviceAllocation(p.request, *p.candidate.id, admin_access=p.admin_access,
-                                         consumed_capacity=p.consumed) for p in picked)
+                                         consumed_capacity=p.consumed,
+                                         share_id=_share_id(claim, p.request, p.candidate.id, i) if p.shared else None)
+                        for i, p in enumerate(picked))
         return AllocationResult(devices, *node_selector_for([p.candidate for p in picked], self.node))
+
+
+def _share_id(claim: ResourceClaim, request: str, device: DeviceID, index: int) -> str:
+    """The share ID of one allocation of a shareable device.  kube draws a random UID; this one is derived
+    from what it names, so runs stay reproducible and no two results of a claim share one."""
+    return str(uuid.uuid5(_SHARE_NAMESPACE, "/".join((claim.uid or claim.key, request, *device, str(index)))))
 
 
 def _consumed(requested: Mapping[str, Quantity], capacity: Mapping[str, Quantity]) -> dict[str, Quantity]:

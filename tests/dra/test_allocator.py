@@ -351,3 +351,65 @@ def test_constraint_not_matching(first: DeviceAttribute, second: DeviceAttribute
     constraint = DeviceConstraint((), "gpu.example.com/a")
     assert allocate(slices, [claim(exactly(count=2), constraints=[constraint])]) is None
     assert allocate(slices, [claim(exactly("r0"), exactly("r1"), constraints=[constraint])]) is None
+
+
+# --- regressions found by the upstream table (test_allocator_upstream.py) ----------------------
+
+def test_a_dedicated_device_is_never_shared() -> None:
+    shareable = Device("nic", capacity={"bw": parse_quantity("10G")}, allow_multiple_allocations=True)
+    used = AllocatedState(frozenset({(DRIVER, "n1", "nic")}))
+    want = exactly(capacity={"bw": parse_quantity("1G")})
+    assert allocate([node_slice("n1", shareable)], [claim(want)], allocated=used) is None
+
+
+def test_shared_allocations_consume_their_counters() -> None:
+    counters = (CounterSet("set", {"units": parse_quantity("1")}),)
+
+    def part(name: str) -> Device:
+        return Device(name, {"model": DeviceAttribute("string", name)}, capacity={"units": parse_quantity("1")},
+                      allow_multiple_allocations=True,
+                      consumes_counters=(DeviceCounterConsumption("set", {"units": parse_quantity("1")}),))
+
+    slices = [ResourceSlice("s", DRIVER, "n1", 1, 1, node_name="n1", devices=(part("a"), part("b")),
+                            shared_counters=counters)]
+    want_b = claim(exactly(selectors=("model=b",)))
+    assert picked(allocate(slices, [want_b])) == [[("gpu", "b")]]
+    used = AllocatedState(capacity={(DRIVER, "n1", "a"): {"units": parse_quantity("1")}})
+    assert allocate(slices, [want_b], allocated=used) is None
+
+
+def test_distinct_attribute_needs_different_values() -> None:
+    slices = [node_slice("n1", gpu("g0", numa=0), gpu("g1", numa=0), gpu("g2", numa=1))]
+    constraint = DeviceConstraint(("a", "b"), distinct_attribute="gpu.example.com/numa")
+    result = picked(allocate(slices, [claim(exactly("a"), exactly("b"), constraints=[constraint])]))
+    assert result == [[("a", "g0"), ("b", "g2")]]
+    missing = [node_slice("n1", gpu("g0"), gpu("g1"))]
+    assert allocate(missing, [claim(exactly("a"), exactly("b"), constraints=[constraint])]) is None
+    same = [node_slice("n1", gpu("g0", numa=0), gpu("g1", numa=0))]
+    assert allocate(same, [claim(exactly("a"), exactly("b"), constraints=[constraint])]) is None
+    other_kind = [node_slice("n1", gpu("g0", numa=0), gpu("g1", numa="0"))]
+    assert picked(allocate(other_kind, [claim(exactly("a"), exactly("b"), constraints=[constraint])])) == [
+        [("a", "g0"), ("b", "g1")]]
+
+
+def test_capacity_in_a_subrequest_without_the_feature_names_the_subrequest() -> None:
+    request = DeviceRequest("gpu", None, (ExactRequest("big", "gpu", capacity={"bw": parse_quantity("1")}),))
+    with pytest.raises(AllocationError, match="claim default/c, subrequest big: has capacity requests, but the "
+                                              "DRAConsumableCapacity feature is disabled"):
+        allocate([node_slice("n1", gpu("g0"))], [claim(request)], features=Features(consumable_capacity=False))
+
+
+def test_allocations_of_a_shareable_device_get_distinct_share_ids() -> None:
+    shared = Device("nic", capacity={"bw": parse_quantity("10G")}, allow_multiple_allocations=True)
+    want = exactly(capacity={"bw": parse_quantity("1G")})
+    slices = [node_slice("n1", shared, gpu("g0"))]
+    first = allocate(slices, [claim(want, exactly("other"), name="a"), claim(want, name="b")])
+    assert first is not None
+    ids = [d.share_id for r in first for d in r.devices]
+    assert ids[1] is None  # a dedicated device has none
+    assert ids[0] is not None
+    assert ids[2] is not None
+    assert ids[0] != ids[2]
+    again = allocate(slices, [claim(want, exactly("other"), name="a"), claim(want, name="b")])
+    assert again is not None
+    assert [d.share_id for r in again for d in r.devices] == ids
