@@ -21,7 +21,7 @@ from typing import Final, final
 
 import attrs
 
-from kschedlib.dra._pools import Pool, PoolIndex
+from kschedlib.dra._pools import Pool, PoolIndex, device_reaches
 from kschedlib.dra._selectors import SelectorCache, SelectorError, SelectorRuntimeError
 from kschedlib.model._convert_base import Reader, node_selector
 from kschedlib.model.dra import (
@@ -216,7 +216,7 @@ class Allocator:
 
     def pool_keys(self, node: Node) -> tuple[tuple[str, str], ...]:
         """(driver, pool) of the pools ``node`` reaches."""
-        return self._pools.keys(node)
+        return self._pools.keys(node, self._features.partitionable_devices)
 
     def allocate(self, node: Node, claims: Sequence[ResourceClaim],
                  deadline: Callable[[], bool] | None = None) -> list[AllocationResult] | None:
@@ -249,7 +249,7 @@ class _Search:
         self.node = node
         self.claims = claims
         self.deadline = deadline
-        self.pools = owner._pools.gather(node)
+        self.pools = owner._pools.gather(node, owner._features.partitionable_devices)
         self.data: dict[tuple[int, int, int], _RequestData] = {}
         self.chosen_sub: dict[tuple[int, int], int] = {}
         self.constraints: list[list[_MatchAttribute | _DistinctAttribute]] = []
@@ -359,16 +359,9 @@ class _Search:
         result = (self._selectors_match(key, candidate, data.device_class.selectors, data.device_class)
                   and self._selectors_match(key, candidate, data.request.selectors, None))
         if result and candidate.slice.per_device_node_selection:
-            result = self._device_reaches(device)
+            result = device_reaches(device, self.node)
         self.matches[memo] = result
         return result
-
-    def _device_reaches(self, device: Device) -> bool:
-        if device.node_name is not None:
-            return device.node_name == self.node.name
-        if device.all_nodes:
-            return True
-        return device.node_selector is not None and device.node_selector.matches(self.node.name, self.node.labels)
 
     def _selectors_match(self, key: tuple[int, int, int], candidate: _Candidate, selectors: Sequence[str],
                          device_class: DeviceClass | None) -> bool:
@@ -646,7 +639,7 @@ def node_selector_for(
     for candidate in picked:
         if candidate.slice.per_device_node_selection:
             node_name, binds = candidate.device.node_name, candidate.device.binds_to_node
-            raw = None
+            raw = candidate.device.node_selector_raw
         else:
             node_name, binds = candidate.slice.node_name, candidate.device.binds_to_node
             raw = candidate.slice.node_selector_raw

@@ -119,6 +119,7 @@ def _device(r: Reader, raw: object, path: str) -> Device:
         node_name=r.optstr(body, "nodeName", path),
         all_nodes=r.getbool(body, "allNodes", path),
         node_selector=node_selector(r, selector, f"{path}.nodeSelector") if selector is not None else None,
+        node_selector_raw=dict(selector) if selector is not None else None,
     )
 
 

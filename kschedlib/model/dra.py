@@ -111,6 +111,8 @@ class Device:
     node_name: str | None = None
     all_nodes: bool = False
     node_selector: NodeSelector | None = None
+    node_selector_raw: Mapping[str, object] | None = None
+    """``node_selector`` as a v1 dict (an allocation of the device carries it)."""
 
 
 @final

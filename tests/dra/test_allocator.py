@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import attrs
 import pytest
 
 from kschedlib.dra._allocator import (
@@ -21,6 +22,7 @@ from kschedlib.dra._allocator import (
     lookup_attribute,
 )
 from kschedlib.dra._selectors import SelectorCache, SelectorError, SelectorPredicate, SelectorRuntimeError
+from kschedlib.model._convert_base import Reader, node_selector
 from kschedlib.model.dra import (
     ALLOCATION_MODE_ALL,
     AllocationResult,
@@ -77,6 +79,13 @@ def node_slice(node: str, *devices: Device, pool: str | None = None, generation:
                name: str | None = None) -> ResourceSlice:
     return ResourceSlice(name or f"{node}-{pool or node}", DRIVER, pool or node, generation, count, node_name=node,
                          devices=devices)
+
+
+def counter_slice(node: str, counters: tuple[CounterSet, ...], *, pool: str | None = None,
+                  count: int = 2) -> ResourceSlice:
+    """The slice publishing a pool's shared counters (v1.36: a slice has counters or devices, not both)."""
+    return ResourceSlice(f"{node}-{pool or node}-counters", DRIVER, pool or node, 1, count, node_name=node,
+                         shared_counters=counters)
 
 
 def claim(*requests: DeviceRequest, constraints: Sequence[DeviceConstraint] = (), name: str = "c") -> ResourceClaim:
@@ -195,8 +204,8 @@ def test_shared_counters_limit_partitions() -> None:
     def part(name: str, size: str) -> Device:
         return Device(name, consumes_counters=(DeviceCounterConsumption("mem", {"memory": parse_quantity(size)}),))
 
-    slices = [ResourceSlice("s", DRIVER, "n1", 1, 1, node_name="n1", devices=(part("whole", "40Gi"),
-                            part("half-a", "20Gi"), part("half-b", "20Gi")), shared_counters=counters)]
+    slices = [ResourceSlice("s", DRIVER, "n1", 1, 2, node_name="n1", devices=(part("whole", "40Gi"),
+                            part("half-a", "20Gi"), part("half-b", "20Gi"))), counter_slice("n1", counters)]
     assert picked(allocate(slices, [claim(exactly(count=2))])) == [[("gpu", "half-a"), ("gpu", "half-b")]]
     used = AllocatedState(frozenset({(DRIVER, "n1", "half-a")}))
     assert picked(allocate(slices, [claim(exactly())], allocated=used)) == [[("gpu", "half-b")]]
@@ -283,8 +292,6 @@ def test_a_deadline_stops_the_search() -> None:
 # --- cases after the upstream allocator tables (allocatortesting) ------------------------------
 
 def _selector_slice(pool: str, raw: dict[str, object] | None, *, all_nodes: bool = False) -> ResourceSlice:
-    from kschedlib.model._convert_base import Reader, node_selector
-
     model = node_selector(Reader("test"), raw, "nodeSelector") if raw is not None else None
     return ResourceSlice(f"s-{pool}", DRIVER, pool, 1, 1, node_selector=model, node_selector_raw=raw,
                          all_nodes=all_nodes, devices=(gpu("g1"),))
@@ -370,8 +377,8 @@ def test_shared_allocations_consume_their_counters() -> None:
                       allow_multiple_allocations=True,
                       consumes_counters=(DeviceCounterConsumption("set", {"units": parse_quantity("1")}),))
 
-    slices = [ResourceSlice("s", DRIVER, "n1", 1, 1, node_name="n1", devices=(part("a"), part("b")),
-                            shared_counters=counters)]
+    slices = [ResourceSlice("s", DRIVER, "n1", 1, 2, node_name="n1", devices=(part("a"), part("b"))),
+              counter_slice("n1", counters)]
     want_b = claim(exactly(selectors=("model=b",)))
     assert picked(allocate(slices, [want_b])) == [[("gpu", "b")]]
     used = AllocatedState(capacity={(DRIVER, "n1", "a"): {"units": parse_quantity("1")}})
@@ -413,3 +420,50 @@ def test_allocations_of_a_shareable_device_get_distinct_share_ids() -> None:
     again = allocate(slices, [claim(want, exactly("other"), name="a"), claim(want, name="b")])
     assert again is not None
     assert [d.share_id for r in again for d in r.devices] == ids
+
+
+def test_pools_are_searched_by_driver_and_name_binding_conditions_last() -> None:
+    slices = [node_slice("n1", gpu("g0"), pool="zeta"), node_slice("n1", gpu("g0"), pool="alpha"),
+              node_slice("n1", Device("g0", binding_conditions=("ready",)), pool="aaa")]
+    result = allocate(slices, [claim(exactly(count=3))])
+    assert result is not None
+    assert [d.pool for d in result[0].devices] == ["alpha", "zeta", "aaa"]
+
+
+def test_a_nodes_complete_view_of_a_pool_is_used_even_if_newer_slices_exist_elsewhere() -> None:
+    mine = [node_slice("n1", gpu("g0"), pool="p", name="a", generation=1, count=1)]
+    elsewhere = [node_slice("n2", gpu("g9"), pool="p", name="b", generation=2, count=2)]
+    assert picked(allocate(mine + elsewhere, [claim(exactly())])) == [[("gpu", "g0")]]
+    half = [node_slice("n1", gpu("g0"), pool="p", name="a", generation=1, count=2)]
+    assert allocate(half + elsewhere, [claim(exactly())]) is None  # incomplete here, newer there: obsolete
+    other_half = [node_slice("n2", gpu("g1"), pool="p", name="b", generation=1, count=2)]
+    assert picked(allocate(half + other_half, [claim(exactly())])) == [[("gpu", "g0")]]
+
+
+@pytest.mark.parametrize("consumes", [
+    pytest.param(DeviceCounterConsumption("other", {"memory": parse_quantity("1")}), id="unknown-counter-set"),
+    pytest.param(DeviceCounterConsumption("mem", {"cores": parse_quantity("1")}), id="unknown-counter"),
+])
+def test_a_consumption_the_counters_lack_makes_the_pool_invalid(consumes: DeviceCounterConsumption) -> None:
+    counters = (CounterSet("mem", {"memory": parse_quantity("1")}),)
+    slices = [ResourceSlice("s", DRIVER, "n1", 1, 2, node_name="n1", devices=(Device("g0", consumes_counters=(
+        consumes,)),)), counter_slice("n1", counters)]
+    with pytest.raises(NodeAllocationFailed, match="invalid resource pools were encountered"):
+        allocate(slices, [claim(exactly())])
+    twice = [node_slice("n1", gpu("g0"), count=3), counter_slice("n1", counters, count=3),
+             attrs.evolve(counter_slice("n1", counters, count=3), name="again")]
+    with pytest.raises(NodeAllocationFailed, match="invalid resource pools were encountered"):
+        allocate(twice, [claim(exactly(count=2))])
+
+
+def test_per_device_node_selection() -> None:
+    rack = _label_selector("rack", "r1")
+    racked = Device("g0", node_selector=node_selector(Reader("test"), rack, "nodeSelector"), node_selector_raw=rack)
+    slices = [ResourceSlice("s", DRIVER, "p", 1, 1, per_device_node_selection=True,
+                            devices=(racked, Device("g1", node_name="n2")))]
+    result = allocate(slices, [claim(exactly())], labels={"rack": "r1"})
+    assert result is not None
+    assert result[0].node_selector_raw == rack
+    assert allocate(slices, [claim(exactly())], labels={"rack": "r2"}) is None
+    assert allocate(slices, [claim(exactly())], labels={"rack": "r1"},
+                    features=Features(partitionable_devices=False)) is None

@@ -62,7 +62,6 @@ REQUEST_POLICY: Final = ("a capacity's requestPolicy (default, validRange, valid
                          "defaults, rounds up or refuses the requested amount, kschedlib consumes it as requested")
 READ_TIME: Final = ("kschedlib refuses the object when reading it (ManifestError), kube only when allocating "
                     "(\"{}\")")
-PENDING: Final = "kschedlib decides differently (under investigation)"
 
 KNOWN_DIFFERENCES: Final[dict[str, str]] = {
     "unknown-selector": READ_TIME.format("CEL expression empty (unsupported selector type?)"),
@@ -77,15 +76,6 @@ KNOWN_DIFFERENCES: Final[dict[str, str]] = {
     "consumable-capacity-multi-allocatable-device-with-valid-values-policy-round-up": REQUEST_POLICY,
     "consumable-capacity-multi-allocatable-device-with-request-over-max-sharing-policy": REQUEST_POLICY,
     "consumable-capacity-with-partitionable-device-multiple-capacity-pools": REQUEST_POLICY,
-    "partitionable-devices-disabled-per-device-node-selection": PENDING,
-    "partitionable-devices-per-device-node-selection-node-selector": PENDING,
-    "multi-host-resource-pool-complete-update-from-node-1-to-node-2": PENDING,
-    "multi-host-resource-pool-incomplete-update-from-node-1-to-node-2": PENDING,
-    "partitionable-devices-same-counter-set-name-in-different-resource-slices": PENDING,
-    "partitionable-devices-device-counter-consumption-references-unknown-counter-set": PENDING,
-    "partitionable-devices-device-counter-consumption-references-unknown-counter-in-counter-set": PENDING,
-    "partitionable-devices-device-counter-consumption-references-counter-set-in-other-pool": PENDING,
-    "partitionable-devices-validation-error-on-non-targeting-slice": PENDING,
 }
 """Upstream case name -> why kschedlib's outcome differs (a strict xfail)."""
 
