@@ -21,6 +21,8 @@ from typing import Final, final
 
 import attrs
 
+from kschedlib.dra._capacity import consumed as consumed_capacity
+from kschedlib.dra._capacity import consumed_amount, violates
 from kschedlib.dra._pools import Pool, PoolIndex, device_reaches
 from kschedlib.dra._selectors import SelectorCache, SelectorError, SelectorRuntimeError
 from kschedlib.model._convert_base import Reader, node_selector
@@ -383,21 +385,32 @@ class _Search:
         return device_id in self.a._allocated.devices or bool(self.allocating.get(device_id))
 
     def _capacity_fits(self, request: ExactRequest, candidate: _Candidate) -> bool:
-        """Consumable capacity: the request names only capacities the device has, and a shareable
-        device still has room for it."""
+        """Consumable capacity: the request names only capacities the device has, the device's request
+        policies allow the amounts, and what is taken already leaves room for them."""
         if not self.a._features.consumable_capacity:
             return True
-        capacity = candidate.device.capacity
+        device = candidate.device
+        capacity = device.capacity
         requested = request.capacity or {}
         if any(name not in capacity for name in requested):
             return False
-        if not candidate.device.allow_multiple_allocations:
-            return True
-        used: dict[str, Quantity] = {}
-        _add(used, self.a._allocated.capacity.get(candidate.id, {}))
-        _add(used, self.allocating_capacity.get(candidate.id, {}))
-        _add(used, _consumed(requested, capacity))
-        return all(used[name] <= capacity[name] for name in capacity if name in used)
+        allocated = self.a._allocated.capacity.get(candidate.id)
+        allocating = self.allocating_capacity.get(candidate.id)
+        policies = device.capacity_policies
+        if not requested and not policies and allocated is None and allocating is None:
+            return True  # each capacity taken whole from a device nobody uses
+        for name, total in capacity.items():
+            policy = policies.get(name)
+            amount = consumed_amount(requested.get(name), total, policy)
+            if violates(amount, policy):
+                return False
+            used = amount.amount
+            for taken in (allocated, allocating):
+                if taken is not None and name in taken:
+                    used += taken[name].amount
+            if used > total.amount:
+                return False
+        return True
 
     def _taint_blocks(self, device: Device, request: ExactRequest) -> bool:
         if not self.a._features.device_taints:
@@ -571,7 +584,7 @@ class _Search:
                 if counted:
                     self._take_counters(candidate, -1)
                 return None
-            consumed = _consumed(request.capacity or {}, device.capacity)
+            consumed = consumed_capacity(request.capacity or {}, device)
             _add(self.allocating_capacity.setdefault(candidate.id, {}), consumed)
         else:
             self.allocating.setdefault(candidate.id, set()).add(ci)
@@ -609,11 +622,6 @@ def _share_id(claim: ResourceClaim, request: str, device: DeviceID, index: int) 
     """The share ID of one allocation of a shareable device.  kube draws a random UID; this one is derived
     from what it names, so runs stay reproducible and no two results of a claim share one."""
     return str(uuid.uuid5(_SHARE_NAMESPACE, "/".join((claim.uid or claim.key, request, *device, str(index)))))
-
-
-def _consumed(requested: Mapping[str, Quantity], capacity: Mapping[str, Quantity]) -> dict[str, Quantity]:
-    """What one allocation takes from a shareable device: the requested amount, else all of it."""
-    return {name: requested.get(name, total) for name, total in capacity.items()}
 
 
 @functools.lru_cache(maxsize=8192)

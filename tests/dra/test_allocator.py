@@ -26,6 +26,7 @@ from kschedlib.model._convert_base import Reader, node_selector
 from kschedlib.model.dra import (
     ALLOCATION_MODE_ALL,
     AllocationResult,
+    CapacityRequestPolicy,
     CounterSet,
     Device,
     DeviceAttribute,
@@ -467,3 +468,28 @@ def test_per_device_node_selection() -> None:
     assert allocate(slices, [claim(exactly())], labels={"rack": "r2"}) is None
     assert allocate(slices, [claim(exactly())], labels={"rack": "r1"},
                     features=Features(partitionable_devices=False)) is None
+
+
+def test_request_policies_decide_what_a_share_takes() -> None:
+    policy = CapacityRequestPolicy(parse_quantity("2"), (), True, parse_quantity("2"), parse_quantity("4"),
+                                   parse_quantity("2"))
+    nic = Device("nic", capacity={"bw": parse_quantity("10")}, capacity_policies={"bw": policy},
+                 allow_multiple_allocations=True)
+    slices = [node_slice("n1", nic)]
+    result = allocate(slices, [claim(exactly(capacity={"bw": parse_quantity("3")}))])
+    assert result is not None
+    assert result[0].devices[0].consumed_capacity == {"bw": parse_quantity("4")}
+    assert allocate(slices, [claim(exactly(capacity={"bw": parse_quantity("6")}))]) is None
+    defaulted = allocate(slices, [claim(exactly(), name=f"c{i}") for i in range(5)])
+    assert defaulted is not None
+    assert [r.devices[0].consumed_capacity for r in defaulted] == [{"bw": parse_quantity("2")}] * 5
+    assert allocate(slices, [claim(exactly(), name=f"c{i}") for i in range(6)]) is None
+
+
+def test_a_dedicated_device_must_hold_what_is_asked() -> None:
+    gpu_40 = Device("g0", capacity={"memory": parse_quantity("40Gi")})
+    slices = [node_slice("n1", gpu_40)]
+    assert allocate(slices, [claim(exactly(capacity={"memory": parse_quantity("80Gi")}))]) is None
+    fits = allocate(slices, [claim(exactly(capacity={"memory": parse_quantity("20Gi")}))])
+    assert fits is not None
+    assert fits[0].devices[0].consumed_capacity is None

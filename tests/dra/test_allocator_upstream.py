@@ -58,8 +58,6 @@ NOT_COMPARED: Final = frozenset({"tolerations", "bindingConditions", "bindingFai
 
 # --- reasons for the strict xfails, grouped ----------------------------------------------------------
 
-REQUEST_POLICY: Final = ("a capacity's requestPolicy (default, validRange, validValues) is not modelled: kube "
-                         "defaults, rounds up or refuses the requested amount, kschedlib consumes it as requested")
 READ_TIME: Final = ("kschedlib refuses the object when reading it (ManifestError), kube only when allocating "
                     "(\"{}\")")
 
@@ -68,14 +66,6 @@ KNOWN_DIFFERENCES: Final[dict[str, str]] = {
     "with-distinct-constraints-unknown-type-attribute": READ_TIME.format("unsupported attribute value"),
     "list-attributes-disabled-match-constraint-with-lists": READ_TIME.format("unsupported attribute value"),
     "list-attributes-disabled-distinct-constraint-with-lists": READ_TIME.format("unsupported attribute value"),
-    "consumable-capacity-multi-allocatable-device-with-policy-without-capacity-request": REQUEST_POLICY,
-    "consumable-capacity-multi-allocatable-device-with-zero-request-policy": REQUEST_POLICY,
-    "consumable-capacity-multi-allocatable-device-violates-zero-request-policy": REQUEST_POLICY,
-    "consumable-capacity-multi-allocatable-device-with-range-policy-with-capacity-request": REQUEST_POLICY,
-    "consumable-capacity-multi-allocatable-device-with-range-policy-step": REQUEST_POLICY,
-    "consumable-capacity-multi-allocatable-device-with-valid-values-policy-round-up": REQUEST_POLICY,
-    "consumable-capacity-multi-allocatable-device-with-request-over-max-sharing-policy": REQUEST_POLICY,
-    "consumable-capacity-with-partitionable-device-multiple-capacity-pools": REQUEST_POLICY,
 }
 """Upstream case name -> why kschedlib's outcome differs (a strict xfail)."""
 
