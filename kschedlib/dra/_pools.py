@@ -23,7 +23,7 @@ from kschedlib.model.dra import CounterSet, Device, ResourceSlice
 from kschedlib.model.labels import NodeSelector
 from kschedlib.model.objects import Node
 
-__all__ = ["Pool", "PoolIndex", "device_reaches", "gather_pools", "slice_reaches"]
+__all__ = ["Pool", "PoolIndex", "device_reaches", "slice_reaches"]
 
 
 @final
@@ -163,8 +163,3 @@ class PoolIndex:
 
 def _pool_id(pool: Pool) -> tuple[str, str]:
     return pool.driver, pool.name
-
-
-def gather_pools(slices: Sequence[ResourceSlice], node: Node, partitionable: bool = True) -> list[Pool]:
-    """The pools ``node`` reaches, each with its slices of the generation in use."""
-    return PoolIndex(slices).gather(node, partitionable)

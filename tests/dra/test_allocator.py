@@ -234,6 +234,7 @@ def test_newest_generation_wins_and_incomplete_pools_are_skipped() -> None:
     old = node_slice("n1", gpu("g0"), gpu("g1"), name="old", generation=1)
     new = node_slice("n1", gpu("g5"), name="new", generation=2)
     assert picked(allocate([old, new], [claim(exactly())])) == [[("gpu", "g5")]]
+    assert picked(allocate([new, old], [claim(exactly())])) == [[("gpu", "g5")]]
     assert allocate([old, new], [claim(exactly(count=2))]) is None
     half = node_slice("n1", gpu("g0"), name="a", count=2)
     assert allocate([half], [claim(exactly())]) is None
@@ -468,6 +469,8 @@ def test_per_device_node_selection() -> None:
     assert allocate(slices, [claim(exactly())], labels={"rack": "r2"}) is None
     assert allocate(slices, [claim(exactly())], labels={"rack": "r1"},
                     features=Features(partitionable_devices=False)) is None
+    nowhere = [ResourceSlice("s", DRIVER, "p", 1, 1, devices=(gpu("g0"),))]
+    assert allocate(nowhere, [claim(exactly())]) is None
 
 
 def test_request_policies_decide_what_a_share_takes() -> None:
