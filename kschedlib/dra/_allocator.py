@@ -14,6 +14,7 @@ which the plugin reports as an Error status.
 
 from __future__ import annotations
 
+import abc
 import functools
 import uuid
 from collections.abc import Callable, Hashable, Mapping, Sequence
@@ -119,71 +120,82 @@ class _Picked:
     shared: bool
 
 
-def _names(requests: frozenset[str], base: str, sub: str | None) -> bool:
-    """Whether a constraint over ``requests`` (all when empty) covers request ``base`` or ``base/sub``."""
-    if not requests:
-        return True
-    return base in requests or (sub is not None and f"{base}/{sub}" in requests)
-
-
 @attrs.define(slots=True)
-class _MatchAttribute:
+class _Constraint(abc.ABC):
+    """A claim constraint on one attribute of its requests' devices (all requests when ``requests`` is
+    empty; a subrequest counts by its own ``request/sub`` name too)."""
+
     requests: frozenset[str]
     attribute: str
+    count: int = 0
+
+    def applies(self, base: str, sub: str | None) -> bool:
+        if not self.requests:
+            return True
+        return base in self.requests or (sub is not None and f"{base}/{sub}" in self.requests)
+
+    def add(self, base: str, sub: str | None, candidate: _Candidate) -> bool:
+        if not self.applies(base, sub):
+            return True
+        attribute = lookup_attribute(candidate.device, candidate.id[0], self.attribute)
+        if attribute is None or (self.count and not self._fits(attribute)):
+            return False
+        self._keep(base, attribute)
+        self.count += 1
+        return True
+
+    def remove(self, base: str, sub: str | None) -> None:
+        if self.applies(base, sub):
+            self._drop(base)
+            self.count -= 1
+
+    @abc.abstractmethod
+    def _fits(self, attribute: DeviceAttribute) -> bool:
+        """Whether a further device with ``attribute`` keeps the constraint."""
+
+    @abc.abstractmethod
+    def _keep(self, base: str, attribute: DeviceAttribute) -> None:
+        """Remember a device of request ``base`` with ``attribute``."""
+
+    @abc.abstractmethod
+    def _drop(self, base: str) -> None:
+        """Forget the device :meth:`_keep` remembered last for request ``base``."""
+
+
+@final
+@attrs.define(slots=True)
+class _MatchAttribute(_Constraint):
+    """``matchAttribute``: every device has the first device's value."""
+
     value: DeviceAttribute | None = None
-    count: int = 0
 
-    def applies(self, base: str, sub: str | None) -> bool:
-        return _names(self.requests, base, sub)
+    def _fits(self, attribute: DeviceAttribute) -> bool:
+        return self.value is not None and self.value.kind == attribute.kind and self.value.value == attribute.value
 
-    def add(self, base: str, sub: str | None, candidate: _Candidate) -> bool:
-        if not self.applies(base, sub):
-            return True
-        attribute = lookup_attribute(candidate.device, candidate.id[0], self.attribute)
-        if attribute is None:
-            return False
+    def _keep(self, base: str, attribute: DeviceAttribute) -> None:
         if self.count == 0:
-            self.value, self.count = attribute, 1
-            return True
-        if self.value is None or self.value.kind != attribute.kind or self.value.value != attribute.value:
-            return False
-        self.count += 1
-        return True
+            self.value = attribute
 
-    def remove(self, base: str, sub: str | None) -> None:
-        if self.applies(base, sub):
-            self.count -= 1
+    def _drop(self, base: str) -> None:
+        pass
 
 
+@final
 @attrs.define(slots=True)
-class _DistinctAttribute:
-    """``distinctAttribute``: no two of the requests' devices share the attribute's value.  As kube does, the
-    values are kept per request name, so a request's later device replaces its earlier one's value."""
+class _DistinctAttribute(_Constraint):
+    """``distinctAttribute``: no two devices share a value.  As kube does, values are kept per request
+    name, so a request's later device replaces its earlier one's value."""
 
-    requests: frozenset[str]
-    attribute: str
     values: dict[str, DeviceAttribute] = attrs.field(factory=dict)
-    count: int = 0
 
-    def applies(self, base: str, sub: str | None) -> bool:
-        return _names(self.requests, base, sub)
+    def _fits(self, attribute: DeviceAttribute) -> bool:
+        return not any(v.kind == attribute.kind and v.value == attribute.value for v in self.values.values())
 
-    def add(self, base: str, sub: str | None, candidate: _Candidate) -> bool:
-        if not self.applies(base, sub):
-            return True
-        attribute = lookup_attribute(candidate.device, candidate.id[0], self.attribute)
-        if attribute is None:
-            return False
-        if self.count and any(v.kind == attribute.kind and v.value == attribute.value for v in self.values.values()):
-            return False
+    def _keep(self, base: str, attribute: DeviceAttribute) -> None:
         self.values[base] = attribute
-        self.count += 1
-        return True
 
-    def remove(self, base: str, sub: str | None) -> None:
-        if self.applies(base, sub):
-            self.values.pop(base, None)
-            self.count -= 1
+    def _drop(self, base: str) -> None:
+        self.values.pop(base, None)
 
 
 def lookup_attribute(device: Device, driver: str, qualified: str) -> DeviceAttribute | None:
@@ -254,7 +266,7 @@ class _Search:
         self.pools = owner._pools.gather(node, owner._features.partitionable_devices)
         self.data: dict[tuple[int, int, int], _RequestData] = {}
         self.chosen_sub: dict[tuple[int, int], int] = {}
-        self.constraints: list[list[_MatchAttribute | _DistinctAttribute]] = []
+        self.constraints: list[list[_Constraint]] = []
         self.results: list[list[_Picked]] = [[] for _ in claims]
         self.allocating: dict[DeviceID, set[int]] = {}
         self.allocating_capacity: dict[DeviceID, dict[str, Quantity]] = {}
@@ -295,7 +307,7 @@ class _Search:
 
     @staticmethod
     def _constraint(claim: ResourceClaim, index: int,
-                    constraint: DeviceConstraint) -> _MatchAttribute | _DistinctAttribute:
+                    constraint: DeviceConstraint) -> _Constraint:
         if constraint.match_attribute is not None:
             return _MatchAttribute(frozenset(constraint.requests), constraint.match_attribute)
         if constraint.distinct_attribute is not None:
