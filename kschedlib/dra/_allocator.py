@@ -627,7 +627,7 @@ class _Search:
                                          consumed_capacity=p.consumed,
                                          share_id=_share_id(claim, p.request, p.candidate.id, i) if p.shared else None)
                         for i, p in enumerate(picked))
-        return AllocationResult(devices, *node_selector_for([p.candidate for p in picked], self.node))
+        return AllocationResult(devices, *node_selector_for([p.candidate for p in picked], self.node, claim.name))
 
 
 def _share_id(claim: ResourceClaim, request: str, device: DeviceID, index: int) -> str:
@@ -650,10 +650,11 @@ def _requirement_key(requirement: Mapping[str, object]) -> tuple[object, object,
 
 
 def node_selector_for(
-    picked: Sequence[_Candidate], node: Node
+    picked: Sequence[_Candidate], node: Node, claim: str
 ) -> tuple[NodeSelector | None, Mapping[str, object] | None]:
     """The allocation's node selector (model, v1 dict): the node itself when a device is node-local,
-    else the union of the slices' selectors, else ``None`` (reachable everywhere)."""
+    else the union of the slices' selectors, else ``None`` (reachable everywhere).  kube cannot merge
+    selectors of several terms: claim ``claim``'s allocation is then an error."""
     fields: list[Mapping[str, object]] = []
     expressions: list[Mapping[str, object]] = []
     for candidate in picked:
@@ -666,6 +667,9 @@ def node_selector_for(
         if node_name is not None or binds:
             return _node_local(node.name)
         terms = raw.get("nodeSelectorTerms") if raw is not None else None
+        if isinstance(terms, list) and len(terms) > 1:
+            raise AllocationError(f"create NodeSelector for claim {claim}: unsupported ResourceSlice.NodeSelector "
+                                  f"with {len(terms)} terms")
         if isinstance(terms, list) and len(terms) == 1 and isinstance(terms[0], Mapping):
             for target, key in ((fields, "matchFields"), (expressions, "matchExpressions")):
                 for requirement in terms[0].get(key) or []:

@@ -496,3 +496,13 @@ def test_a_dedicated_device_must_hold_what_is_asked() -> None:
     fits = allocate(slices, [claim(exactly(capacity={"memory": parse_quantity("20Gi")}))])
     assert fits is not None
     assert fits[0].devices[0].consumed_capacity is None
+
+
+def test_a_slice_selector_of_several_terms_cannot_be_merged() -> None:
+    raw = {"nodeSelectorTerms": [{"matchExpressions": [{"key": "rack", "operator": "In", "values": [rack]}]}
+                                 for rack in ("r1", "r2")]}
+    either = ResourceSlice("s", DRIVER, "p", 1, 1, node_selector=node_selector(Reader("test"), raw, "nodeSelector"),
+                           node_selector_raw=raw, devices=(gpu("g0"),))
+    with pytest.raises(AllocationError, match=r"create NodeSelector for claim c: unsupported "
+                                              r"ResourceSlice\.NodeSelector with 2 terms"):
+        allocate([either], [claim(exactly())], labels={"rack": "r2"})
