@@ -245,8 +245,9 @@ def _request_signature(request: ExactRequest) -> Hashable:
 
 
 def claims_signature(claims: Sequence[ResourceClaim]) -> Hashable:
-    """What an allocation depends on in ``claims``: two lists with equal signatures get equal results on a node
-    (claim names and namespaces aside, which allocation results do not contain)."""
+    """What an allocation depends on in ``claims``: two lists with equal signatures get equal results on a node.
+    Claim names and namespaces are left out: results carry them only in share IDs, so a result reused for
+    another claim keeps the share IDs made for the first (no decision reads them)."""
     return tuple(
         (tuple((r.name, _request_signature(r.exactly) if r.exactly is not None else None,
                 tuple(_request_signature(sub) for sub in r.first_available)) for r in claim.requests),
