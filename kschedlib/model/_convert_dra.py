@@ -15,6 +15,7 @@ from kschedlib.model._convert_base import Json, Reader, node_selector, open_obje
 from kschedlib.model._convert_spec import owner_references
 from kschedlib.model.dra import (
     AllocationResult,
+    CapacityRequestPolicy,
     ClaimConsumer,
     CounterSet,
     Device,
@@ -101,6 +102,33 @@ def _counter_set(r: Reader, raw: object, path: str) -> CounterSet:
                                                              wrapped=True))
 
 
+def _optional_quantity(r: Reader, d: Json, key: str, path: str) -> Quantity | None:
+    return _quantity(r, d[key], f"{path}.{key}") if d.get(key) is not None else None
+
+
+def _policy(r: Reader, raw: object, path: str) -> CapacityRequestPolicy:
+    d = r.as_map(raw, path)
+    valid_range = r.getmap(d, "validRange", path)
+    at = f"{path}.validRange"
+    return CapacityRequestPolicy(
+        default=_optional_quantity(r, d, "default", path),
+        valid_values=r.each(d, "validValues", path, _quantity),
+        has_range=valid_range is not None,
+        valid_min=_optional_quantity(r, valid_range, "min", at) if valid_range is not None else None,
+        valid_max=_optional_quantity(r, valid_range, "max", at) if valid_range is not None else None,
+        valid_step=_optional_quantity(r, valid_range, "step", at) if valid_range is not None else None,
+    )
+
+
+def _policies(r: Reader, raw: object, path: str) -> dict[str, CapacityRequestPolicy]:
+    out: dict[str, CapacityRequestPolicy] = {}
+    for name, value in r.as_map(raw, path).items():
+        policy = r.getmap(r.as_map(value, f"{path}.{name}"), "requestPolicy", f"{path}.{name}")
+        if policy is not None:
+            out[str(name)] = _policy(r, policy, f"{path}.{name}.requestPolicy")
+    return out
+
+
 def _device(r: Reader, raw: object, path: str) -> Device:
     d = r.as_map(raw, path)
     body = r.getmap(d, "basic", path) or d  # v1beta1 wraps the device in "basic"
@@ -111,6 +139,7 @@ def _device(r: Reader, raw: object, path: str) -> Device:
         name=r.reqstr(d, "name", path),
         attributes=attributes,
         capacity=_quantities(r, body.get("capacity") or {}, f"{path}.capacity", wrapped=True),
+        capacity_policies=_policies(r, body.get("capacity") or {}, f"{path}.capacity"),
         consumes_counters=r.each(body, "consumesCounters", path, _consumption),
         taints=r.each(body, "taints", path, _taint),
         allow_multiple_allocations=r.getbool(body, "allowMultipleAllocations", path),
@@ -119,6 +148,7 @@ def _device(r: Reader, raw: object, path: str) -> Device:
         node_name=r.optstr(body, "nodeName", path),
         all_nodes=r.getbool(body, "allNodes", path),
         node_selector=node_selector(r, selector, f"{path}.nodeSelector") if selector is not None else None,
+        node_selector_raw=dict(selector) if selector is not None else None,
     )
 
 

@@ -20,6 +20,7 @@ __all__ = [
     "ALLOCATION_MODE_ALL",
     "ALLOCATION_MODE_EXACT_COUNT",
     "AllocationResult",
+    "CapacityRequestPolicy",
     "ClaimConsumer",
     "CounterSet",
     "Device",
@@ -97,12 +98,29 @@ class CounterSet:
 
 @final
 @attrs.frozen(slots=True)
+class CapacityRequestPolicy:
+    """How much of a shareable capacity one allocation may take (``capacity[name].requestPolicy``):
+    a ``default`` for requests that name none, and either ``valid_values`` (ascending) or a range
+    (``valid_min`` .. ``valid_max`` in steps of ``valid_step``; ``has_range`` says one was given)."""
+
+    default: Quantity | None = None
+    valid_values: tuple[Quantity, ...] = ()
+    has_range: bool = False
+    valid_min: Quantity | None = None
+    valid_max: Quantity | None = None
+    valid_step: Quantity | None = None
+
+
+@final
+@attrs.frozen(slots=True)
 class Device:
     """A device in a ResourceSlice; attribute and capacity names as written (domain optional)."""
 
     name: str
     attributes: Mapping[str, DeviceAttribute] = attrs.field(factory=dict)
     capacity: Mapping[str, Quantity] = attrs.field(factory=dict)
+    capacity_policies: Mapping[str, CapacityRequestPolicy] = attrs.field(factory=dict)
+    """The request policies of the capacities that have one (consumable capacity)."""
     consumes_counters: tuple[DeviceCounterConsumption, ...] = ()
     taints: tuple[DeviceTaint, ...] = ()
     allow_multiple_allocations: bool = False
@@ -111,6 +129,8 @@ class Device:
     node_name: str | None = None
     all_nodes: bool = False
     node_selector: NodeSelector | None = None
+    node_selector_raw: Mapping[str, object] | None = None
+    """``node_selector`` as a v1 dict (an allocation of the device carries it)."""
 
 
 @final
