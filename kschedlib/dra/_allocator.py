@@ -562,7 +562,10 @@ class _Search:
     def _result(self, ci: int) -> AllocationResult:
         picked = self.results[ci]
         devices = tuple(DeviceAllocation(p.request, *p.candidate.id, admin_access=p.admin_access,
-                                         consumed_capacity=p.consumed) for p in picked)
+                                         consumed_capacity=p.consumed,
+                                         binding_conditions=p.candidate.device.binding_conditions,
+                                         binding_failure_conditions=p.candidate.device.binding_failure_conditions)
+                        for p in picked)
         return AllocationResult(devices, *node_selector_for([p.candidate for p in picked], self.node))
 
 
