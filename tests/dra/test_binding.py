@@ -439,3 +439,43 @@ def test_prebind_writes_nothing_for_a_node_without_an_allocation() -> None:
     assert plugin.pre_filter(state, target).is_success  # type: ignore[union-attr]
     assert plugin.pre_bind(state, target, "b").is_success
     assert handle.dra.claims["default/c"].allocation is None
+
+
+def test_a_claim_timing_out_between_two_attempts_is_deallocated() -> None:
+    """No event marks the timeout: the retry after the clock passed it finds the claim unavailable, and it is
+    deallocated and allocated again, to a device without conditions."""
+    clock = FakeClock(T0)
+    waiting = claim(allocated_on="a", allocated_at=T0_TEXT, selector=False)
+    sched = _scheduler(clock, TWO_ON_A, slice_("b"), waiting, claim("fresh"), pod("p", "c", "fresh"))
+    first = sched.schedule_one()
+    assert first is not None
+    assert first.status.reasons == ('running PreBind plugin "DynamicResources": device binding timeout',)
+    clock.set(T0 + 601)
+    retried = [*sched.tick(), *sched.run_until_idle()]
+    assert [r.status.reasons for r in retried][:1] == [(
+        "0/2 nodes are available: 2 resourceclaim not available on the node. deallocation of ResourceClaim "
+        "completed, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",)]
+    assert _placed(sched, clock) == {"p": "a"}  # where the other claim stayed allocated
+    again = sched.devices.claims["default/c"].allocation
+    assert again is not None
+    assert [(d.device, d.binding_conditions) for d in again.devices] == [("g0", ())]
+
+
+def test_verdicts_of_a_pod_with_the_same_claims_to_allocate_are_not_reused() -> None:
+    """``q`` asks for one device like ``p``'s pending claim, so their Filter verdicts would share a key; ``p``
+    also holds a timed-out claim without a node selector, so it must ask Filter on every node itself."""
+    clock = FakeClock(T0 + 601)
+    waiting = claim(allocated_on="a", allocated_at=T0_TEXT, selector=False)
+    nodes = [node(f"n{i}") for i in range(4)]
+    sched = _scheduler(clock, TWO_ON_A, slice_("b"), *[slice_(n["metadata"]["name"]) for n in nodes], *nodes,
+                       waiting, claim("fresh"), claim("for-q"), pod("q", "for-q"))
+    first = sched.schedule_one()
+    assert first is not None
+    assert first.scheduled
+    sched.add_objects([pod_from_dict(pod("p", "c", "fresh"))])
+    second = sched.schedule_one()
+    assert second is not None
+    assert second.status.reasons == (
+        "0/6 nodes are available: 1 cannot allocate all claims, 5 resourceclaim not available on the node. "
+        "deallocation of ResourceClaim completed, preemption: 0/6 nodes are available: 6 Preemption is not "
+        "helpful for scheduling.",)  # q took the only device of its node
