@@ -85,7 +85,8 @@ class DynamicResourcesArgs:
     """``DynamicResourcesArgs`` (config v1, kube-scheduler v1.34+), in seconds.
 
     ``filter_timeout`` bounds the device search per node (0 disables the bound);
-    ``binding_timeout`` bounds the wait for device binding conditions in PreBind.
+    ``binding_timeout`` bounds the wait for device binding conditions: PreBind's wait, and how long
+    after its ``allocationTimestamp`` a claim whose devices are not ready stays available.
     """
 
     filter_timeout: float = 10.0
