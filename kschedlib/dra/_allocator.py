@@ -737,7 +737,9 @@ class _Search:
         claim = self.claims[ci]
         devices = tuple(DeviceAllocation(p.request, *p.candidate.id, admin_access=p.admin_access,
                                          consumed_capacity=p.consumed,
-                                         share_id=_share_id(claim, p.request, p.candidate.id, i) if p.shared else None)
+                                         share_id=_share_id(claim, p.request, p.candidate.id, i) if p.shared else None,
+                                         binding_conditions=p.candidate.device.binding_conditions,
+                                         binding_failure_conditions=p.candidate.device.binding_failure_conditions)
                         for i, p in enumerate(picked))
         return AllocationResult(devices, *node_selector_for([p.candidate for p in picked], self.node, claim.name))
 

@@ -82,6 +82,9 @@ class _Holdings:
         old = self.allocations.get(key)
         if old is allocation:
             return False
+        if old is not None and allocation is not None and old.devices is allocation.devices:
+            self.allocations[key] = allocation  # the same devices (PreBind stamped the allocation time)
+            return False
         if old is not None:
             self._count(old, -1)
         if allocation is None:
@@ -258,16 +261,20 @@ class DraStore:
             self._refresh(claim.key)
 
     def deallocate(self, claim: ResourceClaim) -> None:
-        """Drop the claim's allocation and reservations (PostFilter, or the last consumer gone)."""
-        self.claims[claim.key] = attrs.evolve(claim, allocation=None, reserved_for=())
+        """Drop the claim's allocation, reservations and device status (PostFilter, or the last consumer gone)."""
+        self.claims[claim.key] = attrs.evolve(claim, allocation=None, reserved_for=(), devices=())
         self._refresh(claim.key)
 
-    def bind(self, claim: ResourceClaim, pod: Pod) -> ResourceClaim:
-        """Write the claim's allocation and reserve it for ``pod`` (PreBind)."""
+    def bind(self, claim: ResourceClaim, pod: Pod, allocated_at: float | None = None) -> ResourceClaim:
+        """Write the claim's allocation and reserve it for ``pod`` (PreBind); a claim not yet reserved for
+        the pod gets ``allocated_at`` as its allocation time unless it has one."""
         self.in_flight.pop(claim.uid or claim.key, None)
         consumers = claim.reserved_for
         if not any(c.uid == pod.uid for c in consumers):
             consumers = (*consumers, ClaimConsumer(pod.name, pod.uid))
+            allocation = claim.allocation
+            if allocated_at is not None and allocation is not None and allocation.allocation_timestamp is None:
+                claim = attrs.evolve(claim, allocation=attrs.evolve(allocation, allocation_timestamp=allocated_at))
         written = attrs.evolve(claim, reserved_for=consumers)
         self.claims[written.key] = written
         self._refresh(written.key)
@@ -283,7 +290,8 @@ class DraStore:
             if consumers == claim.reserved_for:
                 continue
             self.claims[key] = attrs.evolve(claim, reserved_for=consumers,
-                                            allocation=claim.allocation if consumers else None)
+                                            allocation=claim.allocation if consumers else None,
+                                            devices=claim.devices if consumers else ())
             self._refresh(key)
 
     @staticmethod

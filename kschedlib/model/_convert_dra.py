@@ -14,6 +14,7 @@ from kschedlib.errors import QuantityError
 from kschedlib.model._convert_base import Json, Reader, node_selector, open_object, section
 from kschedlib.model._convert_spec import owner_references
 from kschedlib.model.dra import (
+    AllocatedDeviceStatus,
     AllocationResult,
     CapacityRequestPolicy,
     ClaimConsumer,
@@ -22,6 +23,7 @@ from kschedlib.model.dra import (
     DeviceAllocation,
     DeviceAttribute,
     DeviceClass,
+    DeviceCondition,
     DeviceConstraint,
     DeviceCounterConsumption,
     DeviceRequest,
@@ -45,6 +47,7 @@ __all__ = [
 DraObject = DeviceClass | ResourceSlice | ResourceClaim | ResourceClaimTemplate
 
 _ATTRIBUTE_KINDS: Final = (("int", int), ("bool", bool), ("string", str), ("version", str))
+_CONDITION_STATUSES: Final = ("True", "False", "Unknown")
 
 
 def _quantity(r: Reader, raw: object, path: str) -> Quantity:
@@ -145,6 +148,7 @@ def _device(r: Reader, raw: object, path: str) -> Device:
         allow_multiple_allocations=r.getbool(body, "allowMultipleAllocations", path),
         binds_to_node=r.getbool(body, "bindsToNode", path),
         binding_conditions=r.strlist(body, "bindingConditions", path),
+        binding_failure_conditions=r.strlist(body, "bindingFailureConditions", path),
         node_name=r.optstr(body, "nodeName", path),
         all_nodes=r.getbool(body, "allNodes", path),
         node_selector=node_selector(r, selector, f"{path}.nodeSelector") if selector is not None else None,
@@ -252,6 +256,8 @@ def _allocated_device(r: Reader, raw: object, path: str) -> DeviceAllocation:
         consumed_capacity=_quantities(r, consumed, f"{path}.consumedCapacity", wrapped=False)
         if consumed is not None else None,
         share_id=r.optstr(d, "shareID", path),
+        binding_conditions=r.strlist(d, "bindingConditions", path),
+        binding_failure_conditions=r.strlist(d, "bindingFailureConditions", path),
     )
 
 
@@ -263,6 +269,30 @@ def _allocation(r: Reader, raw: Json) -> AllocationResult:
         r.each(devices, "results", f"{path}.devices", _allocated_device),
         node_selector(r, selector, f"{path}.nodeSelector") if selector is not None else None,
         dict(selector) if selector is not None else None,
+        r.timestamp(raw, "allocationTimestamp", path),
+    )
+
+
+def _condition(r: Reader, raw: object, path: str) -> DeviceCondition:
+    d = r.as_map(raw, path)
+    status = r.reqstr(d, "status", path)
+    if status not in _CONDITION_STATUSES:
+        r.fail(f"{path}.status", "must be True, False or Unknown", status)
+    return DeviceCondition(r.reqstr(d, "type", path), status, r.getstr(d, "reason", path),
+                           r.getstr(d, "message", path))
+
+
+def _device_status(r: Reader, raw: object, path: str) -> AllocatedDeviceStatus:
+    d = r.as_map(raw, path)
+    network = r.getmap(d, "networkData", path)
+    return AllocatedDeviceStatus(
+        driver=r.reqstr(d, "driver", path),
+        pool=r.reqstr(d, "pool", path),
+        device=r.reqstr(d, "device", path),
+        share_id=r.optstr(d, "shareID", path),
+        conditions=r.each(d, "conditions", path, _condition),
+        data=d.get("data"),
+        network_data=dict(network) if network is not None else None,
     )
 
 
@@ -289,6 +319,7 @@ def resource_claim_from_dict(d: Mapping[str, Any]) -> ResourceClaim:
         allocation=_allocation(r, allocation) if allocation is not None else None,
         reserved_for=r.each(status, "reservedFor", "status", _consumer),
         deletion_timestamp=r.timestamp(meta, "deletionTimestamp", "metadata"),
+        devices=r.each(status, "devices", "status", _device_status),
     )
 
 

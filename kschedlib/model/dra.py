@@ -19,6 +19,7 @@ from kschedlib.model.quantity import Quantity
 __all__ = [
     "ALLOCATION_MODE_ALL",
     "ALLOCATION_MODE_EXACT_COUNT",
+    "AllocatedDeviceStatus",
     "AllocationResult",
     "CapacityRequestPolicy",
     "ClaimConsumer",
@@ -27,6 +28,7 @@ __all__ = [
     "DeviceAllocation",
     "DeviceAttribute",
     "DeviceClass",
+    "DeviceCondition",
     "DeviceConstraint",
     "DeviceCounterConsumption",
     "DeviceRequest",
@@ -126,6 +128,7 @@ class Device:
     allow_multiple_allocations: bool = False
     binds_to_node: bool = False
     binding_conditions: tuple[str, ...] = ()
+    binding_failure_conditions: tuple[str, ...] = ()
     node_name: str | None = None
     all_nodes: bool = False
     node_selector: NodeSelector | None = None
@@ -206,6 +209,10 @@ class DeviceAllocation:
     admin_access: bool | None = None
     consumed_capacity: Mapping[str, Quantity] | None = None
     share_id: str | None = None
+    binding_conditions: tuple[str, ...] = ()
+    """Conditions a driver must set True in the claim's ``status.devices`` before the pod binds."""
+    binding_failure_conditions: tuple[str, ...] = ()
+    """Conditions of which any True means the device failed to bind."""
 
     @property
     def device_id(self) -> tuple[str, str, str]:
@@ -219,6 +226,44 @@ class AllocationResult:
     node_selector: NodeSelector | None = None
     node_selector_raw: Mapping[str, object] | None = None
     """The node selector as a v1 dict (what ``explain`` prints)."""
+    allocation_timestamp: float | None = None
+    """``allocationTimestamp`` in seconds on the clock's timeline (binding timeouts count from it)."""
+
+
+@final
+@attrs.frozen(slots=True)
+class DeviceCondition:
+    """A condition a driver reports for an allocated device (``metav1.Condition``: ``status`` is
+    ``True``, ``False`` or ``Unknown``)."""
+
+    type: str
+    status: str
+    reason: str = ""
+    message: str = ""
+
+
+@final
+@attrs.frozen(slots=True)
+class AllocatedDeviceStatus:
+    """An entry of a claim's ``status.devices``, written by the device's driver.
+
+    ``data`` and ``network_data`` are kept as read: the scheduler does not look into them.
+    """
+
+    driver: str
+    pool: str
+    device: str
+    share_id: str | None = None
+    conditions: tuple[DeviceCondition, ...] = ()
+    data: object = None
+    network_data: Mapping[str, object] | None = None
+
+    def condition(self, kind: str) -> DeviceCondition | None:
+        """The condition of type ``kind``, if reported."""
+        for condition in self.conditions:
+            if condition.type == kind:
+                return condition
+        return None
 
 
 @final
@@ -244,6 +289,8 @@ class ResourceClaim:
     allocation: AllocationResult | None = None
     reserved_for: tuple[ClaimConsumer, ...] = ()
     deletion_timestamp: float | None = None
+    devices: tuple[AllocatedDeviceStatus, ...] = ()
+    """``status.devices``: what drivers report about the allocated devices (binding conditions among them)."""
 
     @property
     def key(self) -> str:
