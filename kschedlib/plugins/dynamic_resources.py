@@ -30,6 +30,7 @@ from typing import Any, ClassVar, Final, final
 
 import attrs
 
+from kschedlib.clock import Clock
 from kschedlib.dra._allocator import AllocationError, Allocator, Features, NodeAllocationFailed, claims_signature
 from kschedlib.dra._binding import has_binding_conditions, readiness, timed_out, wait_outcome
 from kschedlib.dra._selectors import SelectorCache
@@ -188,6 +189,13 @@ _MemoEntry = tuple[Node, tuple[tuple[str, str], ...], int, "list[AllocationResul
 _NodeMemo = dict[str, _MemoEntry]
 
 
+def _wall_time(clock: Clock) -> float:
+    """Seconds since the epoch by the handle's clock (``allocationTimestamp`` is a wall-clock time): its
+    ``wall_time()`` where it has one, else its ``now()``."""
+    wall = getattr(clock, "wall_time", None)
+    return float(wall()) if callable(wall) else clock.now()
+
+
 def _pod_claims(pod: Pod, store: DraStore) -> list[ResourceClaim]:
     claims = []
     for pod_claim in pod.resource_claims:
@@ -344,7 +352,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, NodeLoca
         if not has_binding_conditions(claim for _, claim in allocated):
             return
         data.binding = True
-        now, timeout = self._handle.clock.now(), self._args.binding_timeout
+        now, timeout = _wall_time(self._handle.clock), self._args.binding_timeout
         data.not_ready = tuple(i for i, claim in allocated
                                if (state := readiness(claim)) is not True
                                and (state is not False or timed_out(claim, timeout, now)))
@@ -565,7 +573,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, NodeLoca
         if data is None or (not data.claims and not data.allocations(node_name)):
             return Status.success()
         store = self._store
-        now = self._handle.clock.now() if self._binding else None
+        now = _wall_time(self._handle.clock) if self._binding else None
         results = {claim.key: (claim, result) for claim, result in data.allocations(node_name)}
         written = []
         for claim in data.claims:

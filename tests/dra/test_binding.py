@@ -479,3 +479,28 @@ def test_verdicts_of_a_pod_with_the_same_claims_to_allocate_are_not_reused() -> 
         "0/6 nodes are available: 1 cannot allocate all claims, 5 resourceclaim not available on the node. "
         "deallocation of ResourceClaim completed, preemption: 0/6 nodes are available: 6 Preemption is not "
         "helpful for scheduling.",)  # q took the only device of its node
+
+
+class _MonotonicOnly:
+    """A user's clock with ``now()`` alone (no ``wall_time()``)."""
+
+    def __init__(self, now: float) -> None:
+        self.value = now
+
+    def now(self) -> float:
+        return self.value
+
+
+def test_explain_reads_allocation_times_against_the_wall_clock() -> None:
+    """``explain`` runs on the system clock: a claim allocated in 2026-01 and never ready has timed out by
+    now, as kube-scheduler (which compares with the wall clock) sees it; so has a claim on a clock without
+    ``wall_time()`` at a ``now()`` past its deadline, and not one before it."""
+    from kschedlib import explain
+
+    stale = claim(allocated_on="a", conditions={"attached": "False"}, allocated_at=T0_TEXT)
+    out = explain([node("a"), GPU_CLASS, slice_("a", FABRIC_DEVICE), stale], pod(), kube_version="1.36").to_dict()
+    assert out["filtered"]["a"]["reasons"] == ["resourceclaim not available on the node"]
+    for now, unavailable in ((T0 + 601, True), (T0 + 10, False)):
+        sched = Scheduler(kube_version="1.36", clock=_MonotonicOnly(now))
+        sched.add_objects(load_cluster([node("a"), GPU_CLASS, slice_("a", FABRIC_DEVICE), stale]).objects)
+        assert ("a" in sched.explain(load_cluster([pod()]).pods[0]).to_dict()["filtered"]) is unavailable
