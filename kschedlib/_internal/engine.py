@@ -188,11 +188,14 @@ class Engine:
             hints=self.kube.switches.queueing_hints,
             narrow=self.kube.switches.narrow_queueing_hints,
             pop_from_backoff=self.kube.switches.pop_from_backoff_queue,
+            generated_claims=self.kube.switches.dynamic_resources,
         )
         switches = self.kube.switches
         self._narrow_hints = switches.narrow_queueing_hints
         """v1.36: every assigned-pod event goes to every pooled pod's hints, a node deletion requeues."""
         self._hints = switches.queueing_hints
+        self._dra_events = switches.dynamic_resources
+        """DRA objects (and the scheduler's claim writes) are cluster events."""
         self._declared_features = switches.node_declared_features
         self._nominate_before_pre_bind = switches.nominated_node_name_before_prebind
         self._clear_nomination: str | None = None if switches.nominated_node_name_kept else ""
@@ -333,7 +336,7 @@ class Engine:
         if old.node_name:
             self.cache.update_pod(info)
             if self._narrow_hints:
-                for event in ev.pod_changes(old, pod):
+                for event in ev.pod_changes(old, pod, generated_claims=self._dra_events):
                     self.queue.move_all(event, old=old, new=pod)
             else:
                 self.queue.move_pods(self._affinity_matching(pod), ev.ASSIGNED_POD_UPDATE, old=old, new=pod)
@@ -385,6 +388,7 @@ class Engine:
             self.queue.move_all(ev.ASSIGNED_POD_DELETE, old=state.pod_info.pod)
         elif state is None:
             self.queue.delete(known)
+        self._claims_written()
         return True
 
     # --- the scheduling cycle -----------------------------------------------------------------
@@ -402,10 +406,12 @@ class Engine:
         runtime = self.profiles[info.pod.scheduler_name]
         state = CycleState()  # kept here: results hold an empty one (embedders keep every result)
         try:
-            return self._schedule(info, runtime, state)
+            result = self._schedule(info, runtime, state)
         except BaseException:  # KeyboardInterrupt, SystemExit, or a bug: the pod is not lost
             self._put_back(info, runtime, state)
             raise
+        self._claims_written()
+        return result
 
     def _schedule(self, info: QueuedPodInfo, runtime: ProfileRuntime, state: CycleState) -> ScheduleResult:
         started = time.perf_counter()
@@ -686,6 +692,7 @@ class Engine:
                 self._deferred.append(self._binding_failed(attempt, outcome, in_permit=True))
         for pod in self.cache.expire_assumed(now):
             self.queue.move_all(ev.ASSIGNED_POD_DELETE, old=pod)
+        self._claims_written()
         self.queue.flush_backoff_completed()
         if self.flush_unschedulable:
             self.queue.flush_unschedulable_leftover(ev.UNSCHEDULABLE_TIMEOUT)
@@ -779,7 +786,7 @@ class Engine:
         items = list(objects)
         pods = [o for o in items if isinstance(o, Pod)]
         self._check_uids(pods)
-        changes = self._storage_changes(items) if self._hints else []
+        changes = self._object_changes(items)
         self.store.add(items)
         for event, old, new in changes:
             self.queue.move_all(event, old=old, new=new)
@@ -793,17 +800,30 @@ class Engine:
                 self.add_pod(pod)
 
 
-    def _storage_changes(self, items: Iterable[object]) -> list[tuple[ev.ClusterEvent, object, object]]:
-        """With queueing hints, each added or changed storage object is an event for the volume plugins' hints."""
+    def _object_changes(self, items: Iterable[object]) -> list[tuple[ev.ClusterEvent, object, object]]:
+        """Each added or changed object kube-scheduler watches beyond nodes and pods, as an event: storage
+        objects with queueing hints (the volume plugins' hints read them; without hints they watch every
+        event), DRA objects whenever Dynamic Resource Allocation is on (kube's informers deliver them then)."""
         changes: list[tuple[ev.ClusterEvent, object, object]] = []
+        storage, dra = self.store.storage, self.store.dra
         for obj in items:
-            replaced = self.store.storage.replaced(obj)
+            replaced = storage.replaced(obj) if self._hints else None
+            if replaced is None and self._dra_events:
+                replaced = dra.replaced(obj)
             if replaced is None or replaced[1] == obj:
                 continue
             resource, old = replaced
-            action, verb = (ev.ActionType.ADD, "Add") if old is None else (ev.ActionType.UPDATE, "Update")
-            changes.append((ev.ClusterEvent(resource, action, f"{resource.rpartition('/')[2]}{verb}"), old, obj))
+            changes.append((ev.object_change(resource, old, obj), old, obj))
         return changes
+
+    def _claims_written(self) -> None:
+        """The scheduler's own ResourceClaim writes (PreBind, PostFilter's deallocation, Unreserve, a pod's
+        release) as claim events, as kube's claim cache and informer deliver them."""
+        written = self.store.dra.take_written()
+        if not written or not self._dra_events:
+            return
+        for old, new in written:
+            self.queue.move_all(ev.object_change(ev.RESOURCE_CLAIM, old, new), old=old, new=new)
 
 
 def _future_status(done: object) -> Status:

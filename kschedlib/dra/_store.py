@@ -4,6 +4,11 @@ Claims change while a simulation runs: Reserve records an allocation in flight (
 cache), PreBind writes it (with the pod in ``reservedFor``), Unreserve drops it, and a pod that goes
 releases its reservations (a claim reserved for nobody is deallocated, as kube's resourceclaim
 controller does).  Devices held by an allocated claim are in use for every later pod.
+
+Every write that kube makes through its API server (PreBind, PostFilter's deallocation, Unreserve
+after PreBind, the controller's release) is logged as ``(old, new)`` for the scheduler to deliver as a
+ResourceClaim event; the in-flight allocations of Reserve/Unreserve are not (kube keeps them in memory
+and sends none).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import attrs
 
 from kschedlib.dra._allocator import AllocatedState, DeviceID
 from kschedlib.dra._pools import PoolIndex
+from kschedlib.framework.events import DEVICE_CLASS, RESOURCE_CLAIM, RESOURCE_SLICE
 from kschedlib.model.dra import (
     AllocationResult,
     ClaimConsumer,
@@ -117,8 +123,8 @@ class _Holdings:
 class DraStore:
     """Read by the DynamicResources plugin through ``handle.dra``."""
 
-    __slots__ = ("_allocated", "_epoch", "_held", "_pool_index", "claims", "classes", "classes_version", "in_flight",
-                 "slices", "templates")
+    __slots__ = ("_allocated", "_epoch", "_held", "_pool_index", "_written", "claims", "classes", "classes_version",
+                 "in_flight", "slices", "templates")
     MAX_LOG: Final = 65_536
     """Pool-use changes kept for :meth:`pools_changed`; beyond it the log starts again (readers see "all")."""
 
@@ -136,6 +142,8 @@ class DraStore:
         """Bumped whenever a DeviceClass is added or replaced."""
         self._epoch = object()
         """Identifies this store's change log (a copy, or a restarted log, has another)."""
+        self._written: list[tuple[ResourceClaim | None, ResourceClaim | None]] = []
+        """Claims written since :meth:`take_written` was last called: (before, after; None if absent)."""
 
     @property
     def epoch(self) -> object:
@@ -158,6 +166,33 @@ class DraStore:
         else:
             return False
         return True
+
+    def replaced(self, obj: object) -> tuple[str, object | None] | None:
+        """``(event resource, the stored object obj replaces or None)`` for a DeviceClass, ResourceSlice or
+        ResourceClaim, else ``None`` (templates are no event: no plugin watches them)."""
+        if isinstance(obj, ResourceClaim):
+            return RESOURCE_CLAIM, self.claims.get(obj.key)
+        if isinstance(obj, ResourceSlice):
+            return RESOURCE_SLICE, self.slices.get(obj.name)
+        if isinstance(obj, DeviceClass):
+            return DEVICE_CLASS, self.classes.get(obj.name)
+        return None
+
+    def take_written(self) -> list[tuple[ResourceClaim | None, ResourceClaim | None]]:
+        """The claim writes logged since the last call (oldest first), forgetting them."""
+        written, self._written = self._written, []
+        return written
+
+    def _write(self, key: str, claim: ResourceClaim | None) -> None:
+        """Store (or, with ``None``, drop) the claim ``key`` as an API write, logging the change."""
+        old = self.claims.get(key)
+        if claim is None:
+            self.claims.pop(key, None)
+        else:
+            self.claims[key] = claim
+        self._refresh(key)
+        if old != claim:
+            self._written.append((old, claim))
 
     def copy(self) -> DraStore:
         other = DraStore()
@@ -250,8 +285,7 @@ class DraStore:
 
     def deallocate(self, claim: ResourceClaim) -> None:
         """Drop the claim's allocation and reservations (PostFilter, or the last consumer gone)."""
-        self.claims[claim.key] = attrs.evolve(claim, allocation=None, reserved_for=())
-        self._refresh(claim.key)
+        self._write(claim.key, attrs.evolve(claim, allocation=None, reserved_for=()))
 
     def bind(self, claim: ResourceClaim, pod: Pod) -> ResourceClaim:
         """Write the claim's allocation and reserve it for ``pod`` (PreBind)."""
@@ -260,8 +294,7 @@ class DraStore:
         if not any(c.uid == pod.uid for c in consumers):
             consumers = (*consumers, ClaimConsumer(pod.name, pod.uid))
         written = attrs.evolve(claim, reserved_for=consumers)
-        self.claims[written.key] = written
-        self._refresh(written.key)
+        self._write(written.key, written)
         return written
 
     def release(self, pod: Pod, claim_keys: Iterable[str]) -> None:
@@ -273,9 +306,8 @@ class DraStore:
             consumers = tuple(c for c in claim.reserved_for if c.uid != pod.uid)
             if consumers == claim.reserved_for:
                 continue
-            self.claims[key] = attrs.evolve(claim, reserved_for=consumers,
-                                            allocation=claim.allocation if consumers else None)
-            self._refresh(key)
+            self._write(key, attrs.evolve(claim, reserved_for=consumers,
+                                          allocation=claim.allocation if consumers else None))
 
     @staticmethod
     def _claim_keys(pod: Pod) -> list[str]:
@@ -298,13 +330,13 @@ class DraStore:
         """Undo PreBind for ``pod`` (a later step failed), as kube's Unreserve does: its claims keep their
         allocations but no longer list it in ``reservedFor``; its extended-resource claim is deleted."""
         extended, *keys = self._claim_keys(pod)
-        if self.claims.pop(extended, None) is not None:
-            self._refresh(extended)
+        if extended in self.claims:
+            self._write(extended, None)
         for key in keys:
             claim = self.claims.get(key)
             if claim is not None and any(c.uid == pod.uid for c in claim.reserved_for):
-                self.claims[key] = attrs.evolve(claim, reserved_for=tuple(
-                    c for c in claim.reserved_for if c.uid != pod.uid))
+                self._write(key, attrs.evolve(claim, reserved_for=tuple(
+                    c for c in claim.reserved_for if c.uid != pod.uid)))
 
     def free_devices(self, node_name: str) -> dict[str, list[str]]:
         """Per driver/pool, the devices of slices on ``node_name`` that no claim holds (simulation report)."""
