@@ -17,20 +17,11 @@ import kschedlib
 from kschedlib import FakeClock, Scheduler, ScheduleResult
 from kschedlib.framework.events import ActionType, pod_changes
 from kschedlib.model.convert import pod_from_dict
-
-DRIVER = "gpu.example.com"
-CLASS: dict[str, Any] = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
-                         "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]}}
+from tests.dra.test_simulation import CLASS, DRIVER, node
 
 
-def node(name: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-            "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}}}
-
-
-def gpus(name: str, count: int = 1, *, slice_name: str | None = None, generation: int = 1) -> dict[str, Any]:
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-            "metadata": {"name": slice_name or f"{name}-gpu"},
+def gpus(name: str, count: int = 1, *, generation: int = 1) -> dict[str, Any]:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{name}-gpu"},
             "spec": {"driver": DRIVER, "nodeName": name,
                      "pool": {"name": name, "generation": generation, "resourceSliceCount": 1},
                      "devices": [{"name": f"gpu-{i}"} for i in range(count)]}}
