@@ -180,7 +180,9 @@ class DraStore:
 
     def take_written(self) -> list[tuple[ResourceClaim | None, ResourceClaim | None]]:
         """The claim writes logged since the last call (oldest first), forgetting them."""
-        written, self._written = self._written, []
+        written = self._written
+        if written:
+            self._written = []
         return written
 
     def _write(self, key: str, claim: ResourceClaim | None) -> None:
