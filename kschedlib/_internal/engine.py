@@ -745,11 +745,15 @@ class Engine:
         previous = pods.get(pod.key)
         rng_state = self.rng.getstate()
         pods[pod.key] = pod
+        devices = self.store.dra
+        if devices.claims:  # DynamicResources' PostFilter may deallocate a claim: it writes to a copy
+            self.store.dra = devices.copy()
         try:
             return run_cycle(runtime, pod, snapshot, start_index=start_index,
                              percentage_of_nodes_to_score=percentage_of_nodes_to_score, rng=self.rng,
                              nominator=self.nominator, score_single_node=True)
         finally:
+            self.store.dra = devices
             self.rng.setstate(rng_state)
             if previous is None:
                 del pods[pod.key]

@@ -223,7 +223,8 @@ def test_a_pod_sharing_a_claim_in_flight_is_requeued_when_the_claim_is_written()
     assert [c.uid for c in sched.devices.claims["default/shared"].reserved_for] == ["uid-p0", "uid-p1"]
 
 
-def test_a_post_filter_deallocation_requeues_the_pod_at_once() -> None:
+def _pinned_away_from_its_claim() -> tuple[dict[str, Any], dict[str, Any]]:
+    """A claim allocated on node a but reserved for nobody, and a pod using it that must run on b."""
     held = claim("held")
     held["status"] = {"allocation": {
         "devices": {"results": [{"request": "gpu", "driver": DRIVER, "pool": "a", "device": "gpu-0"}]},
@@ -231,10 +232,26 @@ def test_a_post_filter_deallocation_requeues_the_pod_at_once() -> None:
             {"key": "metadata.name", "operator": "In", "values": ["a"]}]}]}}}
     pinned = pod("pinned", "held")
     pinned["spec"]["nodeSelector"] = {"kubernetes.io/hostname": "b"}
+    return held, pinned
+
+
+def test_a_post_filter_deallocation_requeues_the_pod_at_once() -> None:
+    held, pinned = _pinned_away_from_its_claim()
     sched = scheduler(node("a"), node("b"), gpus("a"), gpus("b"), CLASS, held, pinned)
     results = sched.run_until_idle()
     assert [(r.pod.name, r.node_name) for r in results] == [("pinned", None), ("pinned", "b")]
     assert "deallocation of ResourceClaim completed" in str(results[0].message)
+
+
+def test_explain_deallocates_nothing_and_requeues_nobody() -> None:
+    held, pinned = _pinned_away_from_its_claim()
+    sched = scheduler(node("a"), node("b"), gpus("a"), CLASS, claim("c"), pod("p", "c"), held)
+    assert placed(sched.run_until_idle()) == [("p", None)]  # gpu-0 is held
+    explanation = sched.explain(pod_from_dict(pinned))
+    assert "deallocation of ResourceClaim completed" in str(explanation.to_dict())
+    assert sched.devices.claims["default/held"].allocation is not None
+    assert sched.run_until_idle() == []
+    assert where(sched, "p") == ("unschedulable", 1)
 
 
 # --- other versions ---------------------------------------------------------------------------------
