@@ -47,6 +47,7 @@ from kschedlib.framework.queued_pod import QueuedPodInfo
 from kschedlib.framework.registry import Registry
 from kschedlib.framework.status import REJECTED_CODES, Code, Status
 from kschedlib.metrics import Metrics
+from kschedlib.model.dra import DeviceClass, ResourceClaim, ResourceSlice
 from kschedlib.model.objects import Node, Pod
 from kschedlib.model.resources import accounting_for
 from kschedlib.results import ScheduleResult, SchedulerListener
@@ -56,6 +57,10 @@ from kschedlib.versions import resolve as resolve_kube
 __all__ = ["Engine", "EngineOptions", "node_changes"]
 
 _REJECTED: Final = REJECTED_CODES
+_DRA_RESOURCES: Final[dict[type, str]] = {ResourceClaim: ev.RESOURCE_CLAIM, ResourceSlice: ev.RESOURCE_SLICE,
+                                          DeviceClass: ev.DEVICE_CLASS}
+"""The DRA objects that are cluster events, with their event resource (templates are none: nobody watches them)."""
+_DRA_OBJECTS: Final = (ResourceClaim, ResourceSlice, DeviceClass)
 _TERMINATED: Final = frozenset({"Succeeded", "Failed"})
 DEFAULT_PREEMPTION: Final = "DefaultPreemption"
 WAITING_FOR_PREEMPTION: Final = "waiting for the preemption for this pod to be finished"
@@ -746,7 +751,7 @@ class Engine:
         rng_state = self.rng.getstate()
         pods[pod.key] = pod
         devices = self.store.dra
-        if devices.claims:  # DynamicResources' PostFilter may deallocate a claim: it writes to a copy
+        if pod.resource_claims and devices.claims:  # PostFilter may deallocate one of them: it writes to a copy
             self.store.dra = devices.copy()
         try:
             return run_cycle(runtime, pod, snapshot, start_index=start_index,
@@ -812,8 +817,8 @@ class Engine:
         storage, dra = self.store.storage, self.store.dra
         for obj in items:
             replaced = storage.replaced(obj) if self._hints else None
-            if replaced is None and self._dra_events:
-                replaced = dra.replaced(obj)
+            if replaced is None and self._dra_events and isinstance(obj, _DRA_OBJECTS):
+                replaced = _DRA_RESOURCES[type(obj)], dra.stored(obj)
             if replaced is None or replaced[1] == obj:
                 continue
             resource, old = replaced

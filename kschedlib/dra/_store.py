@@ -21,7 +21,6 @@ import attrs
 
 from kschedlib.dra._allocator import AllocatedState, DeviceID
 from kschedlib.dra._pools import PoolIndex
-from kschedlib.framework.events import DEVICE_CLASS, RESOURCE_CLAIM, RESOURCE_SLICE
 from kschedlib.model.dra import (
     AllocationResult,
     ClaimConsumer,
@@ -167,16 +166,13 @@ class DraStore:
             return False
         return True
 
-    def replaced(self, obj: object) -> tuple[str, object | None] | None:
-        """``(event resource, the stored object obj replaces or None)`` for a DeviceClass, ResourceSlice or
-        ResourceClaim, else ``None`` (templates are no event: no plugin watches them)."""
+    def stored(self, obj: DeviceClass | ResourceSlice | ResourceClaim) -> object | None:
+        """The version of ``obj`` (same kind and name) this store holds, if any."""
         if isinstance(obj, ResourceClaim):
-            return RESOURCE_CLAIM, self.claims.get(obj.key)
+            return self.claims.get(obj.key)
         if isinstance(obj, ResourceSlice):
-            return RESOURCE_SLICE, self.slices.get(obj.name)
-        if isinstance(obj, DeviceClass):
-            return DEVICE_CLASS, self.classes.get(obj.name)
-        return None
+            return self.slices.get(obj.name)
+        return self.classes.get(obj.name)
 
     def take_written(self) -> list[tuple[ResourceClaim | None, ResourceClaim | None]]:
         """The claim writes logged since the last call (oldest first), forgetting them."""

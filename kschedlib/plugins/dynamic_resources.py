@@ -29,7 +29,6 @@ from typing import Any, ClassVar, Final, final
 import attrs
 
 from kschedlib.dra._allocator import AllocationError, Allocator, Features, NodeAllocationFailed, claims_signature
-from kschedlib.dra._hints import dynamic_resources_events
 from kschedlib.dra._selectors import SelectorCache
 from kschedlib.dra._store import EXTENDED_CLAIM_SUFFIX, ClaimProblem, DraStore, pod_claim_name
 from kschedlib.errors import ConfigError
@@ -61,6 +60,7 @@ from kschedlib.model.dra import (
 from kschedlib.model.labels import NodeSelector
 from kschedlib.model.objects import Node, Pod
 from kschedlib.model.resources import pod_requests
+from kschedlib.plugins._helpers.dra_hints import dynamic_resources_events
 from kschedlib.plugins._helpers.normalize import normalized_values
 
 __all__ = ["DynamicResources", "DynamicResourcesArgs", "NO_CLAIMS_TO_DEALLOCATE", "decode_args", "dra_allocations"]
@@ -255,7 +255,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, NodeLoca
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         """Nodes, claims (devices free up when one is deallocated), the pod's generated claims, DeviceClasses
-        and ResourceSlices (:mod:`kschedlib.dra._hints`); none while the plugin is disabled."""
+        and ResourceSlices (:mod:`kschedlib.plugins._helpers.dra_hints`); none while the plugin is disabled."""
         if not self._enabled:
             return ()
         return dynamic_resources_events(lambda pod: _pod_claims(pod, self._store))
