@@ -552,6 +552,7 @@ class Engine:
 
     def _finish_binding(self, attempt: _Attempt, status: Status) -> ScheduleResult:
         self._attempts.pop(attempt.assumed.pod.uid, None)
+        self._claims_written()  # PreBind's claim writes come before the pod's own events, as in kube
         pod = attempt.assumed.pod
         self.cache.finish_binding(pod, self.clock.now())
         if pod.key not in self.store.pods:
