@@ -31,6 +31,11 @@ class SystemClock:
         """``time.monotonic()``."""
         return time.monotonic()
 
+    def wall_time(self) -> float:
+        """``time.time()``: for comparing with timestamps written in cluster objects (DRA's
+        ``allocationTimestamp``), which are wall-clock times.  Optional for other clocks."""
+        return time.time()
+
 
 @final
 class FakeClock:
@@ -43,6 +48,11 @@ class FakeClock:
 
     def now(self) -> float:
         """The time the clock was last set or advanced to."""
+        return self._now
+
+    def wall_time(self) -> float:
+        """The same as :meth:`now`, read as seconds since the epoch (``FakeClock(start)`` places a
+        simulation at a date for the timestamps in cluster objects)."""
         return self._now
 
     def advance(self, seconds: float) -> None:

@@ -220,8 +220,9 @@ CHANGES: Final[tuple[Change, ...]] = (
            gate="DRAPartitionableDevices"),
     Change("dra_consumable_capacity", 36, "DRA devices allowing multiple allocations share their capacity",
            gate="DRAConsumableCapacity"),
-    Change("dra_binding_conditions", 36, "DRA devices with binding conditions may be allocated",
-           gate="DRADeviceBindingConditions"),
+    Change("dra_binding_conditions", 36, "DRA devices with binding conditions may be allocated; a claim whose "
+           "devices failed to bind or timed out is not available (PostFilter deallocates it) and PreBind needs "
+           "them ready", gate="DRADeviceBindingConditions"),
     Change("dra_extended_resource", 36, "an extended resource a DeviceClass provides (and the node does not "
            "advertise) is allocated by DynamicResources, not checked by NodeResourcesFit",
            gate="DRAExtendedResource"),

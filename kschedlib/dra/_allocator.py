@@ -14,13 +14,19 @@ which the plugin reports as an Error status.
 
 from __future__ import annotations
 
+import abc
+import enum
 import functools
-from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Final, final
+import uuid
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from typing import Final, Literal, final
 
 import attrs
 
-from kschedlib.dra._pools import Pool, PoolIndex
+from kschedlib.dra._capacity import consumed as consumed_capacity
+from kschedlib.dra._capacity import consumed_amount, violates
+from kschedlib.dra._pools import Pool, PoolIndex, device_reaches
 from kschedlib.dra._selectors import SelectorCache, SelectorError, SelectorRuntimeError
 from kschedlib.model._convert_base import Reader, node_selector
 from kschedlib.model.dra import (
@@ -47,6 +53,7 @@ ALLOCATION_RESULTS_MAX_SIZE: Final = 32
 DeviceID = tuple[str, str, str]
 """(driver, pool, device)."""
 _ZERO: Final = Quantity.from_int(0)
+_SHARE_NAMESPACE: Final = uuid.UUID("6f1c1a52-7d1e-4a7b-9d8e-3c2b5a4f0e11")
 
 
 class AllocationError(Exception):
@@ -70,13 +77,68 @@ class Features:
     binding_conditions: bool = True
 
 
+_NO_NAMES: Final[frozenset[str]] = frozenset()
+
+
+@final
+class HeldDevices(AbstractSet[DeviceID]):
+    """A set of devices kept as (driver, pool) -> device names.
+
+    The store's snapshot after one claim changes copies one small set per changed pool rather than
+    every device in use, and the allocator, which looks at one pool at a time, tests names in it.
+    """
+
+    __slots__ = ("_by_pool",)
+
+    def __init__(self, by_pool: Mapping[tuple[str, str], frozenset[str]] | None = None) -> None:
+        self._by_pool: Mapping[tuple[str, str], frozenset[str]] = by_pool if by_pool is not None else {}
+
+    @classmethod
+    def of(cls, devices: Iterable[DeviceID]) -> HeldDevices:
+        by_pool: dict[tuple[str, str], set[str]] = {}
+        for driver, pool, name in devices:
+            by_pool.setdefault((driver, pool), set()).add(name)
+        return cls({key: frozenset(names) for key, names in by_pool.items()})
+
+    def in_pool(self, driver: str, pool: str) -> frozenset[str]:
+        """The names of the pool's devices in the set."""
+        return self._by_pool.get((driver, pool), _NO_NAMES)
+
+    def __contains__(self, device: object) -> bool:
+        if not isinstance(device, tuple) or len(device) != 3:
+            return False
+        return device[2] in self._by_pool.get((device[0], device[1]), _NO_NAMES)
+
+    def __iter__(self) -> Iterator[DeviceID]:
+        for (driver, pool), names in self._by_pool.items():
+            for name in names:
+                yield driver, pool, name
+
+    def __len__(self) -> int:
+        return sum(map(len, self._by_pool.values()))
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to any set of the same devices (a ``frozenset`` too)."""
+        return AbstractSet.__eq__(self, other)
+
+    def __hash__(self) -> int:
+        return self._hash()
+
+    def __repr__(self) -> str:
+        return f"HeldDevices({sorted(self)!r})"
+
+
+def _held(devices: Iterable[DeviceID]) -> HeldDevices:
+    return devices if isinstance(devices, HeldDevices) else HeldDevices.of(devices)
+
+
 @final
 @attrs.frozen(slots=True)
 class AllocatedState:
     """Devices already allocated to claims (admin-access results excluded), and capacity consumed
     from devices that allow several allocations."""
 
-    devices: frozenset[DeviceID] = frozenset()
+    devices: HeldDevices = attrs.field(factory=HeldDevices, converter=_held)
     capacity: Mapping[DeviceID, Mapping[str, Quantity]] = attrs.field(factory=dict)
 
 
@@ -112,13 +174,16 @@ class _Picked:
     request: str
     admin_access: bool | None
     consumed: dict[str, Quantity] | None
+    shared: bool
 
 
 @attrs.define(slots=True)
-class _MatchAttribute:
+class _Constraint(abc.ABC):
+    """A claim constraint on one attribute of its requests' devices (all requests when ``requests`` is
+    empty; a subrequest counts by its own ``request/sub`` name too)."""
+
     requests: frozenset[str]
     attribute: str
-    value: DeviceAttribute | None = None
     count: int = 0
 
     def applies(self, base: str, sub: str | None) -> bool:
@@ -130,19 +195,64 @@ class _MatchAttribute:
         if not self.applies(base, sub):
             return True
         attribute = lookup_attribute(candidate.device, candidate.id[0], self.attribute)
-        if attribute is None:
+        if attribute is None or (self.count and not self._fits(attribute)):
             return False
-        if self.count == 0:
-            self.value, self.count = attribute, 1
-            return True
-        if self.value is None or self.value.kind != attribute.kind or self.value.value != attribute.value:
-            return False
+        self._keep(base, attribute)
         self.count += 1
         return True
 
     def remove(self, base: str, sub: str | None) -> None:
         if self.applies(base, sub):
+            self._drop(base)
             self.count -= 1
+
+    @abc.abstractmethod
+    def _fits(self, attribute: DeviceAttribute) -> bool:
+        """Whether a further device with ``attribute`` keeps the constraint."""
+
+    @abc.abstractmethod
+    def _keep(self, base: str, attribute: DeviceAttribute) -> None:
+        """Remember a device of request ``base`` with ``attribute``."""
+
+    @abc.abstractmethod
+    def _drop(self, base: str) -> None:
+        """Forget the device :meth:`_keep` remembered last for request ``base``."""
+
+
+@final
+@attrs.define(slots=True)
+class _MatchAttribute(_Constraint):
+    """``matchAttribute``: every device has the first device's value."""
+
+    value: DeviceAttribute | None = None
+
+    def _fits(self, attribute: DeviceAttribute) -> bool:
+        return self.value is not None and self.value.kind == attribute.kind and self.value.value == attribute.value
+
+    def _keep(self, base: str, attribute: DeviceAttribute) -> None:
+        if self.count == 0:
+            self.value = attribute
+
+    def _drop(self, base: str) -> None:
+        pass
+
+
+@final
+@attrs.define(slots=True)
+class _DistinctAttribute(_Constraint):
+    """``distinctAttribute``: no two devices share a value.  As kube does, values are kept per request
+    name, so a request's later device replaces its earlier one's value."""
+
+    values: dict[str, DeviceAttribute] = attrs.field(factory=dict)
+
+    def _fits(self, attribute: DeviceAttribute) -> bool:
+        return not any(v.kind == attribute.kind and v.value == attribute.value for v in self.values.values())
+
+    def _keep(self, base: str, attribute: DeviceAttribute) -> None:
+        self.values[base] = attribute
+
+    def _drop(self, base: str) -> None:
+        self.values.pop(base, None)
 
 
 def lookup_attribute(device: Device, driver: str, qualified: str) -> DeviceAttribute | None:
@@ -161,6 +271,14 @@ def _add(into: dict[str, Quantity], amounts: Mapping[str, Quantity], sign: int =
         into[name] = Quantity(into.get(name, _ZERO).amount + sign * q.amount, q.format)
 
 
+class _Needs(enum.Enum):
+    FULL_SEARCH = "full search"
+
+
+_GENERAL: Final = _Needs.FULL_SEARCH
+""":meth:`_Search._first_fit`'s "this needs the full search"."""
+
+
 @final
 class Allocator:
     """Allocates claims against fixed slices, classes and allocated devices (one per PreFilter)."""
@@ -177,7 +295,7 @@ class Allocator:
 
     def pool_keys(self, node: Node) -> tuple[tuple[str, str], ...]:
         """(driver, pool) of the pools ``node`` reaches."""
-        return self._pools.keys(node)
+        return self._pools.keys(node, self._features.partitionable_devices)
 
     def allocate(self, node: Node, claims: Sequence[ResourceClaim],
                  deadline: Callable[[], bool] | None = None) -> list[AllocationResult] | None:
@@ -192,8 +310,9 @@ def _request_signature(request: ExactRequest) -> Hashable:
 
 
 def claims_signature(claims: Sequence[ResourceClaim]) -> Hashable:
-    """What an allocation depends on in ``claims``: two lists with equal signatures get equal results on a node
-    (claim names and namespaces aside, which allocation results do not contain)."""
+    """What an allocation depends on in ``claims``: two lists with equal signatures get equal results on a node.
+    Claim names and namespaces are left out: results carry them only in share IDs, so a result reused for
+    another claim keeps the share IDs made for the first (no decision reads them)."""
     return tuple(
         (tuple((r.name, _request_signature(r.exactly) if r.exactly is not None else None,
                 tuple(_request_signature(sub) for sub in r.first_available)) for r in claim.requests),
@@ -210,10 +329,10 @@ class _Search:
         self.node = node
         self.claims = claims
         self.deadline = deadline
-        self.pools = owner._pools.gather(node)
+        self.pools = owner._pools.gather(node, owner._features.partitionable_devices)
         self.data: dict[tuple[int, int, int], _RequestData] = {}
         self.chosen_sub: dict[tuple[int, int], int] = {}
-        self.constraints: list[list[_MatchAttribute]] = []
+        self.constraints: list[list[_Constraint]] = []
         self.results: list[list[_Picked]] = [[] for _ in claims]
         self.allocating: dict[DeviceID, set[int]] = {}
         self.allocating_capacity: dict[DeviceID, dict[str, Quantity]] = {}
@@ -225,6 +344,10 @@ class _Search:
     # --- preparation ------------------------------------------------------------------------
 
     def run(self) -> list[AllocationResult] | None:
+        if len(self.claims) == 1:
+            quick = self._first_fit()
+            if quick is not _GENERAL:
+                return quick
         for ci, claim in enumerate(self.claims):
             minimum = 0
             for ri, request in enumerate(claim.requests):
@@ -252,12 +375,56 @@ class _Search:
             return None
         return [self._result(ci) for ci in range(len(self.claims))]
 
+    def _first_fit(self) -> list[AllocationResult] | Literal[_Needs.FULL_SEARCH] | None:
+        """The search's answer for one claim with one plain ExactCount request (no constraints, admin
+        access or capacity) while the devices met are plain too: with nothing to backtrack over, the
+        search takes the first ``count`` free matching devices in order.  ``_GENERAL`` when the
+        claim or a device met needs the full search (which then runs from the start)."""
+        claim = self.claims[0]
+        request = claim.requests[0].exactly if len(claim.requests) == 1 else None
+        if (request is None or claim.constraints or request.allocation_mode != ALLOCATION_MODE_EXACT_COUNT
+                or request.admin_access is not None or request.capacity is not None
+                or not 0 < request.count <= ALLOCATION_RESULTS_MAX_SIZE):
+            return _GENERAL
+        key = (0, 0, 0)
+        self._prepare(key, claim, request, None)  # refuses what the full search refuses, with its words
+        if self.deadline is not None and self.deadline():
+            raise TimeoutError  # the full search looks at the clock first too (bounded by the devices after)
+        taints = self.a._features.device_taints
+        allocated = self.a._allocated.devices
+        picked: list[_Picked] = []
+        for pool in self.pools:
+            if pool.invalid:
+                return _GENERAL
+            if pool.incomplete:
+                continue
+            held = allocated.in_pool(pool.driver, pool.name)
+            for slice_ in pool.slices:
+                if slice_.per_device_node_selection:
+                    return _GENERAL
+                for device in slice_.devices:
+                    if (device.binding_conditions or device.consumes_counters or device.allow_multiple_allocations
+                            or (taints and device.taints)):
+                        return _GENERAL
+                    if device.name in held:
+                        continue
+                    candidate = _Candidate((pool.driver, pool.name, device.name), device, slice_, pool)
+                    if self._selectable(key, candidate):
+                        picked.append(_Picked(candidate, request.name, None, None, False))
+                        if len(picked) == request.count:
+                            self.results[0] = picked
+                            return [self._result(0)]
+        return None
+
     @staticmethod
-    def _constraint(claim: ResourceClaim, index: int, constraint: DeviceConstraint) -> _MatchAttribute:
-        if constraint.match_attribute is None:
-            raise AllocationError(f"claim {claim.key}, constraint #{index}: empty constraint "
-                                  "(unsupported constraint type?)")
-        return _MatchAttribute(frozenset(constraint.requests), constraint.match_attribute)
+    def _constraint(claim: ResourceClaim, index: int,
+                    constraint: DeviceConstraint) -> _Constraint:
+        if constraint.match_attribute is not None:
+            return _MatchAttribute(frozenset(constraint.requests), constraint.match_attribute)
+        if constraint.distinct_attribute is not None:
+            return _DistinctAttribute(frozenset(constraint.requests), constraint.distinct_attribute)
+        raise AllocationError(f"claim {claim.key}, constraint #{index}: empty constraint "
+                              "(unsupported constraint type?)")
 
     def _prepare(self, key: tuple[int, int, int], claim: ResourceClaim, request: ExactRequest,
                  parent: str | None) -> int:
@@ -265,7 +432,8 @@ class _Search:
             raise AllocationError(f"claim {claim.key}, request {request.name}: admin access is requested, "
                                   "but the feature is disabled")
         if request.capacity is not None and not self.a._features.consumable_capacity:
-            raise AllocationError(f"claim {claim.key}, request {request.name}: has capacity requests, "
+            kind = "request" if parent is None else "subrequest"
+            raise AllocationError(f"claim {claim.key}, {kind} {request.name}: has capacity requests, "
                                   "but the DRAConsumableCapacity feature is disabled")
         if not request.device_class_name:
             raise AllocationError(f"claim {claim.key}, request {request.name}: missing device class name "
@@ -316,16 +484,9 @@ class _Search:
         result = (self._selectors_match(key, candidate, data.device_class.selectors, data.device_class)
                   and self._selectors_match(key, candidate, data.request.selectors, None))
         if result and candidate.slice.per_device_node_selection:
-            result = self._device_reaches(device)
+            result = device_reaches(device, self.node)
         self.matches[memo] = result
         return result
-
-    def _device_reaches(self, device: Device) -> bool:
-        if device.node_name is not None:
-            return device.node_name == self.node.name
-        if device.all_nodes:
-            return True
-        return device.node_selector is not None and device.node_selector.matches(self.node.name, self.node.labels)
 
     def _selectors_match(self, key: tuple[int, int, int], candidate: _Candidate, selectors: Sequence[str],
                          device_class: DeviceClass | None) -> bool:
@@ -347,21 +508,32 @@ class _Search:
         return device_id in self.a._allocated.devices or bool(self.allocating.get(device_id))
 
     def _capacity_fits(self, request: ExactRequest, candidate: _Candidate) -> bool:
-        """Consumable capacity: the request names only capacities the device has, and a shareable
-        device still has room for it."""
+        """Consumable capacity: the request names only capacities the device has, the device's request
+        policies allow the amounts, and what is taken already leaves room for them."""
         if not self.a._features.consumable_capacity:
             return True
-        capacity = candidate.device.capacity
+        device = candidate.device
+        capacity = device.capacity
         requested = request.capacity or {}
         if any(name not in capacity for name in requested):
             return False
-        if not candidate.device.allow_multiple_allocations:
-            return True
-        used: dict[str, Quantity] = {}
-        _add(used, self.a._allocated.capacity.get(candidate.id, {}))
-        _add(used, self.allocating_capacity.get(candidate.id, {}))
-        _add(used, _consumed(requested, capacity))
-        return all(used[name] <= capacity[name] for name in capacity if name in used)
+        allocated = self.a._allocated.capacity.get(candidate.id)
+        allocating = self.allocating_capacity.get(candidate.id)
+        policies = device.capacity_policies
+        if not requested and not policies and allocated is None and allocating is None:
+            return True  # each capacity taken whole from a device nobody uses
+        for name, total in capacity.items():
+            policy = policies.get(name)
+            amount = consumed_amount(requested.get(name), total, policy)
+            if violates(amount, policy):
+                return False
+            used = amount.amount
+            for taken in (allocated, allocating):
+                if taken is not None and name in taken:
+                    used += taken[name].amount
+            if used > total.amount:
+                return False
+        return True
 
     def _taint_blocks(self, device: Device, request: ExactRequest) -> bool:
         if not self.a._features.device_taints:
@@ -380,7 +552,8 @@ class _Search:
             found = {name: dict(cs.counters) for name, cs in pool.counter_sets.items()}
             for slice_ in pool.all_slices:
                 for device in slice_.devices:
-                    if (pool.driver, pool.name, device.name) not in self.a._allocated.devices:
+                    device_id = (pool.driver, pool.name, device.name)
+                    if device_id not in self.a._allocated.devices and device_id not in self.a._allocated.capacity:
                         continue
                     for consumption in device.consumes_counters:
                         counters = found.get(consumption.counter_set)
@@ -457,11 +630,11 @@ class _Search:
         admin = bool(request.admin_access)
         allocated = self.a._allocated.devices
         allocating = self.allocating
-        shareable = self.a._features.consumable_capacity
         for pi in range(start[0], len(self.pools)):
             pool = self.pools[pi]
             if pool.incomplete or pool.invalid:
                 continue
+            held = allocated.in_pool(pool.driver, pool.name)
             slice_start = start[1] if pi == start[0] else 0
             for si2 in range(slice_start, len(pool.slices)):
                 slice_ = pool.slices[si2]
@@ -473,8 +646,7 @@ class _Search:
                     if admin:
                         if ci in allocating.get(device_id, ()):
                             continue
-                    elif (device_id in allocated or allocating.get(device_id)) and not (
-                            shareable and device.allow_multiple_allocations):
+                    elif device.name in held or allocating.get(device_id):
                         continue
                     candidate = _Candidate(device_id, device, slice_, pool)
                     if not self._selectable((ci, ri, si), candidate):
@@ -503,7 +675,7 @@ class _Search:
         admin = bool(request.admin_access)
         if not shared and admin and ci in self.allocating.get(candidate.id, ()):
             return None
-        if not admin and self._in_use(candidate.id) and not shared:
+        if not admin and self._in_use(candidate.id):
             return None
         if device.consumes_counters and not self.a._features.partitionable_devices:
             return None
@@ -536,11 +708,12 @@ class _Search:
                 if counted:
                     self._take_counters(candidate, -1)
                 return None
-            consumed = _consumed(request.capacity or {}, device.capacity)
+            consumed = consumed_capacity(request.capacity or {}, device)
             _add(self.allocating_capacity.setdefault(candidate.id, {}), consumed)
         else:
             self.allocating.setdefault(candidate.id, set()).add(ci)
-        self.results[ci].append(_Picked(candidate, data.qualified_name, True if admin else None, consumed or None))
+        self.results[ci].append(_Picked(candidate, data.qualified_name, True if admin else None, consumed or None,
+                                        shared))
 
         def undo() -> None:
             for constraint in constraints:
@@ -561,14 +734,20 @@ class _Search:
 
     def _result(self, ci: int) -> AllocationResult:
         picked = self.results[ci]
+        claim = self.claims[ci]
         devices = tuple(DeviceAllocation(p.request, *p.candidate.id, admin_access=p.admin_access,
-                                         consumed_capacity=p.consumed) for p in picked)
-        return AllocationResult(devices, *node_selector_for([p.candidate for p in picked], self.node))
+                                         consumed_capacity=p.consumed,
+                                         share_id=_share_id(claim, p.request, p.candidate.id, i) if p.shared else None,
+                                         binding_conditions=p.candidate.device.binding_conditions,
+                                         binding_failure_conditions=p.candidate.device.binding_failure_conditions)
+                        for i, p in enumerate(picked))
+        return AllocationResult(devices, *node_selector_for([p.candidate for p in picked], self.node, claim.name))
 
 
-def _consumed(requested: Mapping[str, Quantity], capacity: Mapping[str, Quantity]) -> dict[str, Quantity]:
-    """What one allocation takes from a shareable device: the requested amount, else all of it."""
-    return {name: requested.get(name, total) for name, total in capacity.items()}
+def _share_id(claim: ResourceClaim, request: str, device: DeviceID, index: int) -> str:
+    """The share ID of one allocation of a shareable device.  kube draws a random UID; this one is derived
+    from what it names, so runs stay reproducible and no two results of a claim share one."""
+    return str(uuid.uuid5(_SHARE_NAMESPACE, "/".join((claim.uid or claim.key, request, *device, str(index)))))
 
 
 @functools.lru_cache(maxsize=8192)
@@ -585,22 +764,26 @@ def _requirement_key(requirement: Mapping[str, object]) -> tuple[object, object,
 
 
 def node_selector_for(
-    picked: Sequence[_Candidate], node: Node
+    picked: Sequence[_Candidate], node: Node, claim: str
 ) -> tuple[NodeSelector | None, Mapping[str, object] | None]:
     """The allocation's node selector (model, v1 dict): the node itself when a device is node-local,
-    else the union of the slices' selectors, else ``None`` (reachable everywhere)."""
+    else the union of the slices' selectors, else ``None`` (reachable everywhere).  kube cannot merge
+    selectors of several terms: claim ``claim``'s allocation is then an error."""
     fields: list[Mapping[str, object]] = []
     expressions: list[Mapping[str, object]] = []
     for candidate in picked:
         if candidate.slice.per_device_node_selection:
             node_name, binds = candidate.device.node_name, candidate.device.binds_to_node
-            raw = None
+            raw = candidate.device.node_selector_raw
         else:
             node_name, binds = candidate.slice.node_name, candidate.device.binds_to_node
             raw = candidate.slice.node_selector_raw
         if node_name is not None or binds:
             return _node_local(node.name)
         terms = raw.get("nodeSelectorTerms") if raw is not None else None
+        if isinstance(terms, list) and len(terms) > 1:
+            raise AllocationError(f"create NodeSelector for claim {claim}: unsupported ResourceSlice.NodeSelector "
+                                  f"with {len(terms)} terms")
         if isinstance(terms, list) and len(terms) == 1 and isinstance(terms[0], Mapping):
             for target, key in ((fields, "matchFields"), (expressions, "matchExpressions")):
                 for requirement in terms[0].get(key) or []:

@@ -19,7 +19,7 @@ from typing import Final, final
 
 import attrs
 
-from kschedlib.dra._allocator import AllocatedState, DeviceID
+from kschedlib.dra._allocator import AllocatedState, DeviceID, HeldDevices
 from kschedlib.dra._pools import PoolIndex
 from kschedlib.model.dra import (
     AllocationResult,
@@ -35,6 +35,7 @@ from kschedlib.model.quantity import Quantity
 __all__ = ["EXTENDED_CLAIM_SUFFIX", "ClaimProblem", "DraStore", "pod_claim_name"]
 
 _ZERO: Final = Quantity.from_int(0)
+_NO_NAMES: Final[frozenset[str]] = frozenset()
 EXTENDED_CLAIM_SUFFIX: Final = "-extended-resources"
 """The name of the claim DynamicResources makes for a pod's DRA-backed extended resources: pod name + this."""
 
@@ -58,13 +59,14 @@ def pod_claim_name(pod: Pod, pod_claim: str, direct: str | None) -> str | None:
 class _Holdings:
     """How many claims hold each device, and the capacity they consume from shareable devices."""
 
-    __slots__ = ("allocations", "capacity", "devices", "held", "log", "pool_versions")
+    __slots__ = ("allocations", "by_pool", "capacity", "devices", "log", "pool_versions")
 
     def __init__(self) -> None:
         self.allocations: dict[str, AllocationResult] = {}
         self.devices: Counter[DeviceID] = Counter()
-        self.held: set[DeviceID] = set()
-        """The devices whose count is positive, kept as counts change (copied per cycle at C speed)."""
+        self.by_pool: dict[tuple[str, str], frozenset[str]] = {}
+        """(driver, pool) -> the names of its devices whose count is positive, kept as counts change
+        (a snapshot copies this dict; only the changed pool's set is rebuilt per change)."""
         self.capacity: dict[DeviceID, dict[str, Quantity]] = {}
         self.pool_versions: Counter[tuple[str, str]] = Counter()
         """(driver, pool) -> how often devices of the pool were taken or given back."""
@@ -75,7 +77,7 @@ class _Holdings:
         other = _Holdings()
         other.allocations = dict(self.allocations)
         other.devices = Counter(self.devices)
-        other.held = set(self.held)
+        other.by_pool = dict(self.by_pool)
         other.capacity = {device: dict(amounts) for device, amounts in self.capacity.items()}
         other.pool_versions = Counter(self.pool_versions)
         return other
@@ -84,6 +86,9 @@ class _Holdings:
         """Make ``allocation`` the one claim ``key`` holds; whether anything changed."""
         old = self.allocations.get(key)
         if old is allocation:
+            return False
+        if old is not None and allocation is not None and old.devices is allocation.devices:
+            self.allocations[key] = allocation  # the same devices (PreBind stamped the allocation time)
             return False
         if old is not None:
             self._count(old, -1)
@@ -112,10 +117,17 @@ class _Holdings:
 
     def _hold(self, device: DeviceID, sign: int) -> None:
         count = self.devices[device] = self.devices[device] + sign
+        pool, name = device[:2], device[2]
+        names = self.by_pool.get(pool, _NO_NAMES)
         if count > 0:
-            self.held.add(device)
-        else:
-            self.held.discard(device)
+            if name not in names:
+                self.by_pool[pool] = names | {name}
+        elif name in names:
+            rest = names - {name}
+            if rest:
+                self.by_pool[pool] = rest
+            else:
+                del self.by_pool[pool]
 
 
 @final
@@ -225,7 +237,7 @@ class DraStore:
         if self._allocated is None:
             held = self._held
             capacity = {device: dict(amounts) for device, amounts in held.capacity.items() if amounts}
-            self._allocated = AllocatedState(frozenset(held.held), capacity)
+            self._allocated = AllocatedState(HeldDevices(dict(held.by_pool)), capacity)
         return self._allocated
 
     def pools_changed(self, since: object) -> tuple[object, frozenset[tuple[str, str]] | None]:
@@ -282,15 +294,19 @@ class DraStore:
             self._refresh(claim.key)
 
     def deallocate(self, claim: ResourceClaim) -> None:
-        """Drop the claim's allocation and reservations (PostFilter, or the last consumer gone)."""
-        self._write(claim.key, attrs.evolve(claim, allocation=None, reserved_for=()))
+        """Drop the claim's allocation, reservations and device status (PostFilter, or the last consumer gone)."""
+        self._write(claim.key, attrs.evolve(claim, allocation=None, reserved_for=(), devices=()))
 
-    def bind(self, claim: ResourceClaim, pod: Pod) -> ResourceClaim:
-        """Write the claim's allocation and reserve it for ``pod`` (PreBind)."""
+    def bind(self, claim: ResourceClaim, pod: Pod, allocated_at: float | None = None) -> ResourceClaim:
+        """Write the claim's allocation and reserve it for ``pod`` (PreBind); a claim not yet reserved for
+        the pod gets ``allocated_at`` as its allocation time unless it has one."""
         self.in_flight.pop(claim.uid or claim.key, None)
         consumers = claim.reserved_for
         if not any(c.uid == pod.uid for c in consumers):
             consumers = (*consumers, ClaimConsumer(pod.name, pod.uid))
+            allocation = claim.allocation
+            if allocated_at is not None and allocation is not None and allocation.allocation_timestamp is None:
+                claim = attrs.evolve(claim, allocation=attrs.evolve(allocation, allocation_timestamp=allocated_at))
         written = attrs.evolve(claim, reserved_for=consumers)
         self._write(written.key, written)
         return written
@@ -305,7 +321,8 @@ class DraStore:
             if consumers == claim.reserved_for:
                 continue
             self._write(key, attrs.evolve(claim, reserved_for=consumers,
-                                          allocation=claim.allocation if consumers else None))
+                                          allocation=claim.allocation if consumers else None,
+                                          devices=claim.devices if consumers else ()))
 
     @staticmethod
     def _claim_keys(pod: Pod) -> list[str]:

@@ -14,13 +14,16 @@ from kschedlib.errors import QuantityError
 from kschedlib.model._convert_base import Json, Reader, node_selector, open_object, section
 from kschedlib.model._convert_spec import owner_references
 from kschedlib.model.dra import (
+    AllocatedDeviceStatus,
     AllocationResult,
+    CapacityRequestPolicy,
     ClaimConsumer,
     CounterSet,
     Device,
     DeviceAllocation,
     DeviceAttribute,
     DeviceClass,
+    DeviceCondition,
     DeviceConstraint,
     DeviceCounterConsumption,
     DeviceRequest,
@@ -44,6 +47,7 @@ __all__ = [
 DraObject = DeviceClass | ResourceSlice | ResourceClaim | ResourceClaimTemplate
 
 _ATTRIBUTE_KINDS: Final = (("int", int), ("bool", bool), ("string", str), ("version", str))
+_CONDITION_STATUSES: Final = ("True", "False", "Unknown")
 
 
 def _quantity(r: Reader, raw: object, path: str) -> Quantity:
@@ -101,6 +105,33 @@ def _counter_set(r: Reader, raw: object, path: str) -> CounterSet:
                                                              wrapped=True))
 
 
+def _optional_quantity(r: Reader, d: Json, key: str, path: str) -> Quantity | None:
+    return _quantity(r, d[key], f"{path}.{key}") if d.get(key) is not None else None
+
+
+def _policy(r: Reader, raw: object, path: str) -> CapacityRequestPolicy:
+    d = r.as_map(raw, path)
+    valid_range = r.getmap(d, "validRange", path)
+    at = f"{path}.validRange"
+    return CapacityRequestPolicy(
+        default=_optional_quantity(r, d, "default", path),
+        valid_values=r.each(d, "validValues", path, _quantity),
+        has_range=valid_range is not None,
+        valid_min=_optional_quantity(r, valid_range, "min", at) if valid_range is not None else None,
+        valid_max=_optional_quantity(r, valid_range, "max", at) if valid_range is not None else None,
+        valid_step=_optional_quantity(r, valid_range, "step", at) if valid_range is not None else None,
+    )
+
+
+def _policies(r: Reader, raw: object, path: str) -> dict[str, CapacityRequestPolicy]:
+    out: dict[str, CapacityRequestPolicy] = {}
+    for name, value in r.as_map(raw, path).items():
+        policy = r.getmap(r.as_map(value, f"{path}.{name}"), "requestPolicy", f"{path}.{name}")
+        if policy is not None:
+            out[str(name)] = _policy(r, policy, f"{path}.{name}.requestPolicy")
+    return out
+
+
 def _device(r: Reader, raw: object, path: str) -> Device:
     d = r.as_map(raw, path)
     body = r.getmap(d, "basic", path) or d  # v1beta1 wraps the device in "basic"
@@ -111,14 +142,17 @@ def _device(r: Reader, raw: object, path: str) -> Device:
         name=r.reqstr(d, "name", path),
         attributes=attributes,
         capacity=_quantities(r, body.get("capacity") or {}, f"{path}.capacity", wrapped=True),
+        capacity_policies=_policies(r, body.get("capacity") or {}, f"{path}.capacity"),
         consumes_counters=r.each(body, "consumesCounters", path, _consumption),
         taints=r.each(body, "taints", path, _taint),
         allow_multiple_allocations=r.getbool(body, "allowMultipleAllocations", path),
         binds_to_node=r.getbool(body, "bindsToNode", path),
         binding_conditions=r.strlist(body, "bindingConditions", path),
+        binding_failure_conditions=r.strlist(body, "bindingFailureConditions", path),
         node_name=r.optstr(body, "nodeName", path),
         all_nodes=r.getbool(body, "allNodes", path),
         node_selector=node_selector(r, selector, f"{path}.nodeSelector") if selector is not None else None,
+        node_selector_raw=dict(selector) if selector is not None else None,
     )
 
 
@@ -222,6 +256,8 @@ def _allocated_device(r: Reader, raw: object, path: str) -> DeviceAllocation:
         consumed_capacity=_quantities(r, consumed, f"{path}.consumedCapacity", wrapped=False)
         if consumed is not None else None,
         share_id=r.optstr(d, "shareID", path),
+        binding_conditions=r.strlist(d, "bindingConditions", path),
+        binding_failure_conditions=r.strlist(d, "bindingFailureConditions", path),
     )
 
 
@@ -233,6 +269,30 @@ def _allocation(r: Reader, raw: Json) -> AllocationResult:
         r.each(devices, "results", f"{path}.devices", _allocated_device),
         node_selector(r, selector, f"{path}.nodeSelector") if selector is not None else None,
         dict(selector) if selector is not None else None,
+        r.timestamp(raw, "allocationTimestamp", path),
+    )
+
+
+def _condition(r: Reader, raw: object, path: str) -> DeviceCondition:
+    d = r.as_map(raw, path)
+    status = r.reqstr(d, "status", path)
+    if status not in _CONDITION_STATUSES:
+        r.fail(f"{path}.status", "must be True, False or Unknown", status)
+    return DeviceCondition(r.reqstr(d, "type", path), status, r.getstr(d, "reason", path),
+                           r.getstr(d, "message", path))
+
+
+def _device_status(r: Reader, raw: object, path: str) -> AllocatedDeviceStatus:
+    d = r.as_map(raw, path)
+    network = r.getmap(d, "networkData", path)
+    return AllocatedDeviceStatus(
+        driver=r.reqstr(d, "driver", path),
+        pool=r.reqstr(d, "pool", path),
+        device=r.reqstr(d, "device", path),
+        share_id=r.optstr(d, "shareID", path),
+        conditions=r.each(d, "conditions", path, _condition),
+        data=d.get("data"),
+        network_data=dict(network) if network is not None else None,
     )
 
 
@@ -259,6 +319,7 @@ def resource_claim_from_dict(d: Mapping[str, Any]) -> ResourceClaim:
         allocation=_allocation(r, allocation) if allocation is not None else None,
         reserved_for=r.each(status, "reservedFor", "status", _consumer),
         deletion_timestamp=r.timestamp(meta, "deletionTimestamp", "metadata"),
+        devices=r.each(status, "devices", "status", _device_status),
     )
 
 

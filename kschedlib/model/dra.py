@@ -19,13 +19,16 @@ from kschedlib.model.quantity import Quantity
 __all__ = [
     "ALLOCATION_MODE_ALL",
     "ALLOCATION_MODE_EXACT_COUNT",
+    "AllocatedDeviceStatus",
     "AllocationResult",
+    "CapacityRequestPolicy",
     "ClaimConsumer",
     "CounterSet",
     "Device",
     "DeviceAllocation",
     "DeviceAttribute",
     "DeviceClass",
+    "DeviceCondition",
     "DeviceConstraint",
     "DeviceCounterConsumption",
     "DeviceRequest",
@@ -97,20 +100,40 @@ class CounterSet:
 
 @final
 @attrs.frozen(slots=True)
+class CapacityRequestPolicy:
+    """How much of a shareable capacity one allocation may take (``capacity[name].requestPolicy``):
+    a ``default`` for requests that name none, and either ``valid_values`` (ascending) or a range
+    (``valid_min`` .. ``valid_max`` in steps of ``valid_step``; ``has_range`` says one was given)."""
+
+    default: Quantity | None = None
+    valid_values: tuple[Quantity, ...] = ()
+    has_range: bool = False
+    valid_min: Quantity | None = None
+    valid_max: Quantity | None = None
+    valid_step: Quantity | None = None
+
+
+@final
+@attrs.frozen(slots=True)
 class Device:
     """A device in a ResourceSlice; attribute and capacity names as written (domain optional)."""
 
     name: str
     attributes: Mapping[str, DeviceAttribute] = attrs.field(factory=dict)
     capacity: Mapping[str, Quantity] = attrs.field(factory=dict)
+    capacity_policies: Mapping[str, CapacityRequestPolicy] = attrs.field(factory=dict)
+    """The request policies of the capacities that have one (consumable capacity)."""
     consumes_counters: tuple[DeviceCounterConsumption, ...] = ()
     taints: tuple[DeviceTaint, ...] = ()
     allow_multiple_allocations: bool = False
     binds_to_node: bool = False
     binding_conditions: tuple[str, ...] = ()
+    binding_failure_conditions: tuple[str, ...] = ()
     node_name: str | None = None
     all_nodes: bool = False
     node_selector: NodeSelector | None = None
+    node_selector_raw: Mapping[str, object] | None = None
+    """``node_selector`` as a v1 dict (an allocation of the device carries it)."""
 
 
 @final
@@ -186,6 +209,10 @@ class DeviceAllocation:
     admin_access: bool | None = None
     consumed_capacity: Mapping[str, Quantity] | None = None
     share_id: str | None = None
+    binding_conditions: tuple[str, ...] = ()
+    """Conditions a driver must set True in the claim's ``status.devices`` before the pod binds."""
+    binding_failure_conditions: tuple[str, ...] = ()
+    """Conditions of which any True means the device failed to bind."""
 
     @property
     def device_id(self) -> tuple[str, str, str]:
@@ -199,6 +226,44 @@ class AllocationResult:
     node_selector: NodeSelector | None = None
     node_selector_raw: Mapping[str, object] | None = None
     """The node selector as a v1 dict (what ``explain`` prints)."""
+    allocation_timestamp: float | None = None
+    """``allocationTimestamp`` in seconds on the clock's timeline (binding timeouts count from it)."""
+
+
+@final
+@attrs.frozen(slots=True)
+class DeviceCondition:
+    """A condition a driver reports for an allocated device (``metav1.Condition``: ``status`` is
+    ``True``, ``False`` or ``Unknown``)."""
+
+    type: str
+    status: str
+    reason: str = ""
+    message: str = ""
+
+
+@final
+@attrs.frozen(slots=True)
+class AllocatedDeviceStatus:
+    """An entry of a claim's ``status.devices``, written by the device's driver.
+
+    ``data`` and ``network_data`` are kept as read: the scheduler does not look into them.
+    """
+
+    driver: str
+    pool: str
+    device: str
+    share_id: str | None = None
+    conditions: tuple[DeviceCondition, ...] = ()
+    data: object = None
+    network_data: Mapping[str, object] | None = None
+
+    def condition(self, kind: str) -> DeviceCondition | None:
+        """The condition of type ``kind``, if reported."""
+        for condition in self.conditions:
+            if condition.type == kind:
+                return condition
+        return None
 
 
 @final
@@ -224,6 +289,8 @@ class ResourceClaim:
     allocation: AllocationResult | None = None
     reserved_for: tuple[ClaimConsumer, ...] = ()
     deletion_timestamp: float | None = None
+    devices: tuple[AllocatedDeviceStatus, ...] = ()
+    """``status.devices``: what drivers report about the allocated devices (binding conditions among them)."""
 
     @property
     def key(self) -> str:

@@ -7,12 +7,14 @@ listed in ``status.resourceClaimStatuses``).  The plugin, at each extension poin
 * PreFilter: a claim allocated and reserved by other pods beyond the limit is ``resourceclaim in use``;
   an unallocated claim's device classes must exist; an allocator is built for the unallocated claims
   over the devices not held by allocated claims;
-* Filter: an allocated claim's node selector must match the node; the unallocated claims (and the
-  pod's extended resources that a DeviceClass provides and the node does not advertise) must be
-  allocatable on the node (``cannot allocate all claims``), within ``filterTimeout``;
+* Filter: an allocated claim's node selector must match the node, and its devices must not have failed
+  to bind nor waited for their binding conditions beyond ``bindingTimeout``; the unallocated claims
+  (and the pod's extended resources that a DeviceClass provides and the node does not advertise) must
+  be allocatable on the node (``cannot allocate all claims``), within ``filterTimeout``;
 * Score: prioritized lists -- the earlier the chosen ``firstAvailable`` subrequest, the higher;
 * Reserve/Unreserve: the node's allocation is held in flight, so later pods see the devices as used;
-* PreBind: the allocation and the pod's reservation are written into the claims;
+* PreBind: the allocation and the pod's reservation are written into the claims; devices with binding
+  conditions must be ready (kschedlib answers at once what kube's wait ends in, see :mod:`kschedlib.dra._binding`);
 * PostFilter: a claim allocated but reserved for nobody (or only this pod) that did not fit a node
   is deallocated, so the next attempt can allocate it elsewhere.
 
@@ -28,7 +30,9 @@ from typing import Any, ClassVar, Final, final
 
 import attrs
 
+from kschedlib.clock import Clock
 from kschedlib.dra._allocator import AllocationError, Allocator, Features, NodeAllocationFailed, claims_signature
+from kschedlib.dra._binding import has_binding_conditions, readiness, timed_out, wait_outcome
 from kschedlib.dra._selectors import SelectorCache
 from kschedlib.dra._store import EXTENDED_CLAIM_SUFFIX, ClaimProblem, DraStore, pod_claim_name
 from kschedlib.errors import ConfigError
@@ -83,7 +87,8 @@ class DynamicResourcesArgs:
     """``DynamicResourcesArgs`` (config v1, kube-scheduler v1.34+), in seconds.
 
     ``filter_timeout`` bounds the device search per node (0 disables the bound);
-    ``binding_timeout`` bounds the wait for device binding conditions in PreBind.
+    ``binding_timeout`` bounds the wait for device binding conditions: PreBind's wait, and how long
+    after its ``allocationTimestamp`` a claim whose devices are not ready stays available.
     """
 
     filter_timeout: float = 10.0
@@ -120,8 +125,8 @@ def decode_args(raw: Mapping[str, Any] | None) -> DynamicResourcesArgs:
 class _State:
     """PreFilter's findings, shared (not copied) by clones as kube shares its pointer."""
 
-    __slots__ = ("_pending", "allocator", "available_on", "claims", "extended", "node_allocations", "node_memo",
-                 "prioritized", "resolve", "selectors", "signature", "store", "unavailable")
+    __slots__ = ("_pending", "allocator", "available_on", "binding", "claims", "extended", "node_allocations",
+                 "node_memo", "not_ready", "prioritized", "resolve", "selectors", "signature", "store", "unavailable")
 
     def __init__(self) -> None:
         self.claims: list[ResourceClaim] = []
@@ -144,6 +149,10 @@ class _State:
         """Whether an unallocated claim has a prioritized list (else every node scores 0)."""
         self.resolve: Callable[[str], list[AllocationResult] | None] | None = None
         """Finds the allocation on a node Filter did not visit in this cycle (its verdict was reused)."""
+        self.binding = False
+        """Whether an allocated claim has devices with binding conditions (their readiness moves with time)."""
+        self.not_ready: tuple[int, ...] = ()
+        """Indices of the allocated claims whose binding failed or timed out (not available on any node)."""
 
     def clone(self) -> _State:
         return self
@@ -179,6 +188,13 @@ _STATE: Final[StateKey[_State]] = StateKey("PreFilterDynamicResources")
 _MemoEntry = tuple[Node, tuple[tuple[str, str], ...], int, "list[AllocationResult] | None"]
 """(the node object, its pools, the sum of their use versions, the allocation found there)."""
 _NodeMemo = dict[str, _MemoEntry]
+
+
+def _wall_time(clock: Clock) -> float:
+    """Seconds since the epoch by the handle's clock (``allocationTimestamp`` is a wall-clock time): its
+    ``wall_time()`` where it has one, else its ``now()``."""
+    wall = getattr(clock, "wall_time", None)
+    return float(wall()) if callable(wall) else clock.now()
 
 
 def _pod_claims(pod: Pod, store: DraStore) -> list[ResourceClaim]:
@@ -231,13 +247,14 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, NodeLoca
     """
 
     name: ClassVar[str] = "DynamicResources"
-    __slots__ = ("_args", "_enabled", "_extended", "_features", "_handle", "_memo", "_selectors")
+    __slots__ = ("_args", "_binding", "_enabled", "_extended", "_features", "_handle", "_memo", "_selectors")
 
     def __init__(self, args: DynamicResourcesArgs | None, handle: Handle) -> None:
         self._args = args or DynamicResourcesArgs()
         self._handle = handle
         self._enabled = handle.switches.dynamic_resources
         switches = handle.switches
+        self._binding = switches.dra_binding_conditions
         self._extended = switches.dra_extended_resource
         self._features = Features(admin_access=switches.dra_admin_access,
                                   prioritized_list=switches.dra_prioritized_list,
@@ -318,6 +335,8 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, NodeLoca
                                        store.pool_index(), self._selectors)
         data.claims, data.available_on, data.extended = claims, available_on, extended
         data.selectors = tuple((i, selector) for i, selector in enumerate(available_on) if selector is not None)
+        if self._binding:
+            self._check_binding(data)
         data.store = store
         data.prioritized = any(request.first_available for claim in data.to_allocate for request in claim.requests)
         if data.allocator is not None and not extended:
@@ -326,12 +345,25 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, NodeLoca
             data.resolve = lambda node_name: self._resolve(data, node_name)
         return Status.success()
 
+    def _check_binding(self, data: _State) -> None:
+        """Find the allocated claims with binding conditions, and those of them that failed or timed out
+        (at PreFilter's time: the verdict is the same on every node)."""
+        allocated = [(i, claim) for i, claim in enumerate(data.claims) if claim.allocation is not None]
+        if not has_binding_conditions(claim for _, claim in allocated):
+            return
+        data.binding = True
+        now, timeout = _wall_time(self._handle.clock), self._args.binding_timeout
+        data.not_ready = tuple(i for i, claim in allocated
+                               if (state := readiness(claim)) is not True
+                               and (state is not False or timed_out(claim, timeout, now)))
+
     def filter_key(self, state: CycleState, pod: Pod) -> Hashable | None:
         """The claims' shape with what else the verdicts read besides the node and its pools' use: the
-        slices, the classes and the store.  ``None`` when a claim is allocated with a node selector, or
-        extended resources are asked for (their claim depends on the node)."""
+        slices, the classes and the store.  ``None`` when a claim is allocated with a node selector or
+        with binding conditions (whose timeout moves with the clock, without any event), or extended
+        resources are asked for (their claim depends on the node)."""
         data = state.get(_STATE)
-        if data is None or data.node_memo is None or data.selectors or data.store is None:
+        if data is None or data.node_memo is None or data.selectors or data.binding or data.store is None:
             return None
         store = data.store
         return "DynamicResources", data.signature, store.pool_index(), store.classes_version, store.epoch
@@ -416,11 +448,12 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, NodeLoca
             return Status.success()
         node = node_info.node
         assert node is not None
-        if data.node_memo is not None and not data.selectors:
+        if data.node_memo is not None and not data.selectors and not data.not_ready:
             known = _remembered(data, node)
             if known is not None:
                 return self._allocated(data, node, data.pending, known[3])
         unavailable = [i for i, selector in data.selectors if not selector.matches(node.name, node.labels)]
+        unavailable.extend(data.not_ready)
         if data.allocator is not None:
             claims = data.pending
             if data.extended:
@@ -534,16 +567,28 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, NodeLoca
         return Status.SUCCESS
 
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """Write the allocations and the pod's reservations (stamped with the allocation time when binding
+        conditions are in force), then check the devices' binding conditions."""
         data = state.get(_STATE)
         if data is None or (not data.claims and not data.allocations(node_name)):
             return Status.success()
         store = self._store
+        now = _wall_time(self._handle.clock) if self._binding else None
+        results = {claim.key: (claim, result) for claim, result in data.allocations(node_name)}
+        written = []
         for claim in data.claims:
-            if claim.allocation is not None:
-                store.bind(claim, pod)
-        for claim, result in data.allocations(node_name):
-            store.bind(attrs.evolve(claim, allocation=result), pod)
-        return Status.success()
+            if claim.allocation is None:
+                found = results.pop(claim.key, None)
+                if found is None:
+                    continue
+                claim = attrs.evolve(claim, allocation=found[1])
+            written.append(store.bind(claim, pod, now))
+        written.extend(store.bind(attrs.evolve(claim, allocation=result), pod, now)
+                       for claim, result in results.values())
+        if now is None or not has_binding_conditions(written):
+            return Status.success()
+        problem = wait_outcome(written, self._args.binding_timeout, now)
+        return Status.success() if problem is None else Status.from_error(problem)
 
     # --- PostFilter ---------------------------------------------------------------------------
 
@@ -592,4 +637,8 @@ def _device_dict(device: Any) -> dict[str, Any]:
         out["adminAccess"] = device.admin_access
     if device.consumed_capacity:
         out["consumedCapacity"] = {name: str(q) for name, q in device.consumed_capacity.items()}
+    if device.binding_conditions:
+        out["bindingConditions"] = list(device.binding_conditions)
+    if device.binding_failure_conditions:
+        out["bindingFailureConditions"] = list(device.binding_failure_conditions)
     return out

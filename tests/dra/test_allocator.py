@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import attrs
 import pytest
 
 from kschedlib.dra._allocator import (
@@ -21,9 +22,11 @@ from kschedlib.dra._allocator import (
     lookup_attribute,
 )
 from kschedlib.dra._selectors import SelectorCache, SelectorError, SelectorPredicate, SelectorRuntimeError
+from kschedlib.model._convert_base import Reader, node_selector
 from kschedlib.model.dra import (
     ALLOCATION_MODE_ALL,
     AllocationResult,
+    CapacityRequestPolicy,
     CounterSet,
     Device,
     DeviceAttribute,
@@ -77,6 +80,13 @@ def node_slice(node: str, *devices: Device, pool: str | None = None, generation:
                name: str | None = None) -> ResourceSlice:
     return ResourceSlice(name or f"{node}-{pool or node}", DRIVER, pool or node, generation, count, node_name=node,
                          devices=devices)
+
+
+def counter_slice(node: str, counters: tuple[CounterSet, ...], *, pool: str | None = None,
+                  count: int = 2) -> ResourceSlice:
+    """The slice publishing a pool's shared counters (v1.36: a slice has counters or devices, not both)."""
+    return ResourceSlice(f"{node}-{pool or node}-counters", DRIVER, pool or node, 1, count, node_name=node,
+                         shared_counters=counters)
 
 
 def claim(*requests: DeviceRequest, constraints: Sequence[DeviceConstraint] = (), name: str = "c") -> ResourceClaim:
@@ -195,8 +205,8 @@ def test_shared_counters_limit_partitions() -> None:
     def part(name: str, size: str) -> Device:
         return Device(name, consumes_counters=(DeviceCounterConsumption("mem", {"memory": parse_quantity(size)}),))
 
-    slices = [ResourceSlice("s", DRIVER, "n1", 1, 1, node_name="n1", devices=(part("whole", "40Gi"),
-                            part("half-a", "20Gi"), part("half-b", "20Gi")), shared_counters=counters)]
+    slices = [ResourceSlice("s", DRIVER, "n1", 1, 2, node_name="n1", devices=(part("whole", "40Gi"),
+                            part("half-a", "20Gi"), part("half-b", "20Gi"))), counter_slice("n1", counters)]
     assert picked(allocate(slices, [claim(exactly(count=2))])) == [[("gpu", "half-a"), ("gpu", "half-b")]]
     used = AllocatedState(frozenset({(DRIVER, "n1", "half-a")}))
     assert picked(allocate(slices, [claim(exactly())], allocated=used)) == [[("gpu", "half-b")]]
@@ -224,6 +234,7 @@ def test_newest_generation_wins_and_incomplete_pools_are_skipped() -> None:
     old = node_slice("n1", gpu("g0"), gpu("g1"), name="old", generation=1)
     new = node_slice("n1", gpu("g5"), name="new", generation=2)
     assert picked(allocate([old, new], [claim(exactly())])) == [[("gpu", "g5")]]
+    assert picked(allocate([new, old], [claim(exactly())])) == [[("gpu", "g5")]]
     assert allocate([old, new], [claim(exactly(count=2))]) is None
     half = node_slice("n1", gpu("g0"), name="a", count=2)
     assert allocate([half], [claim(exactly())]) is None
@@ -283,8 +294,6 @@ def test_a_deadline_stops_the_search() -> None:
 # --- cases after the upstream allocator tables (allocatortesting) ------------------------------
 
 def _selector_slice(pool: str, raw: dict[str, object] | None, *, all_nodes: bool = False) -> ResourceSlice:
-    from kschedlib.model._convert_base import Reader, node_selector
-
     model = node_selector(Reader("test"), raw, "nodeSelector") if raw is not None else None
     return ResourceSlice(f"s-{pool}", DRIVER, pool, 1, 1, node_selector=model, node_selector_raw=raw,
                          all_nodes=all_nodes, devices=(gpu("g1"),))
@@ -351,3 +360,149 @@ def test_constraint_not_matching(first: DeviceAttribute, second: DeviceAttribute
     constraint = DeviceConstraint((), "gpu.example.com/a")
     assert allocate(slices, [claim(exactly(count=2), constraints=[constraint])]) is None
     assert allocate(slices, [claim(exactly("r0"), exactly("r1"), constraints=[constraint])]) is None
+
+
+# --- regressions found by the upstream table (test_allocator_upstream.py) ----------------------
+
+def test_a_dedicated_device_is_never_shared() -> None:
+    shareable = Device("nic", capacity={"bw": parse_quantity("10G")}, allow_multiple_allocations=True)
+    used = AllocatedState(frozenset({(DRIVER, "n1", "nic")}))
+    want = exactly(capacity={"bw": parse_quantity("1G")})
+    assert allocate([node_slice("n1", shareable)], [claim(want)], allocated=used) is None
+
+
+def test_shared_allocations_consume_their_counters() -> None:
+    counters = (CounterSet("set", {"units": parse_quantity("1")}),)
+
+    def part(name: str) -> Device:
+        return Device(name, {"model": DeviceAttribute("string", name)}, capacity={"units": parse_quantity("1")},
+                      allow_multiple_allocations=True,
+                      consumes_counters=(DeviceCounterConsumption("set", {"units": parse_quantity("1")}),))
+
+    slices = [ResourceSlice("s", DRIVER, "n1", 1, 2, node_name="n1", devices=(part("a"), part("b"))),
+              counter_slice("n1", counters)]
+    want_b = claim(exactly(selectors=("model=b",)))
+    assert picked(allocate(slices, [want_b])) == [[("gpu", "b")]]
+    used = AllocatedState(capacity={(DRIVER, "n1", "a"): {"units": parse_quantity("1")}})
+    assert allocate(slices, [want_b], allocated=used) is None
+
+
+def test_distinct_attribute_needs_different_values() -> None:
+    slices = [node_slice("n1", gpu("g0", numa=0), gpu("g1", numa=0), gpu("g2", numa=1))]
+    constraint = DeviceConstraint(("a", "b"), distinct_attribute="gpu.example.com/numa")
+    result = picked(allocate(slices, [claim(exactly("a"), exactly("b"), constraints=[constraint])]))
+    assert result == [[("a", "g0"), ("b", "g2")]]
+    missing = [node_slice("n1", gpu("g0"), gpu("g1"))]
+    assert allocate(missing, [claim(exactly("a"), exactly("b"), constraints=[constraint])]) is None
+    same = [node_slice("n1", gpu("g0", numa=0), gpu("g1", numa=0))]
+    assert allocate(same, [claim(exactly("a"), exactly("b"), constraints=[constraint])]) is None
+    other_kind = [node_slice("n1", gpu("g0", numa=0), gpu("g1", numa="0"))]
+    assert picked(allocate(other_kind, [claim(exactly("a"), exactly("b"), constraints=[constraint])])) == [
+        [("a", "g0"), ("b", "g1")]]
+
+
+def test_capacity_in_a_subrequest_without_the_feature_names_the_subrequest() -> None:
+    request = DeviceRequest("gpu", None, (ExactRequest("big", "gpu", capacity={"bw": parse_quantity("1")}),))
+    with pytest.raises(AllocationError, match="claim default/c, subrequest big: has capacity requests, but the "
+                                              "DRAConsumableCapacity feature is disabled"):
+        allocate([node_slice("n1", gpu("g0"))], [claim(request)], features=Features(consumable_capacity=False))
+
+
+def test_allocations_of_a_shareable_device_get_distinct_share_ids() -> None:
+    shared = Device("nic", capacity={"bw": parse_quantity("10G")}, allow_multiple_allocations=True)
+    want = exactly(capacity={"bw": parse_quantity("1G")})
+    slices = [node_slice("n1", shared, gpu("g0"))]
+    first = allocate(slices, [claim(want, exactly("other"), name="a"), claim(want, name="b")])
+    assert first is not None
+    ids = [d.share_id for r in first for d in r.devices]
+    assert ids[1] is None  # a dedicated device has none
+    assert ids[0] is not None
+    assert ids[2] is not None
+    assert ids[0] != ids[2]
+    again = allocate(slices, [claim(want, exactly("other"), name="a"), claim(want, name="b")])
+    assert again is not None
+    assert [d.share_id for r in again for d in r.devices] == ids
+
+
+def test_pools_are_searched_by_driver_and_name_binding_conditions_last() -> None:
+    slices = [node_slice("n1", gpu("g0"), pool="zeta"), node_slice("n1", gpu("g0"), pool="alpha"),
+              node_slice("n1", Device("g0", binding_conditions=("ready",)), pool="aaa")]
+    result = allocate(slices, [claim(exactly(count=3))])
+    assert result is not None
+    assert [d.pool for d in result[0].devices] == ["alpha", "zeta", "aaa"]
+
+
+def test_a_nodes_complete_view_of_a_pool_is_used_even_if_newer_slices_exist_elsewhere() -> None:
+    mine = [node_slice("n1", gpu("g0"), pool="p", name="a", generation=1, count=1)]
+    elsewhere = [node_slice("n2", gpu("g9"), pool="p", name="b", generation=2, count=2)]
+    assert picked(allocate(mine + elsewhere, [claim(exactly())])) == [[("gpu", "g0")]]
+    half = [node_slice("n1", gpu("g0"), pool="p", name="a", generation=1, count=2)]
+    assert allocate(half + elsewhere, [claim(exactly())]) is None  # incomplete here, newer there: obsolete
+    other_half = [node_slice("n2", gpu("g1"), pool="p", name="b", generation=1, count=2)]
+    assert picked(allocate(half + other_half, [claim(exactly())])) == [[("gpu", "g0")]]
+
+
+@pytest.mark.parametrize("consumes", [
+    pytest.param(DeviceCounterConsumption("other", {"memory": parse_quantity("1")}), id="unknown-counter-set"),
+    pytest.param(DeviceCounterConsumption("mem", {"cores": parse_quantity("1")}), id="unknown-counter"),
+])
+def test_a_consumption_the_counters_lack_makes_the_pool_invalid(consumes: DeviceCounterConsumption) -> None:
+    counters = (CounterSet("mem", {"memory": parse_quantity("1")}),)
+    slices = [ResourceSlice("s", DRIVER, "n1", 1, 2, node_name="n1", devices=(Device("g0", consumes_counters=(
+        consumes,)),)), counter_slice("n1", counters)]
+    with pytest.raises(NodeAllocationFailed, match="invalid resource pools were encountered"):
+        allocate(slices, [claim(exactly())])
+    twice = [node_slice("n1", gpu("g0"), count=3), counter_slice("n1", counters, count=3),
+             attrs.evolve(counter_slice("n1", counters, count=3), name="again")]
+    with pytest.raises(NodeAllocationFailed, match="invalid resource pools were encountered"):
+        allocate(twice, [claim(exactly(count=2))])
+
+
+def test_per_device_node_selection() -> None:
+    rack = _label_selector("rack", "r1")
+    racked = Device("g0", node_selector=node_selector(Reader("test"), rack, "nodeSelector"), node_selector_raw=rack)
+    slices = [ResourceSlice("s", DRIVER, "p", 1, 1, per_device_node_selection=True,
+                            devices=(racked, Device("g1", node_name="n2")))]
+    result = allocate(slices, [claim(exactly())], labels={"rack": "r1"})
+    assert result is not None
+    assert result[0].node_selector_raw == rack
+    assert allocate(slices, [claim(exactly())], labels={"rack": "r2"}) is None
+    assert allocate(slices, [claim(exactly())], labels={"rack": "r1"},
+                    features=Features(partitionable_devices=False)) is None
+    nowhere = [ResourceSlice("s", DRIVER, "p", 1, 1, devices=(gpu("g0"),))]
+    assert allocate(nowhere, [claim(exactly())]) is None
+
+
+def test_request_policies_decide_what_a_share_takes() -> None:
+    policy = CapacityRequestPolicy(parse_quantity("2"), (), True, parse_quantity("2"), parse_quantity("4"),
+                                   parse_quantity("2"))
+    nic = Device("nic", capacity={"bw": parse_quantity("10")}, capacity_policies={"bw": policy},
+                 allow_multiple_allocations=True)
+    slices = [node_slice("n1", nic)]
+    result = allocate(slices, [claim(exactly(capacity={"bw": parse_quantity("3")}))])
+    assert result is not None
+    assert result[0].devices[0].consumed_capacity == {"bw": parse_quantity("4")}
+    assert allocate(slices, [claim(exactly(capacity={"bw": parse_quantity("6")}))]) is None
+    defaulted = allocate(slices, [claim(exactly(), name=f"c{i}") for i in range(5)])
+    assert defaulted is not None
+    assert [r.devices[0].consumed_capacity for r in defaulted] == [{"bw": parse_quantity("2")}] * 5
+    assert allocate(slices, [claim(exactly(), name=f"c{i}") for i in range(6)]) is None
+
+
+def test_a_dedicated_device_must_hold_what_is_asked() -> None:
+    gpu_40 = Device("g0", capacity={"memory": parse_quantity("40Gi")})
+    slices = [node_slice("n1", gpu_40)]
+    assert allocate(slices, [claim(exactly(capacity={"memory": parse_quantity("80Gi")}))]) is None
+    fits = allocate(slices, [claim(exactly(capacity={"memory": parse_quantity("20Gi")}))])
+    assert fits is not None
+    assert fits[0].devices[0].consumed_capacity is None
+
+
+def test_a_slice_selector_of_several_terms_cannot_be_merged() -> None:
+    raw = {"nodeSelectorTerms": [{"matchExpressions": [{"key": "rack", "operator": "In", "values": [rack]}]}
+                                 for rack in ("r1", "r2")]}
+    either = ResourceSlice("s", DRIVER, "p", 1, 1, node_selector=node_selector(Reader("test"), raw, "nodeSelector"),
+                           node_selector_raw=raw, devices=(gpu("g0"),))
+    with pytest.raises(AllocationError, match=r"create NodeSelector for claim c: unsupported "
+                                              r"ResourceSlice\.NodeSelector with 2 terms"):
+        allocate([either], [claim(exactly())], labels={"rack": "r2"})

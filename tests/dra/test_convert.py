@@ -10,6 +10,7 @@ from kschedlib import load_cluster
 from kschedlib.errors import ManifestError
 from kschedlib.model.convert import object_from_dict, object_to_dict, pod_from_dict
 from kschedlib.model.dra import (
+    CapacityRequestPolicy,
     DeviceAttribute,
     DeviceClass,
     DeviceTaint,
@@ -120,6 +121,29 @@ def test_class_template_and_pod_claim_statuses() -> None:
     assert pod.resource_claim_statuses == (("gpu", "p-gpu-x"), ("none", None))
     with pytest.raises(ManifestError, match="not supported"):
         object_to_dict(device_class)
+
+
+def test_capacity_request_policies_and_per_device_node_selectors() -> None:
+    rack = {"nodeSelectorTerms": [{"matchExpressions": [{"key": "rack", "operator": "In", "values": ["r1"]}]}]}
+    s = object_from_dict({"kind": "ResourceSlice", "metadata": {"name": "s"}, "spec": {
+        "driver": "d", "pool": {"name": "p"}, "perDeviceNodeSelection": True, "devices": [{
+            "name": "nic", "nodeSelector": rack, "capacity": {
+                "bw": {"value": "10G", "requestPolicy": {"default": "1G", "validRange": {
+                    "min": "1G", "max": "4G", "step": "1G"}}},
+                "queues": {"value": "8", "requestPolicy": {"validValues": ["1", "2", "4"]}},
+                "plain": {"value": "1"}}}]}})
+    assert isinstance(s, ResourceSlice)
+    device = s.devices[0]
+    q = parse_quantity
+    assert device.capacity_policies == {
+        "bw": CapacityRequestPolicy(q("1G"), (), True, q("1G"), q("4G"), q("1G")),
+        "queues": CapacityRequestPolicy(None, (q("1"), q("2"), q("4")))}
+    assert device.node_selector_raw == rack
+    assert device.node_selector is not None
+    with pytest.raises(ManifestError, match=r"capacity\.bw\.requestPolicy\.validRange\.max"):
+        object_from_dict({"kind": "ResourceSlice", "metadata": {"name": "s"}, "spec": {
+            "driver": "d", "pool": {"name": "p"}, "nodeName": "n", "devices": [{"name": "nic", "capacity": {
+                "bw": {"value": "10G", "requestPolicy": {"validRange": {"min": "1", "max": "lots"}}}}}]}})
 
 
 @pytest.mark.parametrize(("path", "value", "message"), [

@@ -15,8 +15,9 @@ whole trace, so a status or a claim change nobody expected fails the case.
 
 Claims are shown as ``<request>=<device>,... @<node> | <pod uids>``; ``-`` is a claim without an
 allocation.  Selectors are real CEL.  Cases about machinery kschedlib does not model (API-server
-writes and their failures, informer caches, binding-condition waits, context cancellation) are
-marked; ``UPSTREAM_CASES`` counts every upstream case so none is dropped silently.
+writes and their failures, informer caches, context cancellation) are marked; ``UPSTREAM_CASES``
+counts every upstream case so none is dropped silently.  Upstream's cases read the wall clock; here
+the handle's clock stands at :data:`NOW` and allocation times are set relative to it.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any
 import attrs
 import pytest
 
-from kschedlib import load_cluster
+from kschedlib import FakeClock, load_cluster
 from kschedlib.dra._store import EXTENDED_CLAIM_SUFFIX, DraStore
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.events import ActionType, ClusterEvent, QueueingHint
@@ -123,10 +124,14 @@ def _claims(store: DraStore) -> dict[str, str]:
     return {_name(c): _view(c) for c in store.claims.values()}
 
 
+NOW = 1_577_837_401.0
+"""2020-01-01T00:10:01Z: the handle's clock in every case."""
+
+
 def run(case: Case) -> Trace:
     """Run the case's extension points as the upstream harness does and return the trace."""
     handle = FakeHandle(load_cluster([*case.nodes, *case.classes, *case.slices, *case.claims]),
-                        kube_version=case.kube_version, feature_gates=dict(case.gates))
+                        kube_version=case.kube_version, feature_gates=dict(case.gates), clock=FakeClock(NOW))
     plugin = DynamicResources(case.args, handle.as_handle())
     store = handle.dra
     before = _claims(store)
@@ -222,8 +227,6 @@ ALLOCATES = {"in_flight": {CLAIM: ALLOCATED}, "claims": {CLAIM: IN_USE}}
 """The plain success: Reserve holds instance-1 for the claim in flight, PreBind writes it reserved for the pod."""
 
 NOT_MODELLED = "kschedlib has no API server: "
-BINDING = ("binding conditions: kschedlib reads neither status.devices conditions nor allocationTimestamp of a "
-           "claim, so it cannot see a failed or timed-out binding (nor wait for one in PreBind)")
 CEL_TEXT = ("the allocator words CEL runtime errors 'selector #0 on device <driver>/<pool>/<device>: ...'; "
             "the upstream table has 'selector #0: CEL runtime error: ...' (kschedlib/dra/_allocator.py)")
 EXTENDED_CLAIM_EXISTS = ("an existing extended-resource claim of the pod (annotation "
@@ -255,15 +258,21 @@ def _binding_claim(name: str, device_name: str, driver: str, request_name: str) 
 
 
 def _binding_status(claim_: Json, driver: str, device_name: str, conditions: Mapping[str, bool] | None,
-                    *, timed_out: bool = False) -> Json:
+                    *, allocated_at: str | None = None) -> Json:
     """The claim with the device's binding conditions in ``status.devices`` (and an allocation time)."""
     entry: Json = {"driver": driver, "pool": NODE, "device": device_name}
     if conditions is not None:
         entry["conditions"] = [{"type": t, "status": "True" if ok else "False"} for t, ok in conditions.items()]
     claim_["status"]["devices"] = [entry]
-    if timed_out:
-        claim_["status"]["allocation"]["allocationTimestamp"] = "2020-01-01T00:00:00Z"
+    if allocated_at is not None:
+        claim_["status"]["allocation"]["allocationTimestamp"] = allocated_at
     return claim_
+
+
+TIMED_OUT = "2020-01-01T00:00:00Z"
+"""Upstream's ``now - 10 minutes``: the default bindingTimeout (600 s) has passed at :data:`NOW`."""
+TIMES_OUT_SOON = "2020-01-01T00:00:11Z"
+"""Upstream's ``now - bindingTimeout + 10 s``: not timed out at :data:`NOW`, but 10 s later, during PreBind's wait."""
 
 
 def _fabric(driver: str, device_name: str) -> Json:
@@ -462,19 +471,20 @@ PLUGIN_CASES: dict[str, Case] = {
         CLAIMED, {"claims": {CLAIM: IN_USE}}, claims=[BOUND]),
     "bound-claim-with-failed-binding": Case(
         CLAIMED, {"filter": {NODE: NOT_AVAILABLE}, "postfilter": DEALLOCATED, "claims": {CLAIM: "- | "}},
-        claims=[FAILED_BINDING], slices=[slice_(NODE)], marks=xfail(BINDING)),
+        claims=[FAILED_BINDING], slices=[slice_(NODE)]),
     "bound-claim-with-timed-out-binding": Case(
         CLAIMED, {"filter": {NODE: NOT_AVAILABLE}, "postfilter": DEALLOCATED, "claims": {CLAIM: "- | "}},
         claims=[_binding_status(_binding_claim(CLAIM, "instance-1", DRIVER, "req-1"), DRIVER, "instance-1", None,
-                                timed_out=True)], marks=xfail(BINDING)),
+                                allocated_at=TIMED_OUT)]),
     "prebind-fail-with-binding-timeout": Case(
         CLAIMED, {"prebind": f"Error: claim {CLAIM} binding timeout", "claims": {CLAIM: IN_USE}},
-        claims=[_binding_status(_binding_claim(CLAIM, "instance-1", DRIVER, "req-1"), DRIVER, "instance-1", None)],
-        marks=xfail(BINDING)),
+        claims=[_binding_status(_binding_claim(CLAIM, "instance-1", DRIVER, "req-1"), DRIVER, "instance-1", None,
+                                allocated_at=TIMES_OUT_SOON)],
+        args=DynamicResourcesArgs(binding_timeout=600.0)),
     "bound-claim-with-mixed-binding-conditions": Case(
         CLAIMED, {"filter": {NODE: NOT_AVAILABLE}, "postfilter": DEALLOCATED, "claims": {CLAIM: "- | "}},
         claims=[_binding_status(_binding_claim(CLAIM, "instance-1", DRIVER, "req-1"), DRIVER, "instance-1",
-                                {"condition1": True, "condition2": False}, timed_out=True)], marks=xfail(BINDING)),
+                                {"condition1": True, "condition2": False}, allocated_at=TIMED_OUT)]),
     "bound-claim-without-binding-conditions": Case(
         TEMPLATED, {"claims": {CLAIM: IN_USE}}, claims=[allocated(), claim("not-my-claim")]),
     "multi-claims-binding-conditions-all-success": Case(
@@ -484,7 +494,7 @@ PLUGIN_CASES: dict[str, Case] = {
     "multi-claims-binding-conditions-one-fail": Case(
         TWO_CLAIMS, {"filter": {NODE: NOT_AVAILABLE}, "postfilter": DEALLOCATED, "claims": {CLAIM2: "- | "}},
         claims=[BOUND, FAILED_BINDING2], classes=[device_class()],
-        slices=[_fabric(DRIVER, "instance-1"), _fabric(DRIVER2, "instance-2")], marks=xfail(BINDING)),
+        slices=[_fabric(DRIVER, "instance-1"), _fabric(DRIVER2, "instance-2")]),
     "single-claim-prioritized-list-scoring": Case(
         CLAIMED, {"scores": {NODE: 8, NODE2: 7}, "normalized": {NODE: 100, NODE2: 87},
                   "in_flight": {CLAIM: f"req-1/subreq-1=instance-1 @{NODE} | "},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import attrs
 
+from kschedlib.dra._allocator import AllocatedState, HeldDevices
 from kschedlib.dra._store import DraStore
 from kschedlib.model.dra import (
     AllocationResult,
@@ -101,3 +102,31 @@ def test_tolerations() -> None:
     assert not DeviceToleration("k", "Exists", effect="NoExecute").tolerates(taint)
     assert DeviceToleration("", "Exists").tolerates(taint)
     assert not DeviceToleration("k", "Lt", "v").tolerates(taint)
+
+
+def test_held_devices_are_a_set_kept_by_pool() -> None:
+    held = HeldDevices.of([(D, "p", "g0"), (D, "p", "g1"), (D, "q", "g0")])
+    assert (D, "p", "g1") in held
+    assert (D, "q", "g1") not in held
+    assert "g0" not in held  # type: ignore[comparison-overlap]  # anything but a device id is not in it
+    assert held.in_pool(D, "p") == {"g0", "g1"}
+    assert held.in_pool(D, "none") == frozenset()
+    assert len(held) == 3
+    assert held == {(D, "p", "g0"), (D, "p", "g1"), (D, "q", "g0")}
+    assert hash(held) == hash(HeldDevices.of(sorted(held)))
+    assert repr(HeldDevices.of([(D, "p", "g0")])) == "HeldDevices([('gpu.example.com', 'p', 'g0')])"
+    assert AllocatedState(frozenset({(D, "p", "g0")})).devices == HeldDevices.of([(D, "p", "g0")])
+
+
+def test_a_snapshot_of_devices_in_use_does_not_move_with_the_store() -> None:
+    store = DraStore()
+    first = allocated("a", DeviceAllocation("gpu", D, "p", "g0"))
+    second = allocated("b", DeviceAllocation("gpu", D, "p", "g1"))
+    store.add(first)
+    before = store.allocated_state()
+    store.add(second)
+    store.deallocate(first)
+    assert before.devices == {(D, "p", "g0")}
+    assert store.allocated_state().devices == {(D, "p", "g1")}
+    store.deallocate(second)
+    assert store.allocated_state().devices.in_pool(D, "p") == frozenset()

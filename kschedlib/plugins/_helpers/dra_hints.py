@@ -56,7 +56,7 @@ def _claim_or_none(obj: object, which: str) -> ResourceClaim | None:
 
 def after_claim_change(pod_claims: PodClaims, pod: Pod, old: object, new: object) -> QueueingHint:
     """A claim was added or updated: Queue when it is one of the pod's claims that was just created or whose
-    status (allocation, reservations) changed, or when any claim was deallocated, provided every claim
+    status (allocation, reservations, devices' status) changed, or when any claim was deallocated, provided every claim
     of the pod exists; QueueSkip otherwise.  An object that is not a claim raises (the queue then Queues)."""
     before, after = _claim_or_none(old, "old"), _claim_or_none(new, "new")
     if after is None:
@@ -72,7 +72,12 @@ def after_claim_change(pod_claims: PodClaims, pod: Pod, old: object, new: object
         return QueueingHint.QUEUE_SKIP
     if before is None:
         return QueueingHint.QUEUE
-    return hint_of((before.allocation, before.reserved_for) != (after.allocation, after.reserved_for))
+    return hint_of(_status(before) != _status(after))
+
+
+def _status(claim: ResourceClaim) -> tuple[object, ...]:
+    """The parts of ``status`` kschedlib keeps: the allocation, the reservations and the devices' status."""
+    return claim.allocation, claim.reserved_for, claim.devices
 
 
 def after_pod_change(pod_claims: PodClaims, pod: Pod, old: object, new: object) -> QueueingHint:
