@@ -13,7 +13,7 @@ and sends none).
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final, final
 
@@ -153,8 +153,9 @@ class DraStore:
         """Bumped whenever a DeviceClass is added or replaced."""
         self._epoch = object()
         """Identifies this store's change log (a copy, or a restarted log, has another)."""
-        self._written: list[tuple[ResourceClaim | None, ResourceClaim | None]] = []
-        """Claims written since :meth:`take_written` was last called: (before, after; None if absent)."""
+        self._written: deque[tuple[ResourceClaim | None, ResourceClaim | None]] = deque()
+        """Claims written since :meth:`take_written` was last called: (before, after; None if absent).  A deque:
+        PreBind may write on a binding thread while the scheduler's thread takes them."""
 
     @property
     def epoch(self) -> object:
@@ -188,9 +189,10 @@ class DraStore:
 
     def take_written(self) -> list[tuple[ResourceClaim | None, ResourceClaim | None]]:
         """The claim writes logged since the last call (oldest first), forgetting them."""
-        written = self._written
-        if written:
-            self._written = []
+        pending = self._written
+        written = []
+        while pending:
+            written.append(pending.popleft())
         return written
 
     def _write(self, key: str, claim: ResourceClaim | None) -> None:
