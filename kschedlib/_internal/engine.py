@@ -47,6 +47,7 @@ from kschedlib.framework.queued_pod import QueuedPodInfo
 from kschedlib.framework.registry import Registry
 from kschedlib.framework.status import REJECTED_CODES, Code, Status
 from kschedlib.metrics import Metrics
+from kschedlib.model.dra import DeviceClass, ResourceClaim, ResourceSlice
 from kschedlib.model.objects import Node, Pod
 from kschedlib.model.resources import accounting_for
 from kschedlib.results import ScheduleResult, SchedulerListener
@@ -56,6 +57,10 @@ from kschedlib.versions import resolve as resolve_kube
 __all__ = ["Engine", "EngineOptions", "node_changes"]
 
 _REJECTED: Final = REJECTED_CODES
+_DRA_RESOURCES: Final[dict[type, str]] = {ResourceClaim: ev.RESOURCE_CLAIM, ResourceSlice: ev.RESOURCE_SLICE,
+                                          DeviceClass: ev.DEVICE_CLASS}
+"""The DRA objects that are cluster events, with their event resource (templates are none: nobody watches them)."""
+_DRA_OBJECTS: Final = (ResourceClaim, ResourceSlice, DeviceClass)
 _TERMINATED: Final = frozenset({"Succeeded", "Failed"})
 DEFAULT_PREEMPTION: Final = "DefaultPreemption"
 WAITING_FOR_PREEMPTION: Final = "waiting for the preemption for this pod to be finished"
@@ -188,11 +193,14 @@ class Engine:
             hints=self.kube.switches.queueing_hints,
             narrow=self.kube.switches.narrow_queueing_hints,
             pop_from_backoff=self.kube.switches.pop_from_backoff_queue,
+            generated_claims=self.kube.switches.dynamic_resources,
         )
         switches = self.kube.switches
         self._narrow_hints = switches.narrow_queueing_hints
         """v1.36: every assigned-pod event goes to every pooled pod's hints, a node deletion requeues."""
         self._hints = switches.queueing_hints
+        self._dra_events = switches.dynamic_resources
+        """DRA objects (and the scheduler's claim writes) are cluster events."""
         self._declared_features = switches.node_declared_features
         self._nominate_before_pre_bind = switches.nominated_node_name_before_prebind
         self._clear_nomination: str | None = None if switches.nominated_node_name_kept else ""
@@ -333,7 +341,7 @@ class Engine:
         if old.node_name:
             self.cache.update_pod(info)
             if self._narrow_hints:
-                for event in ev.pod_changes(old, pod):
+                for event in ev.pod_changes(old, pod, generated_claims=self._dra_events):
                     self.queue.move_all(event, old=old, new=pod)
             else:
                 self.queue.move_pods(self._affinity_matching(pod), ev.ASSIGNED_POD_UPDATE, old=old, new=pod)
@@ -385,6 +393,7 @@ class Engine:
             self.queue.move_all(ev.ASSIGNED_POD_DELETE, old=state.pod_info.pod)
         elif state is None:
             self.queue.delete(known)
+        self._claims_written()
         return True
 
     # --- the scheduling cycle -----------------------------------------------------------------
@@ -402,10 +411,12 @@ class Engine:
         runtime = self.profiles[info.pod.scheduler_name]
         state = CycleState()  # kept here: results hold an empty one (embedders keep every result)
         try:
-            return self._schedule(info, runtime, state)
+            result = self._schedule(info, runtime, state)
         except BaseException:  # KeyboardInterrupt, SystemExit, or a bug: the pod is not lost
             self._put_back(info, runtime, state)
             raise
+        self._claims_written()
+        return result
 
     def _schedule(self, info: QueuedPodInfo, runtime: ProfileRuntime, state: CycleState) -> ScheduleResult:
         started = time.perf_counter()
@@ -541,6 +552,7 @@ class Engine:
 
     def _finish_binding(self, attempt: _Attempt, status: Status) -> ScheduleResult:
         self._attempts.pop(attempt.assumed.pod.uid, None)
+        self._claims_written()  # PreBind's claim writes come before the pod's own events, as in kube
         pod = attempt.assumed.pod
         self.cache.finish_binding(pod, self.clock.now())
         if pod.key not in self.store.pods:
@@ -686,6 +698,7 @@ class Engine:
                 self._deferred.append(self._binding_failed(attempt, outcome, in_permit=True))
         for pod in self.cache.expire_assumed(now):
             self.queue.move_all(ev.ASSIGNED_POD_DELETE, old=pod)
+        self._claims_written()
         self.queue.flush_backoff_completed()
         if self.flush_unschedulable:
             self.queue.flush_unschedulable_leftover(ev.UNSCHEDULABLE_TIMEOUT)
@@ -738,11 +751,15 @@ class Engine:
         previous = pods.get(pod.key)
         rng_state = self.rng.getstate()
         pods[pod.key] = pod
+        devices = self.store.dra
+        if pod.resource_claims and devices.claims:  # PostFilter may deallocate one of them: it writes to a copy
+            self.store.dra = devices.copy()
         try:
             return run_cycle(runtime, pod, snapshot, start_index=start_index,
                              percentage_of_nodes_to_score=percentage_of_nodes_to_score, rng=self.rng,
                              nominator=self.nominator, score_single_node=True)
         finally:
+            self.store.dra = devices
             self.rng.setstate(rng_state)
             if previous is None:
                 del pods[pod.key]
@@ -779,7 +796,7 @@ class Engine:
         items = list(objects)
         pods = [o for o in items if isinstance(o, Pod)]
         self._check_uids(pods)
-        changes = self._storage_changes(items) if self._hints else []
+        changes = self._object_changes(items)
         self.store.add(items)
         for event, old, new in changes:
             self.queue.move_all(event, old=old, new=new)
@@ -793,17 +810,30 @@ class Engine:
                 self.add_pod(pod)
 
 
-    def _storage_changes(self, items: Iterable[object]) -> list[tuple[ev.ClusterEvent, object, object]]:
-        """With queueing hints, each added or changed storage object is an event for the volume plugins' hints."""
+    def _object_changes(self, items: Iterable[object]) -> list[tuple[ev.ClusterEvent, object, object]]:
+        """Each added or changed object kube-scheduler watches beyond nodes and pods, as an event: storage
+        objects with queueing hints (the volume plugins' hints read them; without hints they watch every
+        event), DRA objects whenever Dynamic Resource Allocation is on (kube's informers deliver them then)."""
         changes: list[tuple[ev.ClusterEvent, object, object]] = []
+        storage, dra = self.store.storage, self.store.dra
         for obj in items:
-            replaced = self.store.storage.replaced(obj)
+            replaced = storage.replaced(obj) if self._hints else None
+            if replaced is None and self._dra_events and isinstance(obj, _DRA_OBJECTS):
+                replaced = _DRA_RESOURCES[type(obj)], dra.stored(obj)
             if replaced is None or replaced[1] == obj:
                 continue
             resource, old = replaced
-            action, verb = (ev.ActionType.ADD, "Add") if old is None else (ev.ActionType.UPDATE, "Update")
-            changes.append((ev.ClusterEvent(resource, action, f"{resource.rpartition('/')[2]}{verb}"), old, obj))
+            changes.append((ev.object_change(resource, old, obj), old, obj))
         return changes
+
+    def _claims_written(self) -> None:
+        """The scheduler's own ResourceClaim writes (PreBind, PostFilter's deallocation, Unreserve, a pod's
+        release) as claim events, as kube's claim cache and informer deliver them."""
+        written = self.store.dra.take_written()
+        if not written or not self._dra_events:
+            return
+        for old, new in written:
+            self.queue.move_all(ev.object_change(ev.RESOURCE_CLAIM, old, new), old=old, new=new)
 
 
 def _future_status(done: object) -> Status:

@@ -117,6 +117,7 @@ class SchedulingQueue:
         hints: bool = False,
         narrow: bool = False,
         pop_from_backoff: bool = False,
+        generated_claims: bool = False,
     ) -> None:
         self._less = less
         self._pre_enqueue = pre_enqueue
@@ -139,6 +140,8 @@ class SchedulingQueue:
         self.hints = hints
         self.narrow = hints and narrow
         self.pop_from_backoff = pop_from_backoff
+        self.generated_claims = generated_claims
+        """Whether a pod's ``resourceClaimStatuses`` changing is its own kind of update (DRA on)."""
         self._backoff_less = less if pop_from_backoff else None
         self._errored: list[_BackoffEntry] = []
         """Pods backing off after an error: never popped before their backoff ends."""
@@ -370,7 +373,7 @@ class SchedulingQueue:
 
     def _requeue_updated(self, info: QueuedPodInfo, old: Pod) -> None:
         """A pooled pod changed: each kind of change goes through the rejectors' hints (v1.36)."""
-        for event in pod_changes(old, info.pod):
+        for event in pod_changes(old, info.pod, generated_claims=self.generated_claims):
             strategy = self._strategy(info, event, old, info.pod)
             if strategy == SKIP:
                 continue

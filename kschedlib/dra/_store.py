@@ -4,11 +4,16 @@ Claims change while a simulation runs: Reserve records an allocation in flight (
 cache), PreBind writes it (with the pod in ``reservedFor``), Unreserve drops it, and a pod that goes
 releases its reservations (a claim reserved for nobody is deallocated, as kube's resourceclaim
 controller does).  Devices held by an allocated claim are in use for every later pod.
+
+Every write that kube makes through its API server (PreBind, PostFilter's deallocation, Unreserve
+after PreBind, the controller's release) is logged as ``(old, new)`` for the scheduler to deliver as a
+ResourceClaim event; the in-flight allocations of Reserve/Unreserve are not (kube keeps them in memory
+and sends none).
 """
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final, final
 
@@ -129,8 +134,8 @@ class _Holdings:
 class DraStore:
     """Read by the DynamicResources plugin through ``handle.dra``."""
 
-    __slots__ = ("_allocated", "_epoch", "_held", "_pool_index", "claims", "classes", "classes_version", "in_flight",
-                 "slices", "templates")
+    __slots__ = ("_allocated", "_epoch", "_held", "_pool_index", "_written", "claims", "classes", "classes_version",
+                 "in_flight", "slices", "templates")
     MAX_LOG: Final = 65_536
     """Pool-use changes kept for :meth:`pools_changed`; beyond it the log starts again (readers see "all")."""
 
@@ -148,6 +153,9 @@ class DraStore:
         """Bumped whenever a DeviceClass is added or replaced."""
         self._epoch = object()
         """Identifies this store's change log (a copy, or a restarted log, has another)."""
+        self._written: deque[tuple[ResourceClaim | None, ResourceClaim | None]] = deque()
+        """Claims written since :meth:`take_written` was last called: (before, after; None if absent).  A deque:
+        PreBind may write on a binding thread while the scheduler's thread takes them."""
 
     @property
     def epoch(self) -> object:
@@ -170,6 +178,33 @@ class DraStore:
         else:
             return False
         return True
+
+    def stored(self, obj: DeviceClass | ResourceSlice | ResourceClaim) -> object | None:
+        """The version of ``obj`` (same kind and name) this store holds, if any."""
+        if isinstance(obj, ResourceClaim):
+            return self.claims.get(obj.key)
+        if isinstance(obj, ResourceSlice):
+            return self.slices.get(obj.name)
+        return self.classes.get(obj.name)
+
+    def take_written(self) -> list[tuple[ResourceClaim | None, ResourceClaim | None]]:
+        """The claim writes logged since the last call (oldest first), forgetting them."""
+        pending = self._written
+        written = []
+        while pending:
+            written.append(pending.popleft())
+        return written
+
+    def _write(self, key: str, claim: ResourceClaim | None) -> None:
+        """Store (or, with ``None``, drop) the claim ``key`` as an API write, logging the change."""
+        old = self.claims.get(key)
+        if claim is None:
+            self.claims.pop(key, None)
+        else:
+            self.claims[key] = claim
+        self._refresh(key)
+        if old != claim:
+            self._written.append((old, claim))
 
     def copy(self) -> DraStore:
         other = DraStore()
@@ -262,8 +297,7 @@ class DraStore:
 
     def deallocate(self, claim: ResourceClaim) -> None:
         """Drop the claim's allocation, reservations and device status (PostFilter, or the last consumer gone)."""
-        self.claims[claim.key] = attrs.evolve(claim, allocation=None, reserved_for=(), devices=())
-        self._refresh(claim.key)
+        self._write(claim.key, attrs.evolve(claim, allocation=None, reserved_for=(), devices=()))
 
     def bind(self, claim: ResourceClaim, pod: Pod, allocated_at: float | None = None) -> ResourceClaim:
         """Write the claim's allocation and reserve it for ``pod`` (PreBind); a claim not yet reserved for
@@ -276,8 +310,7 @@ class DraStore:
             if allocated_at is not None and allocation is not None and allocation.allocation_timestamp is None:
                 claim = attrs.evolve(claim, allocation=attrs.evolve(allocation, allocation_timestamp=allocated_at))
         written = attrs.evolve(claim, reserved_for=consumers)
-        self.claims[written.key] = written
-        self._refresh(written.key)
+        self._write(written.key, written)
         return written
 
     def release(self, pod: Pod, claim_keys: Iterable[str]) -> None:
@@ -289,10 +322,9 @@ class DraStore:
             consumers = tuple(c for c in claim.reserved_for if c.uid != pod.uid)
             if consumers == claim.reserved_for:
                 continue
-            self.claims[key] = attrs.evolve(claim, reserved_for=consumers,
-                                            allocation=claim.allocation if consumers else None,
-                                            devices=claim.devices if consumers else ())
-            self._refresh(key)
+            self._write(key, attrs.evolve(claim, reserved_for=consumers,
+                                          allocation=claim.allocation if consumers else None,
+                                          devices=claim.devices if consumers else ()))
 
     @staticmethod
     def _claim_keys(pod: Pod) -> list[str]:
@@ -315,13 +347,13 @@ class DraStore:
         """Undo PreBind for ``pod`` (a later step failed), as kube's Unreserve does: its claims keep their
         allocations but no longer list it in ``reservedFor``; its extended-resource claim is deleted."""
         extended, *keys = self._claim_keys(pod)
-        if self.claims.pop(extended, None) is not None:
-            self._refresh(extended)
+        if extended in self.claims:
+            self._write(extended, None)
         for key in keys:
             claim = self.claims.get(key)
             if claim is not None and any(c.uid == pod.uid for c in claim.reserved_for):
-                self.claims[key] = attrs.evolve(claim, reserved_for=tuple(
-                    c for c in claim.reserved_for if c.uid != pod.uid))
+                self._write(key, attrs.evolve(claim, reserved_for=tuple(
+                    c for c in claim.reserved_for if c.uid != pod.uid)))
 
     def free_devices(self, node_name: str) -> dict[str, list[str]]:
         """Per driver/pool, the devices of slices on ``node_name`` that no claim holds (simulation report)."""

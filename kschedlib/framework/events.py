@@ -34,13 +34,17 @@ __all__ = [
     "ActionType",
     "ClusterEvent",
     "ClusterEventWithHint",
+    "DEVICE_CLASS",
     "EnqueueExtensions",
     "NODE",
     "POD",
     "QueueingHint",
     "QueueingHintFn",
+    "RESOURCE_CLAIM",
+    "RESOURCE_SLICE",
     "WILDCARD",
     "hint_of",
+    "object_change",
     "pod_changes",
     "same_pod_updated",
 ]
@@ -54,6 +58,9 @@ CSI_NODE: Final = "storage.k8s.io/CSINode"
 CSI_DRIVER: Final = "storage.k8s.io/CSIDriver"
 CSI_STORAGE_CAPACITY: Final = "storage.k8s.io/CSIStorageCapacity"
 VOLUME_ATTACHMENT: Final = "storage.k8s.io/VolumeAttachment"
+RESOURCE_CLAIM: Final = "resource.k8s.io/ResourceClaim"
+RESOURCE_SLICE: Final = "resource.k8s.io/ResourceSlice"
+DEVICE_CLASS: Final = "resource.k8s.io/DeviceClass"
 WILDCARD: Final = "*"
 
 
@@ -74,8 +81,9 @@ class ActionType(enum.IntFlag):
     UPDATE_POD_SCHEDULING_GATES_ELIMINATED = 1024
     UPDATE_POD_OTHER = 2048
     UPDATE_NODE_DECLARED_FEATURE = 4096
-    UPDATE = 8188
-    ALL = 8191
+    UPDATE_POD_GENERATED_RESOURCE_CLAIM = 8192
+    UPDATE = 16380
+    ALL = 16383
 
 
 @final
@@ -138,10 +146,12 @@ NODE_DECLARED_FEATURE_CHANGE: Final = ClusterEvent(NODE, ActionType.UPDATE_NODE_
                                                    "NodeDeclaredFeatureChange")
 
 
-def pod_changes(old: Pod, new: Pod) -> list[ClusterEvent]:
+def pod_changes(old: Pod, new: Pod, *, generated_claims: bool = False) -> list[ClusterEvent]:
     """The scheduling-relevant changes between two versions of a pod (kube's narrow pod update events).
 
-    Changes that none of the narrow kinds describe are one ``UPDATE_POD_OTHER`` event.
+    ``generated_claims``: whether a change of ``status.resourceClaimStatuses`` is its own kind
+    (``UPDATE_POD_GENERATED_RESOURCE_CLAIM``, with Dynamic Resource Allocation on).  Changes that none
+    of the narrow kinds describe are one ``UPDATE_POD_OTHER`` event.
     """
     label = "AssignedPod" if new.node_name else "UnschedulablePod"
     actions = []
@@ -153,9 +163,23 @@ def pod_changes(old: Pod, new: Pod) -> list[ClusterEvent]:
         actions.append((ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED, "UpdatePodSchedulingGatesEliminated"))
     if any(toleration not in old.tolerations for toleration in new.tolerations):
         actions.append((ActionType.UPDATE_POD_TOLERATION, "UpdatePodToleration"))
+    if generated_claims and old.resource_claim_statuses != new.resource_claim_statuses:
+        actions.append((ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM, "UpdatePodGeneratedResourceClaim"))
     if not actions:
         actions.append((ActionType.UPDATE_POD_OTHER, "UpdatePodOther"))
     return [ClusterEvent(POD, action, f"{label}{name.removeprefix('UpdatePod')}Update") for action, name in actions]
+
+
+def object_change(resource: str, old: object, new: object) -> ClusterEvent:
+    """The event for an object of ``resource`` added (``old`` None), deleted (``new`` None) or updated,
+    labelled by kind and verb (``PersistentVolumeClaimAdd``, ``ResourceClaimUpdate``)."""
+    if old is None:
+        action, verb = ActionType.ADD, "Add"
+    elif new is None:
+        action, verb = ActionType.DELETE, "Delete"
+    else:
+        action, verb = ActionType.UPDATE, "Update"
+    return ClusterEvent(resource, action, f"{resource.rpartition('/')[2]}{verb}")
 
 
 def _scaled_down(old: Pod, new: Pod) -> bool:

@@ -38,7 +38,7 @@ from kschedlib.dra._store import EXTENDED_CLAIM_SUFFIX, ClaimProblem, DraStore, 
 from kschedlib.errors import ConfigError
 from kschedlib.framework._go_duration import parse_duration
 from kschedlib.framework.cycle_state import CycleState, StateKey
-from kschedlib.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EnqueueExtensions
+from kschedlib.framework.events import ClusterEventWithHint, EnqueueExtensions
 from kschedlib.framework.extension_points import (
     FilterPlugin,
     PostFilterPlugin,
@@ -64,6 +64,7 @@ from kschedlib.model.dra import (
 from kschedlib.model.labels import NodeSelector
 from kschedlib.model.objects import Node, Pod
 from kschedlib.model.resources import pod_requests
+from kschedlib.plugins._helpers.dra_hints import dynamic_resources_events
 from kschedlib.plugins._helpers.normalize import normalized_values
 
 __all__ = ["DynamicResources", "DynamicResourcesArgs", "NO_CLAIMS_TO_DEALLOCATE", "decode_args", "dra_allocations"]
@@ -270,12 +271,11 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, NodeLoca
         return store if isinstance(store, DraStore) else DraStore()
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        """Devices free up when pods go; nodes and DRA objects arrive."""
-        return (ClusterEventWithHint(ClusterEvent("Pod", ActionType.DELETE, "AssignedPodDelete")),
-                ClusterEventWithHint(ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL, "NodeAdd")),
-                ClusterEventWithHint(ClusterEvent("resource.k8s.io/ResourceClaim", ActionType.ALL)),
-                ClusterEventWithHint(ClusterEvent("resource.k8s.io/ResourceSlice", ActionType.ALL)),
-                ClusterEventWithHint(ClusterEvent("resource.k8s.io/DeviceClass", ActionType.ALL)))
+        """Nodes, claims (devices free up when one is deallocated), the pod's generated claims, DeviceClasses
+        and ResourceSlices (:mod:`kschedlib.plugins._helpers.dra_hints`); none while the plugin is disabled."""
+        if not self._enabled:
+            return ()
+        return dynamic_resources_events(lambda pod: _pod_claims(pod, self._store))
 
     # --- PreEnqueue / PreFilter ---------------------------------------------------------------
 

@@ -542,11 +542,7 @@ def test_plugin(case: Case) -> None:
 # --- TestIsSchedulableAfterClaimChange / TestIsSchedulableAfterPodChange ----------------------------
 
 CLAIM_EVENTS = ClusterEvent("resource.k8s.io/ResourceClaim", ActionType.ALL)
-NO_HINTS = ("DynamicResources registers ResourceClaim events without a queueing hint: every add, update and "
-            "delete of any claim requeues the pod (kube's hint skips deletes, claims the pod does not use and "
-            "changes outside the status)")
-NO_POD_EVENT = ("kschedlib has no UpdatePodGeneratedResourceClaim action: DynamicResources registers no Pod update "
-                "event, hence no hint for the pod's own resourceClaimStatuses")
+POD_EVENTS = ClusterEvent("Pod", ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM)
 
 
 def _hint(plugin: DynamicResources, event: ClusterEvent, target: Json, old: object, new: object) -> QueueingHint:
@@ -572,7 +568,6 @@ class HintCase:
     new: Json | str | None
     want: QueueingHint | type[Exception]
     claims: Sequence[Json] = ()
-    marks: Sequence[pytest.MarkDecorator] = ()
 
 
 def _finalized(raw: Json) -> Json:
@@ -581,18 +576,16 @@ def _finalized(raw: Json) -> Json:
 
 
 CLAIM_HINT_CASES: dict[str, HintCase] = {
-    "skip-deletes": HintCase(pod(POD_WITH_TEMPLATE), allocated(), None, QueueingHint.QUEUE_SKIP, marks=xfail(NO_HINTS)),
-    "backoff-wrong-new-object": HintCase(pod(POD_WITH_TEMPLATE), None, "not-a-claim", TypeError,
-                                         marks=xfail(NO_HINTS)),
+    "skip-deletes": HintCase(pod(POD_WITH_TEMPLATE), allocated(), None, QueueingHint.QUEUE_SKIP),
+    "backoff-wrong-new-object": HintCase(pod(POD_WITH_TEMPLATE), None, "not-a-claim", TypeError),
     "skip-wrong-claim": HintCase(pod(POD_WITH_TEMPLATE), None, allocated(owner_uid=POD_UID + "123"),
-                                 QueueingHint.QUEUE_SKIP, marks=xfail(NO_HINTS)),
+                                 QueueingHint.QUEUE_SKIP),
     "skip-unrelated-claim": HintCase(pod(POD_WITH_TEMPLATE), None, allocated(f"{CLAIM}-foo"),
-                                     QueueingHint.QUEUE_SKIP, claims=[allocated()], marks=xfail(NO_HINTS)),
+                                     QueueingHint.QUEUE_SKIP, claims=[allocated()]),
     "queue-on-add": HintCase(CLAIMED, None, claim(), QueueingHint.QUEUE),
-    "backoff-wrong-old-object": HintCase(CLAIMED, "not-a-claim", claim(), TypeError, claims=[claim()],
-                                         marks=xfail(NO_HINTS)),
+    "backoff-wrong-old-object": HintCase(CLAIMED, "not-a-claim", claim(), TypeError, claims=[claim()]),
     "skip-adding-finalizer": HintCase(CLAIMED, claim(), _finalized(claim()), QueueingHint.QUEUE_SKIP,
-                                      claims=[claim()], marks=xfail(NO_HINTS)),
+                                      claims=[claim()]),
     "queue-on-status-change": HintCase(CLAIMED, claim(), claim(selector=by_label("kubernetes.io/hostname", NODE)),
                                        QueueingHint.QUEUE, claims=[claim()]),
     "claim-deallocate": HintCase(CLAIMED, OTHER_ALLOCATED, claim("not-my-claim", owned=False), QueueingHint.QUEUE,
@@ -611,29 +604,39 @@ POD_HINT_CASES: dict[str, HintCase] = {
 }
 
 
-def _hint_params(cases: Mapping[str, HintCase], *, extra: Sequence[pytest.MarkDecorator] = ()) -> list[Any]:
-    return [pytest.param(case, id=name, marks=(*case.marks, *extra)) for name, case in cases.items()]
+def _hint_params(cases: Mapping[str, HintCase]) -> list[Any]:
+    return [pytest.param(case, id=name) for name, case in cases.items()]
 
 
 def _hint_object(raw: Json | str | None) -> object:
-    return _claim_obj(raw) if isinstance(raw, dict) else raw
+    if not isinstance(raw, dict):
+        return raw
+    [obj] = load_cluster([raw]).objects
+    return obj
+
+
+def _check_hint(case: HintCase, event: ClusterEvent) -> None:
+    """Upstream writes a new or changed claim before asking the hint (the scheduler's cache then holds it)."""
+    handle = FakeHandle(load_cluster([node(), *case.claims]), kube_version="1.36")
+    plugin = DynamicResources(None, handle.as_handle())
+    old, new = _hint_object(case.old), _hint_object(case.new)
+    if isinstance(new, ResourceClaim):
+        handle.dra.add(new)
+    if isinstance(case.want, QueueingHint):
+        assert _hint(plugin, event, case.pod, old, new) is case.want
+    else:
+        with pytest.raises(case.want):
+            _hint(plugin, event, case.pod, old, new)
 
 
 @pytest.mark.parametrize("case", _hint_params(CLAIM_HINT_CASES))
 def test_is_schedulable_after_claim_change(case: HintCase) -> None:
-    handle = FakeHandle(load_cluster([node(), *case.claims]), kube_version="1.36")
-    plugin = DynamicResources(None, handle.as_handle())
-    old, new = _hint_object(case.old), _hint_object(case.new)
-    if isinstance(case.want, QueueingHint):
-        assert _hint(plugin, CLAIM_EVENTS, case.pod, old, new) is case.want
-    else:
-        with pytest.raises(case.want):
-            _hint(plugin, CLAIM_EVENTS, case.pod, old, new)
+    _check_hint(case, CLAIM_EVENTS)
 
 
-@pytest.mark.parametrize("case", _hint_params(POD_HINT_CASES, extra=skip(NO_POD_EVENT)))
-def test_is_schedulable_after_pod_change(case: HintCase) -> None:  # pragma: no cover - skipped, see NO_POD_EVENT
-    raise AssertionError(case)
+@pytest.mark.parametrize("case", _hint_params(POD_HINT_CASES))
+def test_is_schedulable_after_pod_change(case: HintCase) -> None:
+    _check_hint(case, POD_EVENTS)
 
 
 # --- Test_computesScore ---------------------------------------------------------------------------

@@ -171,12 +171,16 @@ def test_devices_taken_and_given_back_outside_the_scheduler_are_seen() -> None:
     steps = [step for step in _compare(_cluster(1, 1, shared=False), ops) if isinstance(step, tuple)]
     assert steps[3][:2] == ("p7", None)
     assert str(steps[3][2]).startswith("0/1 nodes are available: 1 cannot allocate all claims.")
-    assert steps[4:] == [("p9", "n0", None)]  # p7 waits out its backoff (the clock stands still)
+    # giving the GPU back is a claim deallocation: p7 is requeued and takes it; p9 finds it used again
+    assert steps[4] == ("p7", "n0", None)
+    assert steps[5][:2] == ("p9", None)
+    assert str(steps[5][2]).startswith("0/1 nodes are available: 1 cannot allocate all claims.")
 
 
 def _deallocation_run() -> list[object]:
     """A claim allocated for n0 but reserved for nobody, for a pod held to n1: PostFilter deallocates it
-    (device use changes on n0 with no NodeInfo change); the one-GPU pods around it see n0's device."""
+    (device use changes on n0 with no NodeInfo change) and the pod, requeued by that claim update, gets
+    n1's device; the one-GPU pods around it see n0's device."""
     base = [CLASS, _node("n0", "z0"), _node("n1", "z0"), _slice("n0", 1, "a100", nodeName="n0"),
             _slice("n1", 1, "a100", nodeName="n1")]
     scheduler = kschedlib.Scheduler(seed=1, clock=kschedlib.FakeClock())
@@ -197,7 +201,8 @@ def _deallocation_run() -> list[object]:
     pinned["spec"]["nodeSelector"] = {"kubernetes.io/hostname": "n1"}
     scheduler.add_objects(_load([held, pinned]))
     settle()
-    steps.append(scheduler.devices.claims["default/held"].allocation is None)
+    allocation = scheduler.devices.claims["default/held"].allocation
+    steps.append(None if allocation is None else [d.pool for d in allocation.devices])
     for name in ("a1", "a2"):
         scheduler.add_objects(_load([_claim(name, 1, False), _pod(name, name)]))
         settle()
@@ -209,7 +214,9 @@ def test_a_post_filter_deallocation_is_seen_by_the_next_pods() -> None:
     steps = _deallocation_run()
     for _ in _without_columns():
         assert _deallocation_run() == steps
-    assert True in steps  # the claim was deallocated
+    pinned = [step for step in steps if isinstance(step, tuple) and step[0] == "pinned"]
+    assert [step[1] for step in pinned] == [None, "n1"]  # deallocated, then requeued by that claim update
+    assert ["n1"] in steps  # and allocated again where the pod fits
     assert ("a1", "n0", None) in steps  # n0's device, freed with no NodeInfo change, is used
 
 
