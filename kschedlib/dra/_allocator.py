@@ -500,8 +500,7 @@ class _Search:
                          else f"claim {self.claims[key[0]].key}")
                 if isinstance(exc, SelectorError):
                     raise AllocationError(f"{owner}: selector #{i}: CEL compile error: {exc}") from exc
-                device = "/".join(candidate.id)
-                raise AllocationError(f"{owner}: selector #{i} on device {device}: CEL runtime error: {exc}") from exc
+                raise AllocationError(f"{owner}: selector #{i}: CEL runtime error: {exc}") from exc
         return True
 
     def _in_use(self, device_id: DeviceID) -> bool:

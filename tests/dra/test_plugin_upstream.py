@@ -227,8 +227,6 @@ ALLOCATES = {"in_flight": {CLAIM: ALLOCATED}, "claims": {CLAIM: IN_USE}}
 """The plain success: Reserve holds instance-1 for the claim in flight, PreBind writes it reserved for the pod."""
 
 NOT_MODELLED = "kschedlib has no API server: "
-CEL_TEXT = ("the allocator words CEL runtime errors 'selector #0 on device <driver>/<pool>/<device>: ...'; "
-            "the upstream table has 'selector #0: CEL runtime error: ...' (kschedlib/dra/_allocator.py)")
 EXTENDED_CLAIM_EXISTS = ("an existing extended-resource claim of the pod (annotation "
                          "resource.kubernetes.io/extended-resource-claim) is not recognised: kschedlib neither "
                          "rejects the node with 'cannot schedule extended resource claim' nor deletes the claim")
@@ -345,20 +343,20 @@ PLUGIN_CASES: dict[str, Case] = {
         classes=[device_class()], slices=[slice_(NODE)]),
     "claim-parameters-CEL-runtime-error": Case(
         CLAIMED, {"filter": {NODE: CEL_ERROR}}, claims=[claim(CLAIM, request(selector=HEALTHY))],
-        classes=[device_class()], slices=[slice_(NODE)], marks=xfail(CEL_TEXT)),
+        classes=[device_class()], slices=[slice_(NODE)]),
     "class-parameters-CEL-runtime-error": Case(
         CLAIMED, {"filter": {NODE: f"Error: class {CLASS}: selector #0: CEL runtime error: no such key: healthy"}},
-        claims=[claim()], classes=[device_class(selector=HEALTHY)], slices=[slice_(NODE)], marks=xfail(CEL_TEXT)),
+        claims=[claim()], classes=[device_class(selector=HEALTHY)], slices=[slice_(NODE)]),
     "CEL-runtime-error-for-one-of-two-nodes": Case(
         CLAIMED, {"filter": {NODE: CEL_ERROR}}, nodes=[node(), node(NODE2)],
         claims=[claim(CLAIM, request(selector=HEALTHY))], classes=[device_class()],
-        slices=[slice_(NODE), slice_(NODE2, device("instance-1", healthy=True))], marks=xfail(CEL_TEXT)),
+        slices=[slice_(NODE), slice_(NODE2, device("instance-1", healthy=True))]),
     # The Error on the first node ends the cycle, so the upstream PreScore expectation is never reached.
     "CEL-runtime-error-for-one-of-three-nodes": Case(
         CLAIMED, {"filter": {NODE: CEL_ERROR}}, nodes=[node(), node(NODE2), node(NODE3)],
         claims=[claim(CLAIM, request(selector=HEALTHY))], classes=[device_class()],
         slices=[slice_(NODE), slice_(NODE2, device("instance-1", healthy=True)),
-                slice_(NODE3, device("instance-1", healthy=True))], marks=xfail(CEL_TEXT)),
+                slice_(NODE3, device("instance-1", healthy=True))]),
     "missing-class": Case(CLAIMED, {
         "prefilter": f"UnschedulableAndUnresolvable: request req-1: device class {CLASS} does not exist",
         "postfilter": NO_CLAIMS}, claims=[claim()]),

@@ -66,8 +66,8 @@ def test_simulation_without_slices_reports_no_devices() -> None:
 def test_explain_reports_selector_errors_as_errors() -> None:
     cluster = [node("a"), gpus("a"), CLASS, claim("c1", 'device.attributes["gpu.example.com"].numa == 1')]
     out = explain(cluster, pod("p", "c1"), kube_version="1.36").to_dict()
-    assert out["error"] == ('running "DynamicResources" filter plugin: claim default/c1: selector #0 on device '
-                            'gpu.example.com/a/gpu-0: CEL runtime error: no such key: numa')
+    assert out["error"] == ('running "DynamicResources" filter plugin: claim default/c1: selector #0: '
+                            'CEL runtime error: no such key: numa')
     broken = [node("a"), gpus("a"), CLASS, claim("c1", "device.driver ==")]
     assert "CEL compile error" in explain(broken, pod("p", "c1"), kube_version="1.36").to_dict()["error"]
 
