@@ -18,12 +18,13 @@ from kschedlib.model.objects import Node, Pod, Taint
 from kschedlib.model.quantity import parse_quantity
 from kschedlib.scheduler import Scheduler
 from kschedlib.simulation._drain import delete_node, drain_node
+from kschedlib.simulation.cluster import load_cluster
 
 __all__ = ["Batch", "Change", "TimelineEvent", "apply_event", "batches", "parse_events", "waiting_for"]
 
 OPS: Final = frozenset({
     "add_node", "delete_node", "label_node", "taint_node", "untaint_node", "set_unschedulable",
-    "set_allocatable", "add_pod", "delete_pod", "remove_gates", "label_pod", "drain_node",
+    "set_allocatable", "add_pod", "delete_pod", "remove_gates", "label_pod", "drain_node", "apply",
 })
 
 
@@ -80,6 +81,8 @@ def parse_events(raw: Any) -> list[TimelineEvent]:
         if index == 0 and at == "with_previous":
             raise ManifestError("the first event cannot be 'with_previous'", obj="events", field=f"{where}.at")
         args = {k: v for k, v in item.items() if k not in ("op", "at")}
+        if item["op"] == "apply":
+            _applied(args, index)  # refused before the run starts, not half way through it
         out.append(TimelineEvent(index, item["op"], args, at, pod, attempts))
     return out
 
@@ -102,6 +105,23 @@ def batches(events: Sequence[TimelineEvent]) -> list[Batch]:
         else:
             groups.append([event])
     return [Batch(tuple(group)) for group in groups]
+
+
+def _applied(args: Mapping[str, Any], index: int) -> tuple[object, ...]:
+    """The object an ``apply`` event adds or replaces (a ResourceClaim freed or allocated by a controller,
+    a new ResourceSlice, a PersistentVolume...); pods and nodes have events of their own."""
+    where = f"[{index}].object"
+    raw = args.get("object")
+    if not isinstance(raw, Mapping):
+        raise ManifestError("must be an object (a v1 manifest)", obj="events", field=where, value=raw)
+    kind = raw.get("kind")
+    if kind in ("Pod", "Node", "List"):
+        raise ManifestError("use add_pod / add_node for pods and nodes, one object per apply", obj="events",
+                            field=f"{where}.kind", value=kind)
+    read = load_cluster([raw])
+    if not read.objects:
+        raise ManifestError("is not a kind kschedlib reads", obj="events", field=f"{where}.kind", value=kind)
+    return read.objects
 
 
 def _node(scheduler: Scheduler, name: str) -> Node:
@@ -201,6 +221,8 @@ def apply_event(scheduler: Scheduler, event: TimelineEvent, known: Mapping[str, 
     elif event.op == "label_pod":
         pod = _pod(known, args)
         scheduler.update_pod(attrs.evolve(pod, labels=_merge_labels(pod.labels, args.get("labels") or {})))
+    elif event.op == "apply":
+        scheduler.add_objects(_applied(args, event.index))
     else:
         _node_event(scheduler, event)
     return Change()

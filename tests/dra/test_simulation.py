@@ -99,3 +99,42 @@ def test_simulation_text_counts_devices() -> None:
     objects = [node("a"), gpus("a", 2), CLASS, claim("c0"), pod("p0", "c0")]
     text = simulation_text(simulate(objects, kube_version="1.36"))
     assert "devices: 1 allocated to 1 pods, 1 free" in text
+
+
+def test_a_timeline_applies_claims_and_slices_mid_run() -> None:
+    """A controller takes node a's GPU with a claim of its own, then gives it back; a new slice adds a
+    GPU on b: each pod lands as the devices allow at its time."""
+    held = {**claim("held"), "status": {"allocation": {"devices": {"results": [
+        {"request": "gpu", "driver": DRIVER, "pool": "a", "device": "gpu-0"}]}}}}
+    objects = [node("a"), node("b"), gpus("a"), CLASS, held, claim("c0"), pod("p0", "c0"), claim("c1"), claim("c2")]
+    events = [
+        {"op": "add_pod", "pod": pod("p1", "c1")},
+        {"op": "apply", "object": claim("held")},  # the controller frees a's GPU: p1 may go there
+        {"op": "apply", "object": gpus("b"), "at": "with_previous"},
+        {"op": "add_pod", "pod": pod("p2", "c2")},
+    ]
+    out = simulate(objects, kube_version="1.36", events=events).to_dict()
+    waiting = {"queue": "unschedulable", "plugins": ["DynamicResources"], "attempts": 1}
+    assert out["checkpoints"][1]["pending"] == {"default/p0": waiting, "default/p1": waiting}
+    assert out["placements"] == {"default/p0": "b", "default/p1": "a", "default/p2": None}
+    assert out["unschedulable"]["default/p2"].startswith("0/2 nodes are available: 2 cannot allocate all claims.")
+    assert out["dra"]["allocations"]["default/p1"] == [{"claim": "default/c1", "devices": [f"{DRIVER}/a/gpu-0"]}]
+
+
+@pytest.mark.parametrize(("event", "field", "value"), [
+    ({"op": "apply"}, "[0].object", None),
+    ({"op": "apply", "object": pod("p", "c")}, "[0].object.kind", "Pod"),
+    ({"op": "apply", "object": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}},
+     "[0].object.kind", "ConfigMap"),
+    ({"op": "apply", "object": {**claim("c"), "spec": {"devices": {"requests": "no"}}}}, None, None),
+])
+def test_a_timeline_refuses_a_bad_apply_before_it_runs(event: dict[str, Any], field: str | None,
+                                                       value: object) -> None:
+    from kschedlib.errors import ManifestError
+    from kschedlib.simulation.timeline import parse_events
+
+    with pytest.raises(ManifestError) as refused:
+        parse_events([event])
+    if field is not None:
+        assert refused.value.field == field
+        assert refused.value.value == value
