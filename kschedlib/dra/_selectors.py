@@ -33,24 +33,37 @@ class SelectorRuntimeError(Exception):
 class SelectorCache:
     """Compiled selectors by expression, shared by all cycles (kube keeps a CEL cache too)."""
 
-    __slots__ = ("_compile", "_compiled", "_results")
+    __slots__ = ("_compile", "_compiled", "_results", "_size")
 
     def __init__(self, compile_selector: CompileSelector) -> None:
         self._compile = compile_selector
         self._compiled: dict[str, SelectorPredicate | SelectorError] = {}
-        self._results: dict[tuple[str, int], tuple[Device, bool]] = {}
+        self._results: dict[str, tuple[dict[int, Device], dict[int, Device]]] = {}
+        """expression -> (devices it matches, devices it does not), by object id: no container per
+        answer, so remembering tens of thousands of them adds nothing for the garbage collector."""
+        self._size = 0
 
     def match(self, expression: str, device: Device, driver: str) -> bool:
         """Whether ``device`` matches, remembered per (expression, device object): devices are immutable
         and shared by every cycle until their slice changes."""
-        key = (expression, id(device))
-        known = self._results.get(key)
-        if known is not None and known[0] is device:
-            return known[1]
+        known = self._results.get(expression)
+        if known is None:
+            known = self._results[expression] = ({}, {})
+        key = id(device)
+        yes, no = known
+        if yes.get(key) is device:
+            return True
+        if no.get(key) is device:
+            return False
         result = self.get(expression)(device, driver)
-        if len(self._results) >= _RESULTS_MAX:
-            self._results.clear()
-        self._results[key] = (device, result)
+        if self._size >= _RESULTS_MAX:
+            for remembered in self._results.values():
+                remembered[0].clear()
+                remembered[1].clear()
+            self._size = 0
+        (yes if result else no)[key] = device
+        (no if result else yes).pop(key, None)  # an id reused by a new device object
+        self._size += 1
         return result
 
     def get(self, expression: str) -> SelectorPredicate:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import attrs
+import pytest
 
 from kschedlib.dra._allocator import AllocatedState, HeldDevices
 from kschedlib.dra._store import DraStore
@@ -130,3 +131,27 @@ def test_a_snapshot_of_devices_in_use_does_not_move_with_the_store() -> None:
     assert store.allocated_state().devices == {(D, "p", "g1")}
     store.deallocate(second)
     assert store.allocated_state().devices.in_pool(D, "p") == frozenset()
+
+
+def test_selector_answers_are_remembered_per_device_object_and_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kschedlib.dra import _selectors
+    from kschedlib.dra._selectors import SelectorCache
+
+    asked: list[str] = []
+
+    def compile_selector(expression: str) -> _selectors.SelectorPredicate:
+        def predicate(device: Device, driver: str) -> bool:
+            asked.append(device.name)
+            return device.name.endswith(expression)
+        return predicate
+
+    cache = SelectorCache(compile_selector)
+    one, two = Device("g1"), Device("g2")
+    assert [cache.match("1", d, D) for d in (one, two, one, two)] == [True, False, True, False]
+    assert asked == ["g1", "g2"]
+    assert cache.match("1", Device("g1"), D)  # an equal but new object is asked again
+    assert asked == ["g1", "g2", "g1"]
+    monkeypatch.setattr(_selectors, "_RESULTS_MAX", 3)
+    assert not cache.match("2", one, D)  # the bound is reached: everything is forgotten first
+    assert cache.match("1", one, D)
+    assert asked == ["g1", "g2", "g1", "g1", "g1"]
