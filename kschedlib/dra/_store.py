@@ -382,8 +382,15 @@ class DraStore:
         return keys
 
     def release_pod(self, pod: Pod) -> None:
-        """``pod`` is gone: release the claims it names and its extended-resource claim."""
-        self.release(pod, self._claim_keys(pod))
+        """``pod`` is gone: release the claims it names and its extended-resource claim, then delete the latter
+        (its controller is gone: kube's garbage collector deletes it once the claim controller released it)."""
+        keys = self._claim_keys(pod)
+        owned = self.extended_claim(pod)
+        if owned is not None and owned.key not in keys:
+            keys.append(owned.key)
+        self.release(pod, keys)
+        if owned is not None:
+            self._write(owned.key, None)
 
     def unreserve_pod(self, pod: Pod) -> None:
         """Undo PreBind for ``pod`` (a later step failed), as kube's Unreserve does: its claims keep their
