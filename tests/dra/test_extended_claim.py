@@ -242,3 +242,14 @@ def test_explain_refuses_every_node_while_a_claim_from_an_earlier_attempt_is_lef
                     kube_version="1.36").to_dict()
     assert fresh["feasible"] == ["a"]
     assert "dra_allocations" not in fresh  # as kube's recorded v1.36.3 sample: only spec.resourceClaims are shown
+
+
+def test_a_pod_whose_containers_ask_for_no_whole_device_gets_no_extended_claim() -> None:
+    """kube skips container amounts that are not whole numbers: the node's claim has no request and fits."""
+    sched, plugin = _plugin(node("a"), CLASS)
+    state, target = CycleState(), pod_from_dict(gpu_pod("500m"))
+    plugin.pre_filter(state, target)
+    assert plugin.filter(state, target, sched.snapshot().get("a")).is_success
+    assert plugin.reserve(state, target, "a").is_success
+    assert plugin.pre_bind(state, target, "a").is_success
+    assert sched.devices.claims == {}
