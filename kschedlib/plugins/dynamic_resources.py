@@ -16,7 +16,8 @@ listed in ``status.resourceClaimStatuses``).  The plugin, at each extension poin
 * PreBind: the allocation and the pod's reservation are written into the claims; devices with binding
   conditions must be ready (kschedlib answers at once what kube's wait ends in, see :mod:`kschedlib.dra._binding`);
 * PostFilter: a claim allocated but reserved for nobody (or only this pod) that did not fit a node
-  is deallocated, so the next attempt can allocate it elsewhere.
+  is deallocated, so the next attempt can allocate it elsewhere; else the extended-resource claim an
+  earlier attempt left (Filter refuses every node while it exists) is deleted.
 
 For a pod without claims PreFilter returns Skip and Score gives 0 everywhere.  With the
 DynamicResourceAllocation gate off (v1.30-v1.33 defaults) the plugin is not in the profile.
