@@ -32,12 +32,26 @@ from kschedlib.model.dra import (
 from kschedlib.model.objects import Pod
 from kschedlib.model.quantity import Quantity
 
-__all__ = ["EXTENDED_CLAIM_SUFFIX", "ClaimProblem", "DraStore", "pod_claim_name"]
+__all__ = ["EXTENDED_CLAIM_ANNOTATION", "EXTENDED_CLAIM_SUFFIX", "ClaimProblem", "DraStore", "pod_claim_name"]
 
 _ZERO: Final = Quantity.from_int(0)
 _NO_NAMES: Final[frozenset[str]] = frozenset()
 EXTENDED_CLAIM_SUFFIX: Final = "-extended-resources"
 """The name of the claim DynamicResources makes for a pod's DRA-backed extended resources: pod name + this."""
+
+
+EXTENDED_CLAIM_ANNOTATION: Final = "resource.kubernetes.io/extended-resource-claim"
+"""Set to ``"true"`` on the claim made for a pod's DRA-backed extended resources (the pod is its controller)."""
+
+
+def _extended_owner(claim: ResourceClaim) -> tuple[str, str] | None:
+    """(namespace, controller uid) of an extended-resource claim; ``None`` for any other claim."""
+    if claim.annotations.get(EXTENDED_CLAIM_ANNOTATION) != "true":
+        return None
+    for ref in claim.owner_references:
+        if ref.controller:
+            return claim.namespace, ref.uid
+    return None
 
 
 class ClaimProblem(Exception):
@@ -134,8 +148,8 @@ class _Holdings:
 class DraStore:
     """Read by the DynamicResources plugin through ``handle.dra``."""
 
-    __slots__ = ("_allocated", "_epoch", "_held", "_pool_index", "_written", "claims", "classes", "classes_version",
-                 "in_flight", "slices", "templates")
+    __slots__ = ("_allocated", "_epoch", "_extended", "_held", "_pool_index", "_written", "claims", "classes",
+                 "classes_version", "in_flight", "slices", "templates")
     MAX_LOG: Final = 65_536
     """Pool-use changes kept for :meth:`pools_changed`; beyond it the log starts again (readers see "all")."""
 
@@ -156,6 +170,8 @@ class DraStore:
         self._written: deque[tuple[ResourceClaim | None, ResourceClaim | None]] = deque()
         """Claims written since :meth:`take_written` was last called: (before, after; None if absent).  A deque:
         PreBind may write on a binding thread while the scheduler's thread takes them."""
+        self._extended: dict[tuple[str, str], str] = {}
+        """(namespace, pod uid) -> the key of the pod's extended-resource claim (see :meth:`extended_claim`)."""
 
     @property
     def epoch(self) -> object:
@@ -171,6 +187,7 @@ class DraStore:
             self.slices[obj.name] = obj
             self._pool_index = None
         elif isinstance(obj, ResourceClaim):
+            self._index(self.claims.get(obj.key), obj)
             self.claims[obj.key] = obj
             self._refresh(obj.key)
         elif isinstance(obj, ResourceClaimTemplate):
@@ -198,6 +215,7 @@ class DraStore:
     def _write(self, key: str, claim: ResourceClaim | None) -> None:
         """Store (or, with ``None``, drop) the claim ``key`` as an API write, logging the change."""
         old = self.claims.get(key)
+        self._index(old, claim)
         if claim is None:
             self.claims.pop(key, None)
         else:
@@ -217,7 +235,29 @@ class DraStore:
         other._allocated = self._allocated
         other._held = self._held.copy()
         other.classes_version = self.classes_version
+        other._extended = dict(self._extended)
         return other
+
+    def _index(self, old: ResourceClaim | None, new: ResourceClaim | None) -> None:
+        """Keep :attr:`_extended` up to date as claim ``old`` becomes ``new`` (``None``: absent)."""
+        if old is not None and (owner := _extended_owner(old)) is not None and self._extended.get(owner) == old.key:
+            del self._extended[owner]
+        if new is not None and (owner := _extended_owner(new)) is not None:
+            self._extended[owner] = new.key
+
+    def extended_claim(self, pod: Pod) -> ResourceClaim | None:
+        """The claim made in an earlier cycle for the pod's DRA-backed extended resources: annotated
+        ``resource.kubernetes.io/extended-resource-claim: "true"``, with the pod (name and uid) as controller."""
+        key = self._extended.get((pod.namespace, pod.uid))
+        claim = self.claims.get(key) if key is not None else None
+        if claim is None or not any(ref.controller and ref.uid == pod.uid and ref.name == pod.name
+                                    for ref in claim.owner_references):
+            return None
+        return claim
+
+    def delete(self, claim: ResourceClaim) -> None:
+        """Delete ``claim`` (PostFilter drops a stale extended-resource claim so the next attempt starts anew)."""
+        self._write(claim.key, None)
 
     def pool_index(self) -> PoolIndex:
         """The slices grouped by pool and node, rebuilt only after a ResourceSlice changes."""
@@ -329,7 +369,9 @@ class DraStore:
     @staticmethod
     def _claim_keys(pod: Pod) -> list[str]:
         """The keys of the pod's extended-resource claim (first) and of the claims it names."""
-        keys = [f"{pod.namespace}/{pod.name}{EXTENDED_CLAIM_SUFFIX}"]
+        status = pod.extended_resource_claim_status
+        extended = status.resource_claim_name if status is not None else f"{pod.name}{EXTENDED_CLAIM_SUFFIX}"
+        keys = [f"{pod.namespace}/{extended}"]
         for pod_claim in pod.resource_claims:
             try:
                 name = pod_claim_name(pod, pod_claim.name, pod_claim.resource_claim_name)
@@ -340,8 +382,15 @@ class DraStore:
         return keys
 
     def release_pod(self, pod: Pod) -> None:
-        """``pod`` is gone: release the claims it names and its extended-resource claim."""
-        self.release(pod, self._claim_keys(pod))
+        """``pod`` is gone: release the claims it names and its extended-resource claim, then delete the latter
+        (its controller is gone: kube's garbage collector deletes it once the claim controller released it)."""
+        keys = self._claim_keys(pod)
+        owned = self.extended_claim(pod)
+        if owned is not None and owned.key not in keys:
+            keys.append(owned.key)
+        self.release(pod, keys)
+        if owned is not None:
+            self._write(owned.key, None)
 
     def unreserve_pod(self, pod: Pod) -> None:
         """Undo PreBind for ``pod`` (a later step failed), as kube's Unreserve does: its claims keep their

@@ -300,6 +300,12 @@ def pod_to_dict(pod: Pod) -> JsonDict:
         {"name": name} if claim is None else {"name": name, "resourceClaimName": claim}
         for name, claim in pod.resource_claim_statuses
     ])
+    extended = pod.extended_resource_claim_status
+    if extended is not None:
+        status["extendedResourceClaimStatus"] = {
+            "resourceClaimName": extended.resource_claim_name,
+            "requestMappings": [{"containerName": m.container_name, "resourceName": m.resource_name,
+                                 "requestName": m.request_name} for m in extended.request_mappings]}
     if pod.pod_level_status_requests is not None:
         status["resources"] = {"requests": _quantities(pod.pod_level_status_requests)}
     _put(status, "allocatedResources", _quantities(pod.pod_level_allocated))

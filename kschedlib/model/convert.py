@@ -83,12 +83,14 @@ from kschedlib.model._convert_write import object_to_dict as _core_object_to_dic
 from kschedlib.model.dra import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from kschedlib.model.labels import LabelSelector, selector_from_labels
 from kschedlib.model.objects import (
+    ContainerExtendedResourceRequest,
     ContainerImage,
     Namespace,
     Node,
     OwnerSelector,
     Pod,
     PodDisruptionBudget,
+    PodExtendedResourceClaimStatus,
     PodResourceClaim,
 )
 from kschedlib.model.resources import container_requests_sum
@@ -162,6 +164,26 @@ def _claim_status(r: Reader, raw: object, path: str) -> tuple[str, str | None]:
     return r.reqstr(status, "name", path), r.optstr(status, "resourceClaimName", path)
 
 
+def _request_mapping(r: Reader, raw: object, path: str) -> ContainerExtendedResourceRequest:
+    mapping = r.as_map(raw, path)
+    return ContainerExtendedResourceRequest(r.reqstr(mapping, "containerName", path),
+                                            r.reqstr(mapping, "resourceName", path),
+                                            r.reqstr(mapping, "requestName", path))
+
+
+def _extended_claim_status(r: Reader, status: Mapping[str, Any]) -> PodExtendedResourceClaimStatus | None:
+    """``status.extendedResourceClaimStatus``: the claim's name and at least one request mapping (as the API
+    server requires)."""
+    raw = r.getmap(status, "extendedResourceClaimStatus", "status")
+    if raw is None:
+        return None
+    path = "status.extendedResourceClaimStatus"
+    mappings = r.each(raw, "requestMappings", path, _request_mapping)
+    if not mappings:
+        r.fail(f"{path}.requestMappings", "is required")
+    return PodExtendedResourceClaimStatus(r.reqstr(raw, "resourceClaimName", path), mappings)
+
+
 def pod_from_dict(d: Mapping[str, Any]) -> Pod:
     """A v1 Pod, defaulted as an API server would (see the module docstring)."""
     r, meta, name, namespace = open_object(d, "Pod", namespaced=True)
@@ -206,6 +228,7 @@ def pod_from_dict(d: Mapping[str, Any]) -> Pod:
         container_statuses=spec_.container_statuses(r, status, "containerStatuses"),
         init_container_statuses=spec_.container_statuses(r, status, "initContainerStatuses"),
         resource_claim_statuses=r.each(status, "resourceClaimStatuses", "status", _claim_status),
+        extended_resource_claim_status=_extended_claim_status(r, status),
         host_users=_optbool(r, spec, "hostUsers"),
         pod_level_status_requests=level_status,
         pod_level_allocated=level_allocated,

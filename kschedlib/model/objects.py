@@ -329,6 +329,33 @@ class PodResourceClaim:
                                          "resource_claim_template_name": check.TEXT_OR_NONE})
 
 
+@final
+@attrs.frozen(slots=True)
+class ContainerExtendedResourceRequest:
+    """A ``status.extendedResourceClaimStatus.requestMappings`` entry: which request of the pod's
+    extended-resource claim serves a container's extended resource."""
+
+    container_name: str
+    resource_name: str
+    request_name: str
+
+    __attrs_post_init__ = check.checker({"container_name": check.TEXT, "resource_name": check.TEXT,
+                                         "request_name": check.TEXT})
+
+
+@final
+@attrs.frozen(slots=True)
+class PodExtendedResourceClaimStatus:
+    """``status.extendedResourceClaimStatus``: the claim kube-scheduler made for the pod's extended resources
+    that DeviceClasses provide (DRAExtendedResource), and its request per container and resource."""
+
+    resource_claim_name: str
+    request_mappings: tuple[ContainerExtendedResourceRequest, ...] = ()
+
+    __attrs_post_init__ = check.checker({"resource_claim_name": check.TEXT,
+                                         "request_mappings": check.tuple_of(ContainerExtendedResourceRequest)})
+
+
 _check_pod = check.checker({
     "name": check.TEXT, "namespace": check.TEXT, "uid": check.TEXT, "labels": check.MAP, "annotations": check.MAP,
     "owner_references": check.tuple_of(OwnerReference), "node_name": check.TEXT, "scheduler_name": check.TEXT,
@@ -343,6 +370,7 @@ _check_pod = check.checker({
     "deletion_timestamp": check.SECONDS_OR_NONE, "pod_level_requests": check.RESOURCES_OR_NONE,
     "pod_level_limits": check.RESOURCES_OR_NONE, "container_statuses": check.tuple_of(ContainerStatus),
     "resource_claim_statuses": check.tuple_of(tuple),
+    "extended_resource_claim_status": check.one_of(PodExtendedResourceClaimStatus),
     "init_container_statuses": check.tuple_of(ContainerStatus), "host_users": check.FLAG_OR_NONE,
     "pod_level_status_requests": check.RESOURCES_OR_NONE, "pod_level_allocated": check.RESOURCES,
 })
@@ -395,6 +423,8 @@ class Pod:
     """``status.initContainerStatuses`` that report resources."""
     resource_claim_statuses: tuple[tuple[str, str | None], ...] = ()
     """``status.resourceClaimStatuses``: (pod claim name, generated ResourceClaim name or ``None``)."""
+    extended_resource_claim_status: PodExtendedResourceClaimStatus | None = None
+    """``status.extendedResourceClaimStatus`` (DRA-backed extended resources, read from v1.36)."""
     host_users: bool | None = None
     """``spec.hostUsers`` (``False``: the pod runs in a user namespace)."""
     pod_level_status_requests: ResourceList | None = None

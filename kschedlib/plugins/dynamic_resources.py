@@ -16,7 +16,8 @@ listed in ``status.resourceClaimStatuses``).  The plugin, at each extension poin
 * PreBind: the allocation and the pod's reservation are written into the claims; devices with binding
   conditions must be ready (kschedlib answers at once what kube's wait ends in, see :mod:`kschedlib.dra._binding`);
 * PostFilter: a claim allocated but reserved for nobody (or only this pod) that did not fit a node
-  is deallocated, so the next attempt can allocate it elsewhere.
+  is deallocated, so the next attempt can allocate it elsewhere; else the extended-resource claim an
+  earlier attempt left (Filter refuses every node while it exists) is deleted.
 
 For a pod without claims PreFilter returns Skip and Score gives 0 everywhere.  With the
 DynamicResourceAllocation gate off (v1.30-v1.33 defaults) the plugin is not in the profile.
@@ -33,8 +34,15 @@ import attrs
 from kschedlib.clock import Clock
 from kschedlib.dra._allocator import AllocationError, Allocator, Features, NodeAllocationFailed, claims_signature
 from kschedlib.dra._binding import has_binding_conditions, readiness, timed_out, wait_outcome
+from kschedlib.dra._extended import extended_requests
 from kschedlib.dra._selectors import SelectorCache
-from kschedlib.dra._store import EXTENDED_CLAIM_SUFFIX, ClaimProblem, DraStore, pod_claim_name
+from kschedlib.dra._store import (
+    EXTENDED_CLAIM_ANNOTATION,
+    EXTENDED_CLAIM_SUFFIX,
+    ClaimProblem,
+    DraStore,
+    pod_claim_name,
+)
 from kschedlib.errors import ConfigError
 from kschedlib.framework._go_duration import parse_duration
 from kschedlib.framework.cycle_state import CycleState, StateKey
@@ -57,12 +65,11 @@ from kschedlib.framework.status import SUCCESS as _SUCCESS
 from kschedlib.framework.status import Status
 from kschedlib.model.dra import (
     AllocationResult,
-    DeviceRequest,
     ExactRequest,
     ResourceClaim,
 )
 from kschedlib.model.labels import NodeSelector
-from kschedlib.model.objects import Node, Pod
+from kschedlib.model.objects import Node, OwnerReference, Pod
 from kschedlib.model.resources import pod_requests
 from kschedlib.plugins._helpers.dra_hints import dynamic_resources_events
 from kschedlib.plugins._helpers.normalize import normalized_values
@@ -75,7 +82,7 @@ CANNOT_ALLOCATE: Final = "cannot allocate all claims"
 NOT_AVAILABLE: Final = "resourceclaim not available on the node"
 FIRST_AVAILABLE_MAX_SIZE: Final = 8
 RESERVED_FOR_MAX_SIZE: Final = 256
-_IMPLICIT_PREFIX: Final = "deviceclass.resource.kubernetes.io/"
+STALE_EXTENDED_CLAIM: Final = "cannot schedule extended resource claim"
 _MEMO_SIGNATURES_MAX: Final = 64
 _CANNOT_ALLOCATE: Final = Status.unresolvable(CANNOT_ALLOCATE, plugin="DynamicResources")
 """Shared by every node that cannot serve the claims (already naming the plugin, so not copied to add it)."""
@@ -125,8 +132,9 @@ def decode_args(raw: Mapping[str, Any] | None) -> DynamicResourcesArgs:
 class _State:
     """PreFilter's findings, shared (not copied) by clones as kube shares its pointer."""
 
-    __slots__ = ("_pending", "allocator", "available_on", "binding", "claims", "extended", "node_allocations",
-                 "node_memo", "not_ready", "prioritized", "resolve", "selectors", "signature", "store", "unavailable")
+    __slots__ = ("_pending", "allocator", "available_on", "binding", "claims", "extended", "extended_claims",
+                 "node_allocations", "node_memo", "not_ready", "prioritized", "resolve", "selectors", "signature",
+                 "stale_extended", "store", "unavailable")
 
     def __init__(self) -> None:
         self.claims: list[ResourceClaim] = []
@@ -134,6 +142,10 @@ class _State:
         self.allocator: Allocator | None = None
         self.extended: dict[str, tuple[str, int]] = {}
         """extended resource -> (device class, count) for resources a DeviceClass may provide."""
+        self.extended_claims: dict[tuple[str, ...], ResourceClaim] = {}
+        """The pod's extended-resource claim per set of resources left to DRA (most nodes share one)."""
+        self.stale_extended: ResourceClaim | None = None
+        """The pod's extended-resource claim from an earlier attempt: no node fits, PostFilter deletes it."""
         self.node_allocations: dict[str, tuple[Sequence[ResourceClaim], Sequence[AllocationResult]]] = {}
         """node -> the claims allocated there and their results (paired only when asked: most nodes never are)."""
         self.unavailable: set[int] = set()
@@ -312,6 +324,10 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, NodeLoca
         extended = self._extended_requests(pod, store)
         if not claims and not extended:
             return Status.skip()
+        if extended:
+            problem = self._find_stale_extended(data, pod, store)
+            if problem is not None:
+                return problem
         available_on: list[NodeSelector | None] = []
         to_allocate = 0
         for claim in claims:
@@ -344,6 +360,21 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, NodeLoca
             data.node_memo = self._node_memo(data.signature, store)
             data.resolve = lambda node_name: self._resolve(data, node_name)
         return Status.success()
+
+    @staticmethod
+    def _find_stale_extended(data: _State, pod: Pod, store: DraStore) -> Status | None:
+        """Find the extended-resource claim an earlier attempt made (PreBind wrote it, then the pod did not
+        bind), checked as kube checks every claim of the pod: not in use by others, not being allocated."""
+        stale = store.extended_claim(pod)
+        if stale is None:
+            return None
+        if stale.allocation is not None:
+            if len(stale.reserved_for) >= RESERVED_FOR_MAX_SIZE and not _reserved_for_pod(stale, pod):
+                return Status.unresolvable("resourceclaim in use")
+        elif store.has_pending_allocation(stale.uid or stale.key):
+            return Status.unresolvable(f"resource claim {stale.key} is in the process of being allocated")
+        data.stale_extended = stale
+        return None
 
     def _check_binding(self, data: _State) -> None:
         """Find the allocated claims with binding conditions, and those of them that failed or timed out
@@ -431,21 +462,32 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, NodeLoca
 
     # --- Filter -------------------------------------------------------------------------------
 
-    def _extended_claim(self, pod: Pod, data: _State, node_info: NodeInfo) -> ResourceClaim | None:
-        requests = []
-        for index, (resource, (device_class, count)) in enumerate(sorted(data.extended.items())):
-            if node_info.allocatable.scalar.get(resource, 0) > 0 and not resource.startswith(_IMPLICIT_PREFIX):
-                continue
-            requests.append(DeviceRequest(f"container-0-request-{index}",
-                                          ExactRequest(f"container-0-request-{index}", device_class, count=count)))
-        if not requests:
+    @staticmethod
+    def _extended_claim(pod: Pod, data: _State, node_info: NodeInfo) -> ResourceClaim | None:
+        """The pod's extended-resource claim for this node: a request per container and resource the node
+        does not advertise (zero allocatable); ``None`` when the node advertises them all."""
+        allocatable = node_info.allocatable.scalar
+        needed = tuple(name for name in sorted(data.extended) if not allocatable.get(name, 0))
+        if not needed:
             return None
-        return ResourceClaim(f"{pod.name}{EXTENDED_CLAIM_SUFFIX}", pod.namespace, requests=tuple(requests))
+        claim = data.extended_claims.get(needed)
+        if claim is None:
+            requests, _ = extended_requests(pod, {name: data.extended[name][0] for name in needed})
+            if not requests:
+                return None
+            claim = ResourceClaim(
+                f"{pod.name}{EXTENDED_CLAIM_SUFFIX}", pod.namespace, annotations={EXTENDED_CLAIM_ANNOTATION: "true"},
+                owner_references=(OwnerReference("Pod", pod.name, pod.uid, "v1", controller=True),),
+                requests=requests)
+            data.extended_claims[needed] = claim
+        return claim
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         data = state.get(_STATE)
         if data is None or (not data.claims and not data.extended):
             return Status.success()
+        if data.stale_extended is not None and data.stale_extended.requests:
+            return Status.unresolvable(STALE_EXTENDED_CLAIM)
         node = node_info.node
         assert node is not None
         if data.node_memo is not None and not data.selectors and not data.not_ready:
@@ -604,6 +646,9 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, NodeLoca
             if not claim.reserved_for or (len(claim.reserved_for) == 1 and claim.reserved_for[0].uid == pod.uid):
                 store.deallocate(claim)
                 return PostFilterResult(Status.unschedulable("deallocation of ResourceClaim completed"))
+        if data.stale_extended is not None:
+            store.delete(data.stale_extended)
+            return PostFilterResult(Status.unschedulable("deletion of ResourceClaim completed"))
         return PostFilterResult(Status.unschedulable("still not schedulable"))
 
 

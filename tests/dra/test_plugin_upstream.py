@@ -30,7 +30,7 @@ import attrs
 import pytest
 
 from kschedlib import FakeClock, load_cluster
-from kschedlib.dra._store import EXTENDED_CLAIM_SUFFIX, DraStore
+from kschedlib.dra._store import EXTENDED_CLAIM_ANNOTATION, EXTENDED_CLAIM_SUFFIX, DraStore
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.events import ActionType, ClusterEvent, QueueingHint
 from kschedlib.framework.status import REJECTED_CODES, Code, Status
@@ -227,15 +227,6 @@ ALLOCATES = {"in_flight": {CLAIM: ALLOCATED}, "claims": {CLAIM: IN_USE}}
 """The plain success: Reserve holds instance-1 for the claim in flight, PreBind writes it reserved for the pod."""
 
 NOT_MODELLED = "kschedlib has no API server: "
-EXTENDED_CLAIM_EXISTS = ("an existing extended-resource claim of the pod (annotation "
-                         "resource.kubernetes.io/extended-resource-claim) is not recognised: kschedlib neither "
-                         "rejects the node with 'cannot schedule extended resource claim' nor deletes the claim")
-
-
-def xfail(reason: str) -> tuple[pytest.MarkDecorator]:
-    return (pytest.mark.xfail(strict=True, reason=reason),)
-
-
 def skip(reason: str) -> tuple[pytest.MarkDecorator]:
     return (pytest.mark.skip(reason=reason),)
 
@@ -246,6 +237,15 @@ TWO_CLAIMS = pod(POD_WITH_CLAIM, (f"{RESOURCE}-2", f"claim:{CLAIM2}"))
 EXTENDED_POD = pod(requests=({GPU: "1"},))
 OTHER_ALLOCATED = allocated("not-my-claim", owned=False)
 EXTENDED_ALLOCATION = f"container-0-request-0=instance-1 @{NODE} | "
+
+
+def _extended_claim(selector: Json) -> Json:
+    """Upstream's ``extendedResourceClaim``: made for the pod's extended resources in an earlier attempt (the
+    annotation and the pod as controller mark it), allocated with the node ``selector``, reserved for nobody."""
+    out = claim(f"my-pod{EXTENDED_CLAIM_SUFFIX}", {"name": "container-0-request-0", "exactly": exactly()},
+                allocation=[result("container-0-request-0")], selector=selector)
+    out["metadata"]["annotations"] = {EXTENDED_CLAIM_ANNOTATION: "true"}
+    return out
 
 
 def _binding_claim(name: str, device_name: str, driver: str, request_name: str) -> Json:
@@ -425,9 +425,7 @@ PLUGIN_CASES: dict[str, Case] = {
                                  f"container-1-request-0=instance-3 @{NODE} | "},
          "claims": {EXTENDED: "container-0-request-0=instance-1,container-1-request-0=instance-2,"
                               f"container-1-request-0=instance-3 @{NODE} | {POD_UID}"}},
-        classes=[device_class(extended=GPU)], slices=[slice_(NODE, *instances(4))],
-        marks=xfail("the extended-resource claim has one request per resource of the whole pod "
-                    "(container-0-request-<i>), not one per container and resource (container-<c>-request-<i>)")),
+        classes=[device_class(extended=GPU)], slices=[slice_(NODE, *instances(4))]),
     "extended-resource-name-with-resources-fail-patch": Case(
         EXTENDED_POD, {}, classes=[device_class(extended=GPU)], slices=[slice_(NODE)],
         marks=skip(NOT_MODELLED + "a failing patch of the pod's status in PreBind")),
@@ -435,16 +433,14 @@ PLUGIN_CASES: dict[str, Case] = {
         EXTENDED_POD, {"filter": {NODE: "UnschedulableAndUnresolvable: cannot schedule extended resource claim"},
                        "postfilter": "Unschedulable: deletion of ResourceClaim completed",
                        "claims": {EXTENDED: "<deleted>"}},
-        claims=[claim(f"my-pod{EXTENDED_CLAIM_SUFFIX}", {"name": "container-0-request-0", "exactly": exactly()},
-                      allocation=[result("container-0-request-0")], selector=on_node())],
-        classes=[device_class(extended=GPU)], slices=[slice_(NODE)], marks=xfail(EXTENDED_CLAIM_EXISTS)),
+        claims=[_extended_claim(on_node())],
+        classes=[device_class(extended=GPU)], slices=[slice_(NODE)]),
     "extended-resource-name-with-resources-delete-claim": Case(
         EXTENDED_POD, {"filter": {NODE: "UnschedulableAndUnresolvable: cannot schedule extended resource claim"},
                        "postfilter": "Unschedulable: deletion of ResourceClaim completed",
                        "claims": {EXTENDED: "<deleted>"}},
-        claims=[claim(f"my-pod{EXTENDED_CLAIM_SUFFIX}", {"name": "container-0-request-0", "exactly": exactly()},
-                      allocation=[result("container-0-request-0")], selector=on_node(NODE2))],
-        classes=[device_class(extended=GPU)], slices=[slice_(NODE)], marks=xfail(EXTENDED_CLAIM_EXISTS)),
+        claims=[_extended_claim(on_node(NODE2))],
+        classes=[device_class(extended=GPU)], slices=[slice_(NODE)]),
     "extended-resource-name-bind-failure": Case(
         EXTENDED_POD, {"in_flight": {EXTENDED: EXTENDED_ALLOCATION}},
         classes=[device_class(extended=GPU)], slices=[slice_(NODE)], unreserve_after_prebind=True),

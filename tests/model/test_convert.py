@@ -40,6 +40,7 @@ from kschedlib.model.labels import (
 from kschedlib.model.objects import (
     Affinity,
     Container,
+    ContainerExtendedResourceRequest,
     ContainerImage,
     ContainerPort,
     ContainerRestartRule,
@@ -54,6 +55,7 @@ from kschedlib.model.objects import (
     PodAffinityTerm,
     PodCondition,
     PodDisruptionBudget,
+    PodExtendedResourceClaimStatus,
     PodResourceClaim,
     PreferredSchedulingTerm,
     Taint,
@@ -371,6 +373,8 @@ FULL_POD: dict[str, Any] = {
     },
     "status": {
         "resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "web-1-gpu-x7k2q"}],
+        "extendedResourceClaimStatus": {"resourceClaimName": "web-1-extended-resources-4vq8m", "requestMappings": [
+            {"containerName": "app", "resourceName": "example.com/gpu", "requestName": "container-1-request-2"}]},
         "containerStatuses": [
             {"name": "app", "resources": {"requests": {"cpu": "2"}}, "allocatedResources": {"cpu": "1500m"},
              "ready": True},
@@ -506,6 +510,8 @@ EXPECTED_POD = Pod(
     container_statuses=(ContainerStatus("app", {"cpu": q("2")}, {"cpu": q("1500m")}),),
     init_container_statuses=(ContainerStatus("init", {}),),
     resource_claim_statuses=(("gpu", "web-1-gpu-x7k2q"),),
+    extended_resource_claim_status=PodExtendedResourceClaimStatus("web-1-extended-resources-4vq8m", (
+        ContainerExtendedResourceRequest("app", "example.com/gpu", "container-1-request-2"),)),
     host_users=False,
     pod_level_status_requests={"cpu": q("3")},
     pod_level_allocated={"cpu": q("2")},
