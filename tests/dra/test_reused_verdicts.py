@@ -86,7 +86,8 @@ def run(base: Sequence[dict[str, Any]], ops: Sequence[Op]) -> list[object]:
 
     ``("pod", count, a100)`` adds a pod with its claim; ``("delete", i, _)`` removes the i-th pod of those left;
     ``("grab", node, n)`` lets another party allocate the first n + 1 devices of node ``node``'s pool (no
-    pod, so no NodeInfo changes); ``("free", i, _)`` has it give back its i-th grab.
+    pod, so no NodeInfo changes); ``("free", i, _)`` has it give back its i-th grab; ``("node", i, _)`` takes
+    node i away with its pods (as the pod garbage collector does), or brings it back.
     """
     scheduler = kschedlib.Scheduler(seed=7, clock=kschedlib.FakeClock())
     scheduler.add_objects(_load(base))
@@ -108,6 +109,17 @@ def run(base: Sequence[dict[str, Any]], ops: Sequence[Op]) -> list[object]:
             scheduler.add_objects(_load([_claim(name, b + 1, False, [(pool, f"d{i}") for i in range(b + 1)])]))
         elif op == "free" and grabs:
             scheduler.add_objects(_load([_claim(grabs[a % len(grabs)], 1, False)]))
+        elif op == "node":
+            name = nodes[a % len(nodes)]
+            if scheduler.has_node(name):
+                for key, where in sorted(scheduler.bound_pods().items()):
+                    if where == name:
+                        scheduler.remove_pod(key)
+                        pods.remove(key.partition("/")[2])
+                scheduler.remove_node(name)
+            else:
+                scheduler.add_objects(_load([m for m in base if m["kind"] == "Node"
+                                             and m["metadata"]["name"] == name]))
         out += [(r.pod.name, r.node_name, r.message) for r in scheduler.run_until_idle()]
         out.append(sorted((key, tuple(d.device for d in claim.allocation.devices))
                           for key, claim in scheduler.devices.claims.items() if claim.allocation is not None))
@@ -132,6 +144,7 @@ _ops = st.lists(st.one_of(
     st.tuples(st.just("delete"), st.integers(0, 50), st.just(0)),
     st.tuples(st.just("grab"), st.integers(0, 5), st.integers(0, 2)),
     st.tuples(st.just("free"), st.integers(0, 50), st.just(0)),
+    st.tuples(st.just("node"), st.integers(0, 5), st.just(0)),
 ), min_size=4, max_size=30)
 
 
