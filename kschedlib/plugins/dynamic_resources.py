@@ -425,16 +425,19 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, NodeLoca
             return None
 
     def _node_memo(self, signature: Hashable, store: DraStore) -> _NodeMemo:
-        """The remembered allocations of claims with this signature, dropped when the slices or classes change
-        (looked up once per cycle, so Filter's check per node is one dict lookup and the pools' use)."""
-        known = self._memo.get(signature)
+        """The remembered allocations of claims with this signature in this store, dropped when the slices or
+        classes change (looked up once per cycle, so Filter's check per node is one dict lookup and the
+        pools' use).  Kept per store: pool-use versions of two stores (a copy ``explain`` works on, say) may
+        be equal while the devices in use differ."""
+        key = (signature, store.epoch)
+        known = self._memo.get(key)
         pools = store.pool_index()
         if known is not None and known[0] is pools and known[1] == store.classes_version:
             return known[2]
         if len(self._memo) >= _MEMO_SIGNATURES_MAX:
             self._memo.clear()
         node_memo: _NodeMemo = {}
-        self._memo[signature] = (pools, store.classes_version, node_memo)
+        self._memo[key] = (pools, store.classes_version, node_memo)
         return node_memo
 
     def _check_requests(self, claim: ResourceClaim, store: DraStore) -> Status | None:

@@ -361,3 +361,24 @@ def test_a_shared_pool_changes_every_node() -> None:
     assert names == {"n1"}
     scheduler.add_objects(_load([_claim("y", 1, False, [("rack", "d0")])]))
     assert plugin.node_state_changes(position)[1] is None
+
+
+def test_allocations_remembered_on_a_copy_of_the_devices_are_not_taken_for_the_live_ones() -> None:
+    """``explain`` works on a copy of the device state; a pool's use version there can equal a later one
+    of the live store while other devices are in use. A pod scheduled after must get the live free GPU."""
+    scheduler = kschedlib.Scheduler(seed=1, clock=kschedlib.FakeClock())
+    scheduler.add_objects(_load([CLASS, _node("n0", "z0"), _slice("n0", 2, "a100", nodeName="n0")]))
+    engine = scheduler._engine
+    live = engine.store.dra
+    live.pool_index()  # built by the first cycle with claims, and shared by copies
+    engine.store.dra = live.copy()  # as Scheduler.explain does for a pod with claims
+    scheduler.add_objects(_load([_claim("copy", 1, False, [("n0", "d0")])]))  # use version 1 on the copy
+    probe = kschedlib.load_cluster([_pod("probe", "probe"), _claim("probe", 1, False)])
+    engine.store.dra.add(next(o for o in probe.objects if not isinstance(o, kschedlib.Pod)))
+    assert scheduler.feasible_nodes(probe.pods[0]) == ["n0"]  # remembers d1 for the one-GPU shape on the copy
+    engine.store.dra = live
+    scheduler.add_objects(_load([_claim("live", 1, False, [("n0", "d1")]), _claim("p", 1, False), _pod("p", "p")]))
+    assert [(r.pod.name, r.node_name) for r in scheduler.run_until_idle()] == [("p", "n0")]
+    allocation = scheduler.devices.claims["default/p"].allocation
+    assert allocation is not None
+    assert [d.device for d in allocation.devices] == ["d0"]
