@@ -580,6 +580,12 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, NodeLoca
 
     # --- Reserve / Unreserve / PreBind ----------------------------------------------------------
 
+    def _claims_store(self, data: _State) -> DraStore:
+        """The device state PreFilter read, written back to by the later extension points: a binding that
+        runs on a binding thread while ``explain`` works on a copy of the live state still writes the live
+        one."""
+        return data.store if data.store is not None else self._store
+
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         data = state.get(_STATE)
         if data is None or data.allocator is None:
@@ -589,7 +595,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, NodeLoca
             if data.to_allocate:
                 return Status.from_error(f"claim allocation not found for node {node_name}")
             return Status.success()
-        store = self._store
+        store = self._claims_store(data)
         for claim, result in allocations:
             store.assume(attrs.evolve(claim, allocation=result))
         return Status.success()
@@ -598,7 +604,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, NodeLoca
         data = state.get(_STATE)
         if data is None:
             return
-        store = self._store
+        store = self._claims_store(data)
         for claim, _ in data.allocations(node_name):
             store.forget(claim)
         store.unreserve_pod(pod)
@@ -617,7 +623,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, NodeLoca
         data = state.get(_STATE)
         if data is None or (not data.claims and not data.allocations(node_name)):
             return Status.success()
-        store = self._store
+        store = self._claims_store(data)
         now = _wall_time(self._handle.clock) if self._binding else None
         results = {claim.key: (claim, result) for claim, result in data.allocations(node_name)}
         written = []
@@ -643,7 +649,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, NodeLoca
             return PostFilterResult(Status.from_error(STATE_NOT_FOUND))
         if not data.claims and not data.extended:
             return PostFilterResult(Status.unschedulable(NO_CLAIMS_TO_DEALLOCATE))
-        store = self._store
+        store = self._claims_store(data)
         for index in sorted(data.unavailable):
             claim = data.claims[index]
             if not claim.reserved_for or (len(claim.reserved_for) == 1 and claim.reserved_for[0].uid == pod.uid):

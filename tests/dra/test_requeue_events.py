@@ -278,3 +278,22 @@ def test_dra_objects_are_no_events_without_dra() -> None:
     assert where(sched, "w") == ("unschedulable", 1)
     sched.add_node(kschedlib.load_cluster([node("b")]).nodes[0])  # an event it does watch moves it
     assert where(sched, "w")[0] != "unschedulable"
+
+
+def test_a_binding_in_flight_writes_its_claim_to_the_live_devices_while_explain_runs() -> None:
+    """``explain`` of a pod with claims works on a copy of the device state; a binding running meanwhile (on
+    a binding thread) must still write its claim to the live state, else the pod would be bound with its
+    claim left unallocated."""
+    bindings = HeldBindings()
+    sched = scheduler(node("a"), gpus("a"), CLASS, claim("c0"), pod("p0", "c0"), claim("other"),
+                      binding_executor=bindings)
+    assert placed(sched.run_until_idle()) == [("p0", "a")]
+    engine = sched._engine
+    live = engine.store.dra
+    engine.store.dra = live.copy()  # what Scheduler.explain does while it runs
+    bindings.release()
+    engine.store.dra = live
+    assert placed(sched.tick()) == [("p0", "a")]
+    written = sched.devices.claims["default/c0"]
+    assert written.allocation is not None
+    assert [c.uid for c in written.reserved_for] == ["uid-p0"]
