@@ -159,7 +159,7 @@ class _State:
         self.store: DraStore | None = None
         self.prioritized = False
         """Whether an unallocated claim has a prioritized list (else every node scores 0)."""
-        self.resolve: Callable[[str], list[AllocationResult] | None] | None = None
+        self.resolve: Callable[[_State, str], list[AllocationResult] | None] | None = None
         """Finds the allocation on a node Filter did not visit in this cycle (its verdict was reused)."""
         self.binding = False
         """Whether an allocated claim has devices with binding conditions (their readiness moves with time)."""
@@ -178,7 +178,7 @@ class _State:
         """:meth:`allocations`, found now for a node whose Filter verdict was reused from an earlier
         cycle (the node search then never called Filter there); kept for Reserve and PreBind."""
         if node_name not in self.node_allocations and self.resolve is not None:
-            results = self.resolve(node_name)
+            results = self.resolve(self, node_name)
             if results is not None:
                 self.node_allocations[node_name] = (self.pending, results)
         return self.allocations(node_name)
@@ -358,7 +358,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, NodeLoca
         if data.allocator is not None and not extended:
             data.signature = claims_signature(data.to_allocate)
             data.node_memo = self._node_memo(data.signature, store)
-            data.resolve = lambda node_name: self._resolve(data, node_name)
+            data.resolve = self._resolve  # the plugin's method, not a closure over ``data``: no reference cycle
         return Status.success()
 
     @staticmethod
