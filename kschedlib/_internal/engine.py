@@ -810,6 +810,18 @@ class Engine:
                 self.add_pod(pod)
 
 
+    def remove_objects(self, objects: Iterable[object]) -> None:
+        """Objects deleted in the cluster (not nodes or pods): forgotten, and their delete events requeue pods
+        as kube's informers would (storage objects with queueing hints, DRA objects with DRA on)."""
+        for obj in objects:
+            stored = self.store.storage.replaced(obj) if self._hints else None
+            resource = stored[0] if stored is not None else None
+            if resource is None and self._dra_events and isinstance(obj, _DRA_OBJECTS):
+                resource = _DRA_RESOURCES[type(obj)]
+            old = self.store.remove(obj)
+            if old is not None and resource is not None:
+                self.queue.move_all(ev.object_change(resource, old, None), old=old, new=None)
+
     def _object_changes(self, items: Iterable[object]) -> list[tuple[ev.ClusterEvent, object, object]]:
         """Each added or changed object kube-scheduler watches beyond nodes and pods, as an event: storage
         objects with queueing hints (the volume plugins' hints read them; without hints they watch every
