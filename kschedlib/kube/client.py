@@ -14,7 +14,7 @@ import contextlib
 import json
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final, final
 from urllib.parse import urlencode
@@ -40,15 +40,18 @@ class RateLimiter:
     ``qps <= 0`` means no limit, as ``clientConnection.qps: -1`` does for kube-scheduler.
     """
 
-    __slots__ = ("_burst", "_lock", "_qps", "_stamp", "_tokens")
+    __slots__ = ("_burst", "_clock", "_lock", "_qps", "_sleep", "_stamp", "_tokens")
 
-    def __init__(self, qps: float, burst: int) -> None:
+    def __init__(self, qps: float, burst: int, *, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
         if qps > 0 and burst < 1:
             raise ConfigError("must be at least 1 when qps is positive", field="clientConnection.burst", value=burst)
         self._qps = qps
         self._burst = float(burst)
         self._tokens = float(burst)
-        self._stamp = time.monotonic()
+        self._clock = clock
+        self._sleep = sleep
+        self._stamp = clock()
         self._lock = threading.Lock()
 
     def acquire(self) -> None:
@@ -56,13 +59,13 @@ class RateLimiter:
         if self._qps <= 0:
             return
         with self._lock:
-            now = time.monotonic()
+            now = self._clock()
             self._tokens = min(self._burst, self._tokens + (now - self._stamp) * self._qps)
             self._stamp = now
             self._tokens -= 1.0
             wait = -self._tokens / self._qps if self._tokens < 0 else 0.0
         if wait > 0:
-            time.sleep(wait)
+            self._sleep(wait)
 
 
 def _import_kubernetes() -> Any:
