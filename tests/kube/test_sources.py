@@ -31,7 +31,8 @@ def cluster(admin: KubeClient) -> Iterator[None]:
                       labels={"app": "db"}))
     create(admin, pod("web", NS, scheduler="default-scheduler", cpu="1", node_selector={"pool": "src"}))
     create(admin, pod("huge", NS, scheduler="default-scheduler", cpu="3", node_selector={"pool": "src"}))
-    create(admin, {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "db", "namespace": NS},
+    create(admin, {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+                   "metadata": {"name": "db", "namespace": NS},
                    "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "db"}}}})
     yield
     admin.request("DELETE", f"/api/v1/namespaces/{NS}/pods", body={"gracePeriodSeconds": 0})
@@ -115,7 +116,8 @@ def test_dump_writes_what_snapshot_reads(admin: KubeClient) -> None:
     out = io.StringIO()
     count = dump(out, client=admin)
     document = json.loads(out.getvalue())
-    assert document["kind"] == "List" and len(document["items"]) == count
+    assert document["kind"] == "List"
+    assert len(document["items"]) == count
     assert all("managedFields" not in item["metadata"] for item in document["items"])
     from_dump = kschedlib.load_cluster(document)
     live = snapshot(client=admin)
