@@ -29,8 +29,9 @@ def user_of(kubeconfig: Path, context: str | None = None) -> str:
     ("exec-plugin", SCHEDULER_USER),
 ])
 def test_kubeconfig_users(plane: ControlPlane, tmp_path: Path, how: str, user: str) -> None:
-    options: dict[str, Any] = {"token": {"token": ADMIN_TOKEN}, "client-certificate": {"client_cert": True},
-                               "exec-plugin": {"exec_token": SCHEDULER_TOKEN}}[how]
+    choices: dict[str, dict[str, Any]] = {"token": {"token": ADMIN_TOKEN}, "client-certificate": {"client_cert": True},
+                                          "exec-plugin": {"exec_token": SCHEDULER_TOKEN}}
+    options = choices[how]
     kubeconfig = plane.write_kubeconfig(tmp_path / "config", **options)
     assert user_of(kubeconfig) == user
 
