@@ -90,7 +90,7 @@ def _configuration(kubeconfig: str | None, context: str | None) -> Any:
         else:
             kubernetes.config.load_kube_config(config_file=kubeconfig or None, context=context,
                                                client_configuration=configuration, persist_config=False)
-    except (kubernetes.config.ConfigException, OSError) as exc:
+    except Exception as exc:  # any way a kubeconfig cannot be read (missing, YAML, bad fields) is a config error
         field = "kubeconfig" if kubeconfig is not None or context is not None else "in-cluster config"
         raise ConfigError(str(exc), field=field, value=kubeconfig if kubeconfig else context) from exc
     return configuration

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import kschedlib
 from kschedlib.errors import KubeApiError
 from kschedlib.kube import KubeClient, LiveScheduler, read_settings
+from kschedlib.kube._plugins import registry
 from kschedlib.kube.sources import snapshot
 
 PODS = "/api/v1/namespaces/{ns}/pods"
@@ -128,7 +129,8 @@ def running(client: KubeClient, document: Mapping[str, Any], **options: Any) -> 
         assert live.stopped.is_set(), "the scheduler did not stop"
 
 
-def check_invariants(client: KubeClient, live: LiveScheduler, ns: str, scheduler: str) -> None:
+def check_invariants(client: KubeClient, live: LiveScheduler, ns: str, scheduler: str,
+                     document: Mapping[str, Any] | None = None, plugins: Sequence[str] = ()) -> None:
     """Every pod bound at most once (one Scheduled event, naming its node), no pending pod of ours that fits, and
     the scheduler's cache equal to the API server's pods and nodes."""
     now = pods(client, ns)
@@ -141,10 +143,12 @@ def check_invariants(client: KubeClient, live: LiveScheduler, ns: str, scheduler
             if target["metadata"]["uid"] == e["regarding"]["uid"]:
                 assert e["note"].endswith(f" to {target['spec'].get('nodeName')}"), e["note"]
     cluster = snapshot(client=client)
+    document = document if document is not None else config(scheduler)
+    plugin_registry = registry(lambda pod, node: None, plugins)
     for name, p in now.items():
         if p["spec"].get("schedulerName") == scheduler and not p["spec"].get("nodeName") \
                 and not p["metadata"].get("deletionTimestamp"):
-            answer = kschedlib.explain(cluster, f"{ns}/{name}", {"profiles": [{"schedulerName": scheduler}]})
+            answer = kschedlib.explain(cluster, f"{ns}/{name}", document, registry=plugin_registry)
             assert answer.outcome is None or not answer.outcome.feasible, f"{name} fits but stayed pending"
     api_bound = {f"{ns}/{n}": p["spec"]["nodeName"] for n, p in now.items() if p["spec"].get("nodeName")}
     api_nodes = sorted(n.name for n in cluster.nodes)
