@@ -2,7 +2,7 @@
 
 The informer starts from a list it is given (the snapshot the scheduler started with) and watches from its
 resourceVersion: with bookmarks (so a quiet resource still moves its version on), resuming from the last version
-seen when a watch ends (the API server closes each after ``--min-request-timeout`` or our ``timeoutSeconds``),
+seen when a watch ends (the API server closes each after a random time above its ``--min-request-timeout``),
 backing off on errors (0.8 s doubling to 30 s, as client-go), and listing anew when the API server answers
 410 Gone (the version was compacted away).  A relist is delivered as the differences from what was known:
 additions, changes (a new resourceVersion) and deletions, so the consumer never misses a deletion.
@@ -71,7 +71,7 @@ class Informer:
     """One resource's list and watch; changes go to ``deliver`` in the order the API server made them."""
 
     def __init__(self, client: KubeClient, resource: Resource, deliver: Deliver, *, stop: threading.Event,
-                 initial: list[dict[str, Any]], version: str, watch_timeout: tuple[int, int] = (300, 600),
+                 initial: list[dict[str, Any]], version: str, read_timeout: float = 330.0,
                  backoff: Backoff | None = None) -> None:
         self.client = client
         self.resource = resource
@@ -79,7 +79,8 @@ class Informer:
         self.stop = stop
         self.store: dict[str, dict[str, Any]] = {object_key(o): o for o in initial}
         self.version = version
-        self.watch_timeout = watch_timeout
+        self.read_timeout = read_timeout
+        """A watch silent this long is given up and made again (bookmarks come about every minute)."""
         self.backoff = backoff if backoff is not None else Backoff()
         self.relists = 0
         """Lists after the first (410 Gone), for logs and tests."""
@@ -101,12 +102,11 @@ class Informer:
         self.thread.join(timeout)
 
     def _run(self) -> None:
-        rng = self.backoff.rng
         while not self.stop.is_set():
             try:
                 if not self.version:
                     self._relist()
-                self._watch(rng.randint(*self.watch_timeout))
+                self._watch()
                 self.backoff.reset()
             except _Gone:
                 log.info("watch of %s: resourceVersion %s is gone; listing again", self.resource.plural, self.version)
@@ -142,10 +142,9 @@ class Informer:
         self.store = fresh
         self.version = version
 
-    def _watch(self, timeout: int) -> None:
-        query = {"watch": True, "resourceVersion": self.version, "allowWatchBookmarks": True,
-                 "timeoutSeconds": timeout}
-        stream = self.client.stream(self.resource.path, query, read_timeout=timeout + 30.0)
+    def _watch(self) -> None:
+        query = {"watch": True, "resourceVersion": self.version, "allowWatchBookmarks": True}
+        stream = self.client.stream(self.resource.path, query, read_timeout=self.read_timeout)
         self.watches += 1
         with self._lock:
             self._stream = stream

@@ -111,6 +111,8 @@ class KubeClient:
         self.user_agent = user_agent
         self.requests = 0
         """Requests sent (retries included), for tests and logs."""
+        self.throttled = 0
+        """Answers of 429 Too Many Requests received (each retried after its Retry-After)."""
 
     def with_limits(self, qps: float, burst: int) -> KubeClient:
         """Another client on the same configuration with its own rate limiter (kube-scheduler gives its events one)."""
@@ -149,6 +151,7 @@ class KubeClient:
             if response.status < 400:
                 return response
             error = _error(response, method, path)
+            self.throttled += error.status == 429
             if error.retry_after is None or attempt == MAX_RETRIES:
                 raise error
             time.sleep(min(error.retry_after, 10.0))
@@ -203,7 +206,7 @@ class Stream:
             yield json.loads(pending)
 
     def close(self) -> None:
-        with contextlib.suppress(AttributeError, ValueError, OSError):  # not reading, or urllib3 before 2.3
+        with contextlib.suppress(AttributeError, ValueError, RuntimeError, OSError):  # already ended, or old urllib3
             self._response.shutdown()
         with contextlib.suppress(OSError):
             self._response.release_conn()

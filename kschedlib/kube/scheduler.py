@@ -236,9 +236,10 @@ class LiveScheduler:
 
     def _schedule(self) -> None:
         """Pods whose bindings or Permit waits ended, then cycles until the queue has nothing ready."""
-        for result in self.scheduler.tick():
+        ended = self.scheduler.tick()
+        self._flush_deferred()  # what the cluster did meanwhile (someone else bound the pod?) first
+        for result in ended:
             self._handle(result)
-        self._flush_deferred()
         for _ in range(_BATCH_PODS):
             if self.stopping.is_set():
                 return

@@ -4,6 +4,7 @@ flags start their own).  Without the binaries (``KUBEBUILDER_ASSETS``) every tes
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -31,3 +32,14 @@ def plane() -> Iterator[ControlPlane]:
 def admin(plane: ControlPlane) -> KubeClient:
     """A client with every right, for setting up and reading back."""
     return connect(str(plane.kubeconfig), qps=0, burst=0)
+
+
+@pytest.fixture(scope="session")
+def as_scheduler(plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> KubeClient:
+    """A client as ``system:kube-scheduler`` (client certificate): only kube-scheduler's own RBAC role, which is
+    what a scheduler run here must need, and no exemption from the API server's limits."""
+    return scheduler_client(plane, tmp_path_factory.mktemp("as-scheduler"))
+
+
+def scheduler_client(plane: ControlPlane, where: Path) -> KubeClient:
+    return connect(str(plane.write_kubeconfig(where / "scheduler.kubeconfig", client_cert=True)))

@@ -49,7 +49,7 @@ def cleanup(client: KubeClient, ns: str, nodes: list[str]) -> None:
         client.request("DELETE", f"/api/v1/nodes/{name}")
 
 
-def test_run_places_pods_as_simulate_does(admin: KubeClient) -> None:
+def test_run_places_pods_as_simulate_does(admin: KubeClient, as_scheduler: KubeClient) -> None:
     ns, me, other = namespace(admin, "parity"), "parity-scheduler", "someone-else"
     nodes = {"par-1": "2", "par-2": "2", "par-3": "4", "par-4": "1"}
     for name, cpu in nodes.items():
@@ -61,7 +61,7 @@ def test_run_places_pods_as_simulate_does(admin: KubeClient) -> None:
     create(admin, pod("not-mine", ns, scheduler=other, cpu="100m"))
     document = config(me)
     expected = kschedlib.simulate(snapshot(client=admin), document, seed=0)
-    with running(admin, document) as live:
+    with running(as_scheduler, document) as live:
         wait_for("every pod placed or refused", settled(admin, ns, me))
         check_invariants(admin, live, ns, me)
     now = pods(admin, ns)
@@ -152,7 +152,8 @@ def preempted(client: KubeClient, ns: str) -> bool:
     return urgent is not None and bool(urgent["status"].get("nominatedNodeName") or urgent["spec"].get("nodeName"))
 
 
-def test_writes_match_kube_schedulers(plane: ControlPlane, admin: KubeClient, tmp_path: Path) -> None:
+def test_writes_match_kube_schedulers(plane: ControlPlane, admin: KubeClient, as_scheduler: KubeClient,
+                                      tmp_path: Path) -> None:
     if not (plane.bin_dir / "kube-scheduler").is_file():
         pytest.skip("no kube-scheduler beside the control plane")
     theirs = kube_scheduler(plane, tmp_path, "kube-twin")
@@ -170,7 +171,7 @@ def test_writes_match_kube_schedulers(plane: ControlPlane, admin: KubeClient, tm
         theirs.terminate()
         theirs.wait(30)
     cleanup(admin, "twin-kube", ["tk-1", "tk-2"])  # the same cluster for the second half
-    with running(admin, config("lib-twin")) as live:
+    with running(as_scheduler, config("lib-twin")) as live:
         preemption_scenario(admin, "twin-lib", "lib-twin", "tl")
         wait_for("kschedlib's preemption", lambda: preempted(admin, "twin-lib"), timeout=60)
         time.sleep(1)
@@ -193,7 +194,7 @@ def test_writes_match_kube_schedulers(plane: ControlPlane, admin: KubeClient, tm
     cleanup(admin, "twin-lib", ["tl-1", "tl-2"])
 
 
-def test_custom_plugin_from_a_module_file(admin: KubeClient) -> None:
+def test_custom_plugin_from_a_module_file(admin: KubeClient, as_scheduler: KubeClient) -> None:
     ns, me = namespace(admin, "plugin"), "plugin-scheduler"
     create(admin, node("plug-1", cpu="2", labels={"pool": "plug"}))
     create(admin, node("plug-2", cpu="8", labels={"pool": "plug", "maintenance": "true"}))
@@ -202,7 +203,7 @@ def test_custom_plugin_from_a_module_file(admin: KubeClient) -> None:
     document = config(me)
     document["profiles"][0]["plugins"] = {"multiPoint": {"enabled": [{"name": "AvoidMaintenance"}]}}
     plugins = [str(HERE / "plugins_for_run.py")]
-    with running(admin, document, plugins=plugins) as live:
+    with running(as_scheduler, document, plugins=plugins) as live:
         wait_for("both pods decided", settled(admin, ns, me))
         check_invariants(admin, live, ns, me, document, plugins)
     now = pods(admin, ns)
