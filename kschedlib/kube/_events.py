@@ -1,4 +1,4 @@
-"""Events as kube-scheduler records them: ``events.k8s.io/v1``, sent from a thread of their own on a client
+"""Events as kube-scheduler records them: ``events.k8s.io/v1``, sent from threads of their own on a client
 with its own rate limiter (kube-scheduler gives its event client one), never holding up scheduling.
 
 An Event's name is the object's name and the time in hex nanoseconds; ``reportingController`` is the profile's
@@ -25,6 +25,7 @@ __all__ = ["NOTE_LIMIT", "EventRecorder", "micro_time", "reference", "truncate"]
 NOTE_LIMIT: Final = 1024
 """kube's limit on an event note, in bytes; longer notes end in `` ...``."""
 log = logging.getLogger("kschedlib.kube")
+_SERIES_KEPT: Final = 10_000
 
 
 def truncate(message: str) -> str:
@@ -51,16 +52,18 @@ def reference(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 @final
 class EventRecorder:
-    """Queues events and sends them on its own thread; :meth:`close` sends what is queued (bounded)."""
+    """Queues events and sends them on ``senders`` threads; :meth:`close` sends what is queued (bounded)."""
 
-    def __init__(self, client: KubeClient, *, hostname: str | None = None) -> None:
+    def __init__(self, client: KubeClient, *, hostname: str | None = None, senders: int = 4) -> None:
         self.client = client
         self.hostname = hostname if hostname is not None else socket.gethostname()
         self._queue: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self._series: dict[tuple[str, ...], dict[str, Any]] = {}
+        self._lock = threading.Lock()
         self.sent = 0
-        self.thread = threading.Thread(target=self._run, name="events", daemon=True)
-        self.thread.start()
+        self.threads = [threading.Thread(target=self._run, name=f"events-{i}", daemon=True) for i in range(senders)]
+        for thread in self.threads:
+            thread.start()
 
     def record(self, regarding: Mapping[str, Any], *, controller: str, event_type: str, reason: str, action: str,
                note: str) -> None:
@@ -94,23 +97,33 @@ class EventRecorder:
         ref = event["regarding"]
         key = (event["action"], event["reason"], event["reportingController"], ref.get("namespace", ""),
                ref.get("name", ""), ref.get("uid", ""), ref.get("resourceVersion", ""))
-        first = self._series.get(key)
         namespace = event["metadata"]["namespace"]
+        with self._lock:
+            first = self._series.get(key)
+            if first is None:
+                if len(self._series) >= _SERIES_KEPT:  # client-go forgets series after a while, too
+                    self._series.clear()
+                self._series[key] = event
+            else:
+                series = first.setdefault("series", {"count": 1})
+                series["count"] += 1
+                series["lastObservedTime"] = event["eventTime"]
+                if series["count"] > 2:  # the event becomes a series once; later repeats are counted here
+                    return
+                series = dict(series)
         if first is None:
-            self._series[key] = event
             self.client.request("POST", f"/apis/events.k8s.io/v1/namespaces/{namespace}/events", body=event)
-            self.sent += 1
-            return
-        series = first.setdefault("series", {"count": 1})
-        series["count"] += 1
-        series["lastObservedTime"] = event["eventTime"]
-        if series["count"] == 2:  # the event becomes a series once; later repeats are counted here
+        else:
             self.client.request("PATCH", f"/apis/events.k8s.io/v1/namespaces/{namespace}/events/"
                                 f"{first['metadata']['name']}", body={"series": series},
                                 content_type="application/merge-patch+json")
+        with self._lock:
             self.sent += 1
 
-    def close(self, timeout: float = 5.0) -> None:
+    def close(self, timeout: float = 10.0) -> None:
         """Send what is queued (for at most ``timeout`` seconds), then stop."""
-        self._queue.put(None)
-        self.thread.join(timeout)
+        for _ in self.threads:
+            self._queue.put(None)
+        deadline = time.monotonic() + timeout
+        for thread in self.threads:
+            thread.join(max(deadline - time.monotonic(), 0.0))

@@ -87,15 +87,20 @@ def _add_module(target: Registry, module: ModuleType, ref: str) -> None:
     if not classes:
         raise ConfigError("defines no plugin class and no register(registry) function", field="--plugins", value=ref)
     for cls in classes:
-        factory: Any = cls
-        target.register(cls.name, factory, args=getattr(cls, "decode_args", None))
+        plugin_factory: Any = cls
+        target.register(cls.name, plugin_factory, args=getattr(cls, "decode_args", None))
 
 
-def registry(bind: Bind, modules: Sequence[str] = ()) -> Registry:
-    """In-tree plus entry-point plugins, those of ``modules``, and the API binder as ``DefaultBinder``."""
+def registry(bind: Bind, plugins: Sequence[str | type[Plugin]] = ()) -> Registry:
+    """In-tree plus entry-point plugins, those of ``plugins`` (modules, ``.py`` files or plugin classes), and the
+    API binder as ``DefaultBinder``."""
     target = in_tree_registry().with_entry_points()
-    for ref in modules:
-        _add_module(target, load_module(ref), ref)
+    for ref in plugins:
+        if isinstance(ref, str):
+            _add_module(target, load_module(ref), ref)
+        else:
+            factory: Any = ref
+            target.register(ref.name, factory, args=getattr(ref, "decode_args", None))
     target.unregister(BINDER)
 
     def binder(args: object, handle: Handle) -> Plugin:

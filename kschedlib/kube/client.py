@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -88,7 +89,8 @@ def _configuration(kubeconfig: str | None, context: str | None) -> Any:
                 try_refresh_token=True)
             loader.load_and_set(configuration)
         else:
-            kubernetes.config.load_kube_config(config_file=kubeconfig or None, context=context,
+            where = kubeconfig or os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
+            kubernetes.config.load_kube_config(config_file=where, context=context,
                                                client_configuration=configuration, persist_config=False)
     except Exception as exc:  # any way a kubeconfig cannot be read (missing, YAML, bad fields) is a config error
         field = "kubeconfig" if kubeconfig is not None or context is not None else "in-cluster config"

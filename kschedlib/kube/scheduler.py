@@ -26,6 +26,7 @@ from os import PathLike
 from typing import Any, Final, final
 
 from kschedlib.errors import KschedError
+from kschedlib.framework import Plugin
 from kschedlib.kube import _writer as writer
 from kschedlib.kube._events import EventRecorder
 from kschedlib.kube._informer import DELETED, Informer, object_key
@@ -87,7 +88,8 @@ class LiveScheduler:
     """
 
     def __init__(self, client: KubeClient, settings: RunSettings, *, kube_version: str | None = None,
-                 feature_gates: Mapping[str, bool] | str | None = None, plugins: Sequence[str] = (),
+                 feature_gates: Mapping[str, bool] | str | None = None,
+                 plugins: Sequence[str | type[Plugin]] = (),
                  seed: int | None = None, metrics_address: tuple[str, int] | None = None,
                  verbosity: int = 0, identity: str | None = None) -> None:
         self.client = client
@@ -478,16 +480,16 @@ def _first_profile(document: Mapping[str, Any] | None) -> str:
 def run(config: str | PathLike[str] | Mapping[str, Any] | None = None, *, kubeconfig: str | None = None,
         context: str | None = None, kube_version: str | None = None,
         feature_gates: Mapping[str, bool] | str | None = None, leader_elect: bool = False,
-        metrics_bind_address: str | None = None, plugins: Sequence[str] = (), seed: int | None = None,
-        verbosity: int = 0) -> int:
+        metrics_bind_address: str | None = None, plugins: Sequence[str | type[Plugin]] = (),
+        seed: int | None = None, verbosity: int = 0) -> int:
     """Schedule the cluster's pods of ``config``'s profiles until SIGTERM/SIGINT; returns the exit status.
 
     ``kubeconfig`` (or the config's ``clientConnection.kubeconfig``; ``""`` for ``$KUBECONFIG`` or
     ``~/.kube/config``) names the cluster; with neither, the in-cluster service account is used, as
     kube-scheduler does.  ``leader_elect`` (or the config's ``leaderElection.leaderElect``) runs leader election
     on a Lease named after the first profile unless the config names one.  ``metrics_bind_address``
-    (``HOST:PORT``) serves ``/healthz``, ``/readyz`` and ``/metrics``.  ``plugins``: modules or ``.py`` files
-    whose plugins are registered (besides the in-tree plugins and the installed entry points).
+    (``HOST:PORT``) serves ``/healthz``, ``/readyz`` and ``/metrics``.  ``plugins``: modules, ``.py`` files or
+    plugin classes to register (besides the in-tree plugins and the installed entry points).
     """
     resolve(kube_version, feature_gates)  # a bad version or gate is refused before anything connects
     document: Any = config

@@ -40,7 +40,10 @@ TUTORIAL = DOCS / "tutorial" / "index.md"
 HOW_TO = ("custom-plugin-with-args.md", "embed-as-decision-engine.md", "read-a-cluster-dump.md",
           "plugin-entry-points.md", "long-running-host.md", "what-if-on-a-live-scheduler.md", "max-replicas.md",
           "drain-nodes.md", "nodes-needed.md", "compare-configs.md", "sweeps.md")
-OWN_PAGES = (TUTORIAL, *(DOCS / "how-to" / page for page in HOW_TO), DOCS / "index.md", DOCS / "reference" / "api.md",
+LIVE_HOW_TO = ("run-as-a-second-scheduler.md", "ask-a-live-cluster.md")
+"""Pages about a live cluster: tests/kube/test_docs_live.py runs them against a real API server."""
+OWN_PAGES = (TUTORIAL, *(DOCS / "how-to" / page for page in (*HOW_TO, *LIVE_HOW_TO)), DOCS / "index.md",
+             DOCS / "reference" / "api.md",
              DOCS / "explanation" / "cycle.md", DOCS / "explanation" / "design.md", ROOT / "examples" / "README.md",
              ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "tests" / "README.md")
 SKIP_MARK = "<!-- skip: next -->"
@@ -219,8 +222,8 @@ def test_readme_commands_are_what_ci_runs() -> None:
 
 
 _SIGNATURE = re.compile(r"\*\*`([A-Za-z_][\w.]*)\(([^`]*)\)(?: -> [^`]*)?`\*\*")
-_NAMESPACES = ("kschedlib", "kschedlib.framework", "kschedlib.framework.events", "kschedlib.model",
-               "kschedlib.simulation", "kschedlib.testing", "kschedlib.sweeps", "kschedlib.capacity",
+_NAMESPACES = ("kschedlib", "kschedlib.kube", "kschedlib.framework", "kschedlib.framework.events",
+               "kschedlib.model", "kschedlib.simulation", "kschedlib.testing", "kschedlib.sweeps", "kschedlib.capacity",
                "kschedlib.progress")
 
 
