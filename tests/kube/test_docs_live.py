@@ -6,7 +6,6 @@ and the scheduler runs as its ServiceAccount (a token of its own, the in-cluster
 from __future__ import annotations
 
 import json
-import time
 import types
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,8 +16,17 @@ import yaml
 
 from kschedlib.kube import KubeClient, LiveScheduler, connect, read_settings
 from kschedlib.kube import client as client_module
-from tests.examples.test_docs import DOCS, TUTORIAL, UPDATE, _TIMING, blocks, console_commands, rewrite, \
-    run_command, run_python_blocks
+from tests.examples.test_docs import (
+    _TIMING,
+    DOCS,
+    TUTORIAL,
+    UPDATE,
+    blocks,
+    console_commands,
+    rewrite,
+    run_command,
+    run_python_blocks,
+)
 from tests.kube.cluster import create, pods, wait_for
 from tests.kube.envtest import ControlPlane, control_plane
 
@@ -135,4 +143,3 @@ def test_the_manifest_is_all_the_scheduler_needs(tutorial_cluster: ControlPlane,
         live.join(30)
         on_cluster.request("DELETE", "/api/v1/namespaces/default/pods/as-deployed", body={"gracePeriodSeconds": 0})
     assert live.exit_status == 0
-    time.sleep(0)
