@@ -8,13 +8,15 @@ Objects are kept as the API server wrote them, less ``metadata.managedFields`` (
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Any, Final
+from collections.abc import Sequence
+from typing import Any, Final, final
+
+import attrs
 
 from kschedlib.kube._resources import RESOURCES, Resource
 from kschedlib.kube.client import KubeApiError, KubeClient
 
-__all__ = ["PAGE", "list_all", "read_snapshot", "snapshot_document"]
+__all__ = ["PAGE", "Snapshot", "list_all", "read_snapshot", "snapshot_document"]
 
 PAGE: Final = 500
 """Objects per page, client-go's reflector page size."""
@@ -55,8 +57,19 @@ def _served(error: KubeApiError) -> bool:
     return error.status not in (404, 403)
 
 
-def read_snapshot(client: KubeClient, resources: Sequence[Resource] = RESOURCES) -> tuple[list[dict[str, Any]], str]:
-    """Every object of ``resources`` at one resourceVersion, kinds in the given order; and that version.
+@final
+@attrs.frozen(slots=True)
+class Snapshot:
+    """The objects read (kinds in the order asked), the resourceVersion they were read at, and the resources
+    the API server served to this user (the others are left out)."""
+
+    objects: list[dict[str, Any]]
+    version: str
+    served: tuple[Resource, ...]
+
+
+def read_snapshot(client: KubeClient, resources: Sequence[Resource] = RESOURCES) -> Snapshot:
+    """Every object of ``resources`` at one resourceVersion.
 
     Kinds the API server does not serve (no DRA API, no PodGroup CRD) or does not let this user read are left out.
     """
@@ -69,9 +82,10 @@ def read_snapshot(client: KubeClient, resources: Sequence[Resource] = RESOURCES)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _read_once(client: KubeClient, resources: Sequence[Resource]) -> tuple[list[dict[str, Any]], str]:
+def _read_once(client: KubeClient, resources: Sequence[Resource]) -> Snapshot:
     objects: list[dict[str, Any]] = []
     version: str | None = None
+    served: list[Resource] = []
     for resource in resources:
         try:
             items, listed_at = list_all(client, resource, resource_version=version)
@@ -82,7 +96,8 @@ def _read_once(client: KubeClient, resources: Sequence[Resource]) -> tuple[list[
         if version is None:
             version = listed_at
         objects.extend(items)
-    return objects, version or ""
+        served.append(resource)
+    return Snapshot(objects, version or "", tuple(served))
 
 
 def snapshot_document(objects: Sequence[dict[str, Any]], resource_version: str) -> dict[str, Any]:
@@ -90,12 +105,3 @@ def snapshot_document(objects: Sequence[dict[str, Any]], resource_version: str) 
     return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": resource_version},
             "items": list(objects)}
 
-
-def kinds(objects: Sequence[dict[str, Any]]) -> Iterator[str]:
-    """The kinds present, in order of first appearance."""
-    seen: set[str] = set()
-    for obj in objects:
-        kind = str(obj.get("kind"))
-        if kind not in seen:
-            seen.add(kind)
-            yield kind

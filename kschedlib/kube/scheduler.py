@@ -163,14 +163,15 @@ class LiveScheduler:
         kube = self.scheduler.kube
         batch = any(self.scheduler.plugin(name) is not None for name in ("Coscheduling", "CapacityScheduling"))
         resources = for_scheduler(dynamic_resources=kube.switches.dynamic_resources, batch=batch)
-        objects, version = read_snapshot(self.client, resources)
-        self.scheduler.add_objects(load_cluster(snapshot_document(objects, version)))
+        read = read_snapshot(self.client, resources)
+        version = read.version
+        self.scheduler.add_objects(load_cluster(snapshot_document(read.objects, version)))
         by_kind: dict[str, list[dict[str, Any]]] = {}
-        for obj in objects:
+        for obj in read.objects:
             by_kind.setdefault(str(obj["kind"]), []).append(obj)
         self.raw_pods = {object_key(o): o for o in by_kind.get("Pod", ())}
         for res in resources:
-            if res.kind not in by_kind and not self._serves(res):
+            if res not in read.served:
                 log.info("%s: not served by this API server (or not readable); not watched", res.plural)
                 continue
             informer = Informer(self.client, res, self._deliver, stop=self.stopping,
@@ -183,15 +184,6 @@ class LiveScheduler:
             self.elector.start()
         self.ready.set()
         self._log(2, "scheduler started", pods=len(self.raw_pods), version=version, profiles=self.scheduler.profiles)
-
-    def _serves(self, res: Resource) -> bool:
-        try:
-            self.client.request("GET", res.path, query={"limit": 1})
-        except KubeApiError as exc:
-            if exc.status in (403, 404):
-                return False
-            raise
-        return True
 
     def _leading(self) -> bool:
         return self.elector is None or self.elector.leading.is_set()
@@ -508,7 +500,11 @@ def run(config: str | PathLike[str] | Mapping[str, Any] | None = None, *, kubeco
     live = LiveScheduler(client, settings, kube_version=kube_version, feature_gates=feature_gates, plugins=plugins,
                          seed=seed, verbosity=verbosity,
                          metrics_address=parse_address(metrics_bind_address) if metrics_bind_address else None)
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda number, frame: live.stop())
-    return live.run()
+    if threading.current_thread() is not threading.main_thread():
+        return live.run()
+    previous = {sig: signal.signal(sig, lambda number, frame: live.stop()) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        return live.run()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -26,17 +26,17 @@ def snapshot(kubeconfig: str | None = "", context: str | None = None, *, client:
     ``kubeconfig`` ``""`` (the default) follows ``$KUBECONFIG`` then ``~/.kube/config``; ``None`` with no
     ``context`` uses the in-cluster service account; ``client`` overrides both.
     """
-    objects, version = read_snapshot(client if client is not None else connect(kubeconfig, context))
-    return load_cluster(snapshot_document(objects, version))
+    read = read_snapshot(client if client is not None else connect(kubeconfig, context))
+    return load_cluster(snapshot_document(read.objects, read.version))
 
 
 def dump(out: TextIO, kubeconfig: str | None = "", context: str | None = None, *,
          client: KubeClient | None = None) -> int:
     """Write the snapshot to ``out`` as one v1 ``List`` (JSON); returns the number of objects written."""
-    objects, version = read_snapshot(client if client is not None else connect(kubeconfig, context))
-    json.dump(snapshot_document(objects, version), out, indent=1)
+    read = read_snapshot(client if client is not None else connect(kubeconfig, context))
+    json.dump(snapshot_document(read.objects, read.version), out, indent=1)
     out.write("\n")
-    return len(objects)
+    return len(read.objects)
 
 
 def add_live_arguments(parser: argparse.ArgumentParser) -> None:
