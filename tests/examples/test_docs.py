@@ -149,19 +149,24 @@ def run_command(command: str, cwd: Path) -> str:
     return completed.stdout
 
 
-def test_tutorial_console_blocks() -> None:
-    commands = console_commands(TUTORIAL)
+def check_console_blocks(page: Path, cwd: Path) -> None:
+    """Run the page's console commands in ``cwd``; each prints what the page says (timings aside)."""
+    commands = console_commands(page)
     assert commands
     updates: dict[int, tuple[Block, list[str]]] = {}
     for block, command, documented in commands:
-        printed = run_command(command, TUTORIAL.parent)
+        printed = run_command(command, cwd)
         if UPDATE:
             updates.setdefault(block.first, (block, []))[1].append(f"$ {command}\n{printed}")
             continue
         assert _TIMING.sub("<timing>", printed.rstrip("\n")) == _TIMING.sub("<timing>", documented.rstrip("\n")), (
             f"$ {command}\n--- printed\n{printed}--- documented\n{documented}")
     if updates:
-        rewrite(TUTORIAL, [(block, "".join(texts)) for block, texts in updates.values()])
+        rewrite(page, [(block, "".join(texts)) for block, texts in updates.values()])
+
+
+def test_tutorial_console_blocks() -> None:
+    check_console_blocks(TUTORIAL, TUTORIAL.parent)
 
 
 @pytest.mark.parametrize("page", HOW_TO)

@@ -4,6 +4,8 @@ terminating pods, and the invariants every fault test checks."""
 from __future__ import annotations
 
 import time
+import urllib.error
+import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -86,6 +88,17 @@ def reap(client: KubeClient, ns: str) -> None:
             except KubeApiError as exc:
                 if exc.status != 404:
                     raise
+
+
+def http_get(url: str) -> tuple[int, str]:
+    """Status and body of a GET (0 and nothing when nobody answers)."""
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+    except OSError:
+        return 0, ""
 
 
 def wait_for(what: str, check: Callable[[], bool], *, timeout: float = 30.0, reap_in: str | None = None,

@@ -16,17 +16,7 @@ import yaml
 
 from kschedlib.kube import KubeClient, LiveScheduler, connect, read_settings
 from kschedlib.kube import client as client_module
-from tests.examples.test_docs import (
-    _TIMING,
-    DOCS,
-    TUTORIAL,
-    UPDATE,
-    blocks,
-    console_commands,
-    rewrite,
-    run_command,
-    run_python_blocks,
-)
+from tests.examples.test_docs import DOCS, TUTORIAL, blocks, check_console_blocks, run_python_blocks
 from tests.kube.cluster import create, pods, wait_for
 from tests.kube.envtest import ControlPlane, control_plane
 
@@ -65,18 +55,7 @@ def on_cluster(tutorial_cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_ask_a_live_cluster_console_blocks(on_cluster: KubeClient, tmp_path: Path) -> None:
-    commands = console_commands(ASK)
-    assert commands
-    updates: dict[int, tuple[Any, list[str]]] = {}
-    for block, command, documented in commands:
-        printed = run_command(command, tmp_path)
-        if UPDATE:
-            updates.setdefault(block.first, (block, []))[1].append(f"$ {command}\n{printed}")
-            continue
-        assert _TIMING.sub("<timing>", printed.rstrip("\n")) == _TIMING.sub("<timing>", documented.rstrip("\n")), (
-            f"$ {command}\n--- printed\n{printed}--- documented\n{documented}")
-    if updates:
-        rewrite(ASK, [(block, "".join(texts)) for block, texts in updates.values()])
+    check_console_blocks(ASK, tmp_path)
 
 
 def test_ask_a_live_cluster_python_blocks(on_cluster: KubeClient, tmp_path: Path,

@@ -6,8 +6,6 @@ from __future__ import annotations
 import os
 import signal
 import threading
-import urllib.error
-import urllib.request
 from typing import Any
 
 import pytest
@@ -15,19 +13,11 @@ import pytest
 from kschedlib.errors import ConfigError
 from kschedlib.kube import KubeClient, run
 from kschedlib.kube._serving import parse_address
-from tests.kube.cluster import config, create, namespace, node, pod, pods, running, wait_for
+from tests.kube.cluster import config, create, http_get, namespace, node, pod, pods, running, wait_for
 from tests.kube.envtest import ControlPlane
 
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases"
 QUICK = {"leaderElect": True, "leaseDuration": "3s", "renewDeadline": "2s", "retryPeriod": "500ms"}
-
-
-def get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as answer:
-            return answer.status, answer.read().decode()
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode()
 
 
 def test_health_readiness_and_metrics(admin: KubeClient, as_scheduler: KubeClient) -> None:
@@ -38,13 +28,13 @@ def test_health_readiness_and_metrics(admin: KubeClient, as_scheduler: KubeClien
         base = f"http://127.0.0.1:{live.server.port}"
         create(admin, pod("one", ns, scheduler=me))
         wait_for("the pod bound", lambda: bool(pods(admin, ns)["one"]["spec"].get("nodeName")))
-        assert get(f"{base}/healthz") == (200, "ok")
-        assert get(f"{base}/livez") == (200, "ok")
-        assert get(f"{base}/readyz") == (200, "ok")
-        status, text = get(f"{base}/metrics")
+        assert http_get(f"{base}/healthz") == (200, "ok")
+        assert http_get(f"{base}/livez") == (200, "ok")
+        assert http_get(f"{base}/readyz") == (200, "ok")
+        status, text = http_get(f"{base}/metrics")
         assert status == 200
         assert f'scheduler_schedule_attempts_total{{profile="{me}",result="scheduled"}} 1.0' in text
-        assert get(f"{base}/nope")[0] == 404
+        assert http_get(f"{base}/nope")[0] == 404
     admin.request("DELETE", f"/api/v1/namespaces/{ns}/pods", body={"gracePeriodSeconds": 0})
     admin.request("DELETE", "/api/v1/nodes/health-1")
 
@@ -79,7 +69,7 @@ def test_leadership_handed_over_and_lost(admin: KubeClient, as_scheduler: KubeCl
             wait_for("the second leading", second.elector.leading.is_set, timeout=10)
             create(admin, pod("by-second", ns, scheduler=me))
             wait_for("the second pod bound", lambda: bool(pods(admin, ns)["by-second"]["spec"].get("nodeName")))
-            lease: dict[str, Any] = admin.request("GET", f"/apis/coordination.k8s.io/v1/namespaces/default/leases/"
+            lease: dict[str, Any] = admin.request("GET", "/apis/coordination.k8s.io/v1/namespaces/default/leases/"
                                                          "kube-scheduler-election")
             assert lease["spec"]["holderIdentity"] == "second"
             lease["spec"]["holderIdentity"] = "usurper"  # someone else holds it now: second can no longer renew

@@ -13,7 +13,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ from tests.kube.cluster import (
     config,
     create,
     events,
+    http_get,
     namespace,
     node,
     pod,
@@ -152,35 +152,33 @@ def preempted(client: KubeClient, ns: str) -> bool:
     return urgent is not None and bool(urgent["status"].get("nominatedNodeName") or urgent["spec"].get("nodeName"))
 
 
+def play_preemption(client: KubeClient, ns: str, scheduler: str, prefix: str) -> tuple[Any, Any]:
+    """The scenario with ``scheduler`` running: its writes once it preempted, and once the victim was gone and
+    the preemptor bound."""
+    preemption_scenario(client, ns, scheduler, prefix)
+    wait_for(f"{scheduler}'s preemption", lambda: preempted(client, ns), timeout=60)
+    time.sleep(1)  # let it write the victim's condition and its events
+    before_reap = writes(client, ns, prefix, scheduler)
+    reap(client, ns)
+    wait_for(f"{scheduler} binding the preemptor", lambda: bool(pods(client, ns)["urgent"]["spec"].get("nodeName")),
+             timeout=60)
+    time.sleep(1)
+    return before_reap, writes(client, ns, prefix, scheduler)
+
+
 def test_writes_match_kube_schedulers(plane: ControlPlane, admin: KubeClient, as_scheduler: KubeClient,
                                       tmp_path: Path) -> None:
     if not (plane.bin_dir / "kube-scheduler").is_file():
         pytest.skip("no kube-scheduler beside the control plane")
     theirs = kube_scheduler(plane, tmp_path, "kube-twin")
     try:
-        preemption_scenario(admin, "twin-kube", "kube-twin", "tk")
-        wait_for("kube-scheduler's preemption", lambda: preempted(admin, "twin-kube"), timeout=60)
-        time.sleep(1)  # let it write the victim's condition and its events
-        before_reap_kube = writes(admin, "twin-kube", "tk", "kube-twin")
-        reap(admin, "twin-kube")
-        wait_for("kube-scheduler binding the preemptor",
-                 lambda: bool(pods(admin, "twin-kube")["urgent"]["spec"].get("nodeName")), timeout=60)
-        time.sleep(1)
-        after_kube = writes(admin, "twin-kube", "tk", "kube-twin")
+        before_reap_kube, after_kube = play_preemption(admin, "twin-kube", "kube-twin", "tk")
     finally:
         theirs.terminate()
         theirs.wait(30)
     cleanup(admin, "twin-kube", ["tk-1", "tk-2"])  # the same cluster for the second half
     with running(as_scheduler, config("lib-twin")) as live:
-        preemption_scenario(admin, "twin-lib", "lib-twin", "tl")
-        wait_for("kschedlib's preemption", lambda: preempted(admin, "twin-lib"), timeout=60)
-        time.sleep(1)
-        before_reap_lib = writes(admin, "twin-lib", "tl", "lib-twin")
-        reap(admin, "twin-lib")
-        wait_for("kschedlib binding the preemptor",
-                 lambda: bool(pods(admin, "twin-lib")["urgent"]["spec"].get("nodeName")), timeout=60)
-        time.sleep(1)
-        after_lib = writes(admin, "twin-lib", "tl", "lib-twin")
+        before_reap_lib, after_lib = play_preemption(admin, "twin-lib", "lib-twin", "tl")
         check_invariants(admin, live, "twin-lib", "lib-twin")
     for name in sorted(set(before_reap_kube) | set(before_reap_lib)):
         assert before_reap_lib.get(name) == before_reap_kube.get(name), name
@@ -215,16 +213,6 @@ def test_custom_plugin_from_a_module_file(admin: KubeClient, as_scheduler: KubeC
     cleanup(admin, ns, ["plug-1", "plug-2"])
 
 
-def _get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return response.status, response.read().decode()
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode()
-    except OSError:
-        return 0, ""
-
-
 def test_the_command_serves_health_and_metrics_and_stops_on_sigterm(plane: ControlPlane, admin: KubeClient,
                                                                      tmp_path: Path) -> None:
     ns, me = namespace(admin, "command"), "command-scheduler"
@@ -239,12 +227,12 @@ def test_the_command_serves_health_and_metrics_and_stops_on_sigterm(plane: Contr
              "--leader-elect", "--metrics-bind-address", f"127.0.0.1:{port}", "-v", "2"],
             stdout=subprocess.DEVNULL, stderr=stderr, env=env)
     try:
-        wait_for("/readyz", lambda: _get(f"http://127.0.0.1:{port}/readyz") == (200, "ok"), timeout=60)
-        assert _get(f"http://127.0.0.1:{port}/healthz") == (200, "ok")
+        wait_for("/readyz", lambda: http_get(f"http://127.0.0.1:{port}/readyz") == (200, "ok"), timeout=60)
+        assert http_get(f"http://127.0.0.1:{port}/healthz") == (200, "ok")
         create(admin, node("cmd-1", cpu="2"))
         create(admin, pod("one", ns, scheduler=me))
         wait_for("the pod bound", lambda: bool(pods(admin, ns)["one"]["spec"].get("nodeName")))
-        status, metrics = _get(f"http://127.0.0.1:{port}/metrics")
+        status, metrics = http_get(f"http://127.0.0.1:{port}/metrics")
         assert status == 200
         assert f'scheduler_schedule_attempts_total{{profile="{me}",result="scheduled"}} 1.0' in metrics
         lease = admin.request("GET", f"/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/{me}")
