@@ -7,7 +7,7 @@ from os import PathLike
 from typing import Any
 
 from kschedlib.capacity._controllers import expand_controllers
-from kschedlib.capacity._utilisation import Shape, fragmentation, shape_of, utilisation
+from kschedlib.simulation._utilisation import Shape, fragmentation, shape_of, utilisation
 from kschedlib.clock import FakeClock
 from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.registry import Registry
