@@ -18,6 +18,7 @@ semantically is, so callers can catch what they expect::
     ├── WireError (ValueError)            an extender protocol message could not be decoded
     ├── BadRequestError (ValueError)      the extender service cannot act on a request
     ├── ScenarioError (RuntimeError)      a scenario of a sweep ended in an error
+    ├── ReportError (ValueError)          a document is not a kschedlib result an HTML report can show
     └── ExtraNotInstalledError (ImportError)  an optional dependency (an extra) is not installed
 
 "Does not fit" is never an exception: it is a :class:`~kschedlib.framework.Status`.
@@ -41,6 +42,7 @@ __all__ = [
     "ModelError",
     "QuantityError",
     "RegistryError",
+    "ReportError",
     "ScenarioError",
     "SelectorError",
     "WireError",
@@ -168,6 +170,23 @@ class BadRequestError(KschedError, ValueError):
 @final
 class ScenarioError(KschedError, RuntimeError):
     """A scenario of a sweep ended in an error (raised by ``SweepResult.unwrap``)."""
+
+
+@final
+class ReportError(KschedError, ValueError):
+    """A document given to :func:`kschedlib.report.render_html` is not a kschedlib result it can show.
+
+    ``field`` names where it differs (``<top level>``, a missing key) and ``value`` what was found.
+    """
+
+    def __init__(self, message: str, *, field: str = "", value: object = None) -> None:
+        self.field = field
+        self.value = value
+        self.message = message
+        text = f"{field}: {message}" if field else message
+        if value is not None:
+            text += f" (got {value!r})"
+        super().__init__(text)
 
 
 @final

@@ -1,0 +1,182 @@
+"""The reports that put states side by side: compare (configs), drain (before and after), sweep (scenarios)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kschedlib.report._detect import SIGNATURES
+from kschedlib.report._format import percent, plural
+from kschedlib.report._html import Cell, Section, cell, el, esc, figures, table
+from kschedlib.report._kinds import Built, state_sections
+from kschedlib.report._sections import (
+    pending_section,
+    placements_section,
+    pod_list,
+    resources_of,
+    settings_section,
+    zone_charts,
+)
+
+__all__ = ["compare_report", "drain_report", "sweep_report"]
+
+
+def _node_cell(node: str | None) -> Cell:
+    return cell(node, class_=None) if node is not None else cell("unschedulable", class_="bad")
+
+
+def _nodes_side_by_side(labels: Sequence[str], states: Sequence[Mapping[str, Any]]) -> str:
+    resources = resources_of(states[0])
+    nodes = sorted({n for s in states for n in s.get("nodes", {})})
+    header = ["node", *(f"{r} ({label})" for r in resources for label in labels)]
+    rows = []
+    for node in nodes:
+        row: list[Any] = [cell(node)]
+        for resource in resources:
+            for state in states:
+                item = state["nodes"].get(node, {}).get(resource)
+                ratio = item["ratio"] if item else None
+                row.append(Cell(el("span", esc(percent(ratio)), style=f"--r:{min(ratio or 0, 1) * 100:.0f}%"),
+                                ratio if ratio is not None else -1.0, "bar"))
+        rows.append(row)
+    return table(header, rows, id_="nodes-side-by-side", numeric=range(1, len(header)))
+
+
+def compare_report(data: Mapping[str, Any]) -> Built:
+    labels: list[str] = list(data["configs"])
+    runs: Mapping[str, Any] = data["runs"]
+    summary_rows = [[cell(label), runs[label]["summary"]["scheduled"], runs[label]["summary"]["unschedulable"],
+                     runs[label]["summary"].get("gated", 0), len(runs[label].get("evicted", []))] for label in labels]
+    differences = data["differences"]
+    diff_rows = [[cell(pod), *(_node_cell(node) for node in nodes)] for pod, nodes in differences.items()]
+    sections = [Section("summary", "Summary", figures([("configs", len(labels)),
+                                                         ("placed differently", len(differences))])
+                        + table(["config", "scheduled", "unschedulable", "gated", "evicted"], summary_rows,
+                                numeric=(1, 2, 3, 4))),
+                Section("differences", "Pods placed differently",
+                        table(["pod", *labels], diff_rows, id_="differences-table") if diff_rows
+                        else el("p", "Every pod goes to the same node under every config.", class_="ok"))]
+    afters = [runs[label]["utilisation"]["after"] for label in labels if runs[label].get("utilisation")]
+    if len(afters) == len(labels):
+        sections.append(Section("utilisation", "Utilisation after, side by side",
+                                el("h3", "Per zone") + zone_charts(labels, afters)
+                                + el("h3", "Per node") + _nodes_side_by_side(labels, afters)))
+    counts = {label: runs[label]["placements"] for label in labels}
+    nodes = sorted({n for placements in counts.values() for n in placements.values() if n is not None}
+                   | {n for state in afters for n in state.get("nodes", {})})
+    per_node = [[cell(node), *(sum(1 for n in counts[label].values() if n == node) for label in labels)]
+                for node in nodes]
+    sections.append(Section("placements", "Placements per node, side by side",
+                            table(["node", *labels], per_node, id_="placements-table",
+                                  numeric=range(1, len(labels) + 1))))
+    for index, label in enumerate(labels):
+        sections.append(pending_section(runs[label]["unschedulable"], fit_errors=runs[label].get("fit_errors"),
+                                        title=f"Pending pods by reason: {label}", id_=f"pending-{index}"))
+    configs = [(f"config {label}", str((runs[label].get("config") or {}).get("source") or label)) for label in labels]
+    sections.append(settings_section({**data, "config": False}, configs))
+    lead = f"{plural(len(labels), 'config')}, {plural(len(differences), 'pod')} placed differently"
+    return "kschedlib compare", lead, sections
+
+
+def _drained(data: Mapping[str, Any]) -> str:
+    rows = []
+    for entry in data["nodes"]:
+        state = cell(f"not drained: {entry['blocked']}", class_="bad") if entry["blocked"] else cell("drained")
+        stays = [f"{pod} ({why})" for pod, why in entry["left"].items()]
+        rows.append([cell(entry["node"]), state, len(entry["moved"]), Cell(pod_list(stays))])
+    return table(["node", "state", "pods moved", "pods that go with the node"], rows, numeric=(2,))
+
+
+def drain_report(data: Mapping[str, Any]) -> Built:
+    pods: Mapping[str, Any] = data["pods"]
+    unschedulable: Mapping[str, str] = data["unschedulable"]
+    drained = [e["node"] for e in data["nodes"] if not e["blocked"]]
+    overview = figures([("nodes drained", len(drained)), ("not drained", len(data["blocked"])),
+                        ("pods moved", len(pods)), ("unschedulable", len(unschedulable)),
+                        ("evicted", len(data.get("evicted", []))), ("PDB violations", len(data["pdb_violations"]))])
+    moved = [[cell(pod), cell(entry["from"]), _node_cell(entry["to"]), ", ".join(entry["flags"])]
+             for pod, entry in pods.items()]
+    sections = [Section("summary", "Summary", overview + el("h3", "Nodes") + _drained(data)),
+                Section("moved", "Moved pods: before and after",
+                        table(["pod", "was on", "goes to", "flags"], moved, id_="moved-table")),
+                pending_section(unschedulable, title="Moved pods that fit nowhere")]
+    if data["pdb_violations"]:
+        rows = [[v["pod"], v["pdb"], v["disruptions_allowed"]] for v in data["pdb_violations"]]
+        sections.append(Section("pdbs", "PodDisruptionBudget violations",
+                                table(["pod", "budget", "disruptions allowed"], rows, numeric=(2,))))
+    if data.get("evicted"):
+        sections.append(Section("evicted", "Evicted by preemption", el("p", pod_list(data["evicted"]))))
+    if data.get("pending"):
+        sections.append(placements_section(data["pending"], title="The cluster's pending pods, placed first",
+                                           id_="pending-placed"))
+    sections += [*state_sections(data), settings_section(data)]
+    lead = (f"{plural(len(drained), 'node')} drained, {plural(len(pods), 'pod')} moved, "
+            f"{len(unschedulable)} unschedulable")
+    return "kschedlib drain", lead, sections
+
+
+_HEADLINES: dict[str, tuple[tuple[str, str], ...]] = {
+    "simulate": (("scheduled", "summary.scheduled"), ("unschedulable", "summary.unschedulable"),
+                 ("gated", "summary.gated")),
+    "explain": (("selected", "selected"),),
+    "capacity": (("more copies", "replicas"), ("stopped by", "stopped_by")),
+    "drain": (("moved", "pods"), ("unschedulable", "unschedulable")),
+    "nodes-needed": (("nodes needed", "nodes_needed"), ("not helped", "not_helped")),
+    "compare": (("placed differently", "differences"),),
+}
+"""Per kind of scenario answer: the columns a sweep report shows (label, dotted path in the answer)."""
+
+
+def _answer_kind(value: Any) -> str | None:
+    if isinstance(value, Mapping):
+        if "summary" in value and "pods_per_node" in value:  # the sweep's short simulate answer
+            return "simulate"
+        found = [kind for kind, keys in SIGNATURES.items() if keys <= value.keys()]
+        return found[0] if len(found) == 1 else None
+    return None
+
+
+def _at(value: Any, path: str) -> Any:
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, Mapping) else None
+    return len(value) if isinstance(value, list | dict) else value
+
+
+_ROW_KEYS = frozenset({"index", "scenario", "ok", "error", "seconds", "result", "traceback"})
+
+
+def sweep_report(rows: Sequence[Mapping[str, Any]]) -> Built:
+    kinds = {_answer_kind(row["result"]) for row in rows if row["ok"]}
+    kind = next(iter(kinds)) if len(kinds) == 1 else None
+    headlines = _HEADLINES.get(kind or "", ())
+    axes = list(dict.fromkeys(key for row in rows for key in row if key not in _ROW_KEYS))
+    failed = [row for row in rows if not row["ok"]]
+    table_rows = []
+    for row in rows:
+        values = [_at(row["result"], path) if row["ok"] else None for _, path in headlines]
+        table_rows.append([row["index"], cell(row["scenario"]), *(str(row.get(a, "")) for a in axes),
+                           cell("yes", class_="ok") if row["ok"] else cell("failed", class_="bad"),
+                           *values, row.get("seconds")])
+    header = ["#", "scenario", *axes, "answered", *(label for label, _ in headlines), "seconds"]
+    numeric = [0, *(i for i, (label, _) in enumerate(headlines, 3 + len(axes)) if label not in
+                    ("selected", "stopped by")), len(header) - 1]
+    sections = [Section("summary", "Summary", figures([("scenarios", len(rows)), ("answered", len(rows) - len(failed)),
+                                                        ("failed", len(failed)), ("question", kind or "mixed")])),
+                Section("scenarios", "Scenarios side by side", table(header, table_rows, id_="scenarios-table",
+                                                                     numeric=numeric))]
+    if kind == "simulate":
+        sections.append(_pods_per_node(rows))
+    if failed:
+        sections.append(Section("failed", "Failed scenarios",
+                                table(["#", "scenario", "error"], [[r["index"], r["scenario"], r["error"]]
+                                                                  for r in failed])))
+    return "kschedlib sweep", f"{plural(len(rows), 'scenario')}, {len(failed)} failed", sections
+
+
+def _pods_per_node(rows: Sequence[Mapping[str, Any]]) -> Section:
+    answered = [row for row in rows if row["ok"]]
+    nodes = sorted({n for row in answered for n in row["result"].get("pods_per_node", {})})
+    matrix = [[cell(node), *(row["result"]["pods_per_node"].get(node, 0) for row in answered)] for node in nodes]
+    header = ["node", *(str(row["scenario"]) for row in answered)]
+    return Section("pods-per-node", "Pods per node, per scenario",
+                   table(header, matrix, id_="pods-per-node-table", numeric=range(1, len(header))))
