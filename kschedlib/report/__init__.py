@@ -14,50 +14,21 @@ Nothing here is imported by ``import kschedlib``: only the command line's ``--fo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import Any
 
-from kschedlib.errors import ReportError
-from kschedlib.report._detect import KINDS, detect_kind, require
-from kschedlib.report._html import page
-from kschedlib.report._kinds import Built, capacity_report, explain_report, nodes_needed_report, simulate_report
-from kschedlib.report._what_if import compare_report, drain_report, sweep_report
+from kschedlib.report._detect import KINDS, detect_kind
 
 __all__ = ["KINDS", "detect_kind", "render_html"]
-
-_BUILDERS: Final[dict[str, Callable[[Any], Built]]] = {
-    "simulate": simulate_report,
-    "explain": explain_report,
-    "capacity": capacity_report,
-    "drain": drain_report,
-    "nodes-needed": nodes_needed_report,
-    "compare": compare_report,
-    "sweep": sweep_report,
-}
-
-
-def _plain(result: Any) -> Any:
-    """The JSON form of ``result``: a result object's ``to_dict()``, a sweep's results as rows."""
-    if hasattr(result, "to_dict"):
-        return result.to_dict()
-    if isinstance(result, list | tuple):
-        return [_plain(item) for item in result]
-    return result
 
 
 def render_html(result: Mapping[str, Any] | list[Any] | Any, kind: str | None = None) -> str:
     """The HTML page of one command's result (``kind``: ``simulate``, ``explain``, ``capacity``, ``drain``,
     ``nodes-needed``, ``compare`` or ``sweep``; by default told from the result's keys).
 
-    Raises :class:`~kschedlib.errors.ReportError` naming the field when ``result`` is not such a result.
+    ``result`` is the command's JSON data, a result object with ``to_dict()``, or a sweep's rows.  Raises
+    :class:`~kschedlib.errors.ReportError` naming the field when it is not such a result.
     """
-    data = _plain(result)
-    kind = detect_kind(data) if kind is None else kind
-    checked = require(data, kind)
-    try:
-        title, lead, sections = _BUILDERS[kind](checked)
-    except (KeyError, TypeError, AttributeError, ValueError) as exc:
-        field = exc.args[0] if isinstance(exc, KeyError) and exc.args else "<somewhere>"
-        raise ReportError(f"a {kind} result of an unexpected shape ({type(exc).__name__}: {exc})",
-                          field=str(field)) from exc
-    return page(title, lead, sections)
+    from kschedlib.report._render import render  # the page's builders load on first use only
+
+    return render(result, kind)

@@ -8,7 +8,7 @@ nothing allocatable).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final
 
 from kschedlib.report._format import percent
@@ -55,8 +55,17 @@ def _svg(width: int, height: int, label: str, body: str) -> str:
             f'height="{height}" role="img" aria-label="{esc(label)}">{body}</svg>')
 
 
-def bars(rows: Sequence[tuple[str, Sequence[tuple[float | None, str]]]], series: Sequence[str], label: str) -> str:
-    """Horizontal bars, one group per row and one bar per series (``(ratio, tooltip)``), 0-100% wide."""
+def _bar_class(ratio: float | None, index: int, count: int, heat: bool) -> str:
+    if count > 1:
+        return f"s{index % SERIES}"
+    return heat_class(ratio) if heat else "s1"
+
+
+def bars(rows: Sequence[tuple[str, Sequence[tuple[float | None, str]]]], series: Sequence[str], label: str, *,
+         heat: bool = True, text: Callable[[float | None], str] = percent) -> str:
+    """Horizontal bars, one group per row and one bar per series (``(ratio, tooltip)``), 0-100% wide; a single
+    series is coloured by the heat scale (``heat``, for utilisation) or plainly; ``text`` writes the figure
+    beside a bar."""
     per_row = len(series) * (BAR_HEIGHT + 2) + 8
     legend_height = 18 if len(series) > 1 else 0
     width = LABEL_WIDTH + BAR_WIDTH + 60
@@ -73,9 +82,9 @@ def bars(rows: Sequence[tuple[str, Sequence[tuple[float | None, str]]]], series:
             length = min(max(ratio or 0.0, 0.0), 1.0) * BAR_WIDTH
             parts.append(f'<rect x="{LABEL_WIDTH}" y="{y}" width="{BAR_WIDTH}" height="{BAR_HEIGHT}" class="hn"/>'
                          f'<rect x="{LABEL_WIDTH}" y="{y}" width="{length:.1f}" height="{BAR_HEIGHT}" '
-                         f'class="{f"s{index % SERIES}" if len(values) > 1 else heat_class(ratio)}">'
+                         f'class="{_bar_class(ratio, index, len(values), heat)}">'
                          f"<title>{esc(tip)}</title></rect>"
-                         f'<text x="{LABEL_WIDTH + BAR_WIDTH + 6}" y="{y + BAR_HEIGHT - 2}">{percent(ratio)}</text>')
+                         f'<text x="{LABEL_WIDTH + BAR_WIDTH + 6}" y="{y + BAR_HEIGHT - 2}">{esc(text(ratio))}</text>')
     return _svg(width, legend_height + len(rows) * per_row, label, "".join(parts))
 
 

@@ -38,8 +38,11 @@ def detect_kind(data: object) -> str:
     found = [kind for kind, keys in SIGNATURES.items() if keys <= data.keys()]
     if len(found) != 1:
         keys = ", ".join(sorted(map(str, data))[:8])
-        raise ReportError("not the output of simulate, explain, capacity, drain, nodes-needed, compare or sweep",
-                          field="<top level>", value=f"keys {keys}" if keys else "an empty object")
+        kube_kind = data.get("kind") if "apiVersion" in data else None
+        hint = (f"; this is a Kubernetes {kube_kind}, not a result: run a command such as simulate with --format html"
+                if isinstance(kube_kind, str) else "")
+        raise ReportError("not the output of simulate, explain, capacity, drain, nodes-needed, compare or sweep"
+                          + hint, field="<top level>", value=f"keys {keys}" if keys else "an empty object")
     return found[0]
 
 
@@ -52,8 +55,8 @@ def require(data: object, kind: str) -> Any:
             raise ReportError("not a sweep's rows", field="<top level>")
         return data
     if not isinstance(data, Mapping):
-        raise ReportError(f"a {kind} result is a JSON object", field="<top level>", value=type(data).__name__)
+        raise ReportError(f"a result of {kind} is a JSON object", field="<top level>", value=type(data).__name__)
     missing = sorted(SIGNATURES[kind] - data.keys())
     if missing:
-        raise ReportError(f"not a {kind} result: no {', '.join(missing)}", field=missing[0])
+        raise ReportError(f"not a result of {kind}: no {', '.join(missing)}", field=missing[0])
     return data

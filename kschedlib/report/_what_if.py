@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kschedlib.report._charts import bars
 from kschedlib.report._detect import SIGNATURES
 from kschedlib.report._format import percent, plural
 from kschedlib.report._html import Cell, Section, cell, el, esc, figures, table
@@ -154,16 +155,17 @@ def sweep_report(rows: Sequence[Mapping[str, Any]]) -> Built:
     table_rows = []
     for row in rows:
         values = [_at(row["result"], path) if row["ok"] else None for _, path in headlines]
-        table_rows.append([row["index"], cell(row["scenario"]), *(str(row.get(a, "")) for a in axes),
+        labels = ("" if row.get(axis) is None else str(row[axis]) for axis in axes)
+        table_rows.append([row["index"], cell(row["scenario"]), *labels,
                            cell("yes", class_="ok") if row["ok"] else cell("failed", class_="bad"),
-                           *values, row.get("seconds")])
+                           *values, round(row.get("seconds") or 0.0, 3)])
     header = ["#", "scenario", *axes, "answered", *(label for label, _ in headlines), "seconds"]
     numeric = [0, *(i for i, (label, _) in enumerate(headlines, 3 + len(axes)) if label not in
                     ("selected", "stopped by")), len(header) - 1]
     sections = [Section("summary", "Summary", figures([("scenarios", len(rows)), ("answered", len(rows) - len(failed)),
                                                         ("failed", len(failed)), ("question", kind or "mixed")])),
-                Section("scenarios", "Scenarios side by side", table(header, table_rows, id_="scenarios-table",
-                                                                     numeric=numeric))]
+                Section("scenarios", "Scenarios side by side", _chart(rows, headlines)
+                        + table(header, table_rows, id_="scenarios-table", numeric=numeric))]
     if kind == "simulate":
         sections.append(_pods_per_node(rows))
     if failed:
@@ -173,10 +175,33 @@ def sweep_report(rows: Sequence[Mapping[str, Any]]) -> Built:
     return "kschedlib sweep", f"{plural(len(rows), 'scenario')}, {len(failed)} failed", sections
 
 
+def _chart(rows: Sequence[Mapping[str, Any]], headlines: Sequence[tuple[str, str]]) -> str:
+    """Bars of the first numeric headline per scenario, scaled to the largest (scheduled share for simulate)."""
+    found = [(label, path) for label, path in headlines
+             if any(isinstance(_at(r["result"], path), int | float) for r in rows if r["ok"])]
+    if not found:
+        return ""
+    label, path = found[0]
+    values = {r["index"]: _at(r["result"], path) if r["ok"] else None for r in rows}
+    pods = {r["index"]: _at(r["result"], "summary.pods") if r["ok"] else None for r in rows}
+    share = path == "summary.scheduled"
+    most = max((v for v in values.values() if isinstance(v, int | float)), default=0) or 1
+    bars_rows = []
+    for r in rows:
+        value, total = values[r["index"]], pods[r["index"]]
+        ratio = (value / total if total else None) if share and value is not None else (
+            value / most if isinstance(value, int | float) else None)
+        bars_rows.append((f"#{r['index']}", [(ratio, f"{r['scenario']}: {label} {value}"
+                                                       + (f" of {total} pods" if share else ""))]))
+    title = f"{label} per scenario" + (" (share of the pods)" if share else f" (scaled to the largest, {most})")
+    scaled = None if share else (lambda ratio: "-" if ratio is None else f"{ratio * most:g}")
+    return el("h3", esc(title)) + bars(bars_rows, [label], title, heat=False, text=scaled or percent)
+
+
 def _pods_per_node(rows: Sequence[Mapping[str, Any]]) -> Section:
     answered = [row for row in rows if row["ok"]]
     nodes = sorted({n for row in answered for n in row["result"].get("pods_per_node", {})})
     matrix = [[cell(node), *(row["result"]["pods_per_node"].get(node, 0) for row in answered)] for node in nodes]
-    header = ["node", *(str(row["scenario"]) for row in answered)]
-    return Section("pods-per-node", "Pods per node, per scenario",
+    header = ["node", *(f"#{row['index']}" for row in answered)]
+    return Section("pods-per-node", "Pods per node, per scenario (columns: scenario numbers)",
                    table(header, matrix, id_="pods-per-node-table", numeric=range(1, len(header))))
