@@ -67,9 +67,13 @@ def compare_report(data: Mapping[str, Any]) -> Built:
                    | {n for state in afters for n in state.get("nodes", {})})
     per_node = [[cell(node), *(sum(1 for n in counts[label].values() if n == node) for label in labels)]
                 for node in nodes]
-    sections.append(Section("placements", "Placements per node, side by side",
-                            table(["node", *labels], per_node, id_="placements-table",
-                                  numeric=range(1, len(labels) + 1))))
+    pods = list(dict.fromkeys(pod for placements in counts.values() for pod in placements))
+    per_pod = [[cell(pod), *(_node_cell(counts[label].get(pod)) for label in labels),
+                cell("differs", class_="bad") if pod in differences else cell("same")] for pod in pods]
+    sections.append(Section("placements", "Placements side by side",
+                            el("h3", "Pods per node") + table(["node", *labels], per_node, id_="placements-table",
+                                                              numeric=range(1, len(labels) + 1))
+                            + el("h3", "Every pending pod") + table(["pod", *labels, ""], per_pod, id_="pods-table")))
     for index, label in enumerate(labels):
         sections.append(pending_section(runs[label]["unschedulable"], fit_errors=runs[label].get("fit_errors"),
                                         title=f"Pending pods by reason: {label}", id_=f"pending-{index}"))
