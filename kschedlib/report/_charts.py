@@ -88,31 +88,51 @@ def bars(rows: Sequence[tuple[str, Sequence[tuple[float | None, str]]]], series:
     return _svg(width, legend_height + len(rows) * per_row, label, "".join(parts))
 
 
+DETAILED: Final = 600
+"""Up to this many nodes every cell carries its own tooltip; beyond, cells of one colour are one path
+(a few bytes per node) and the page's script names the node under the pointer."""
+
+
 def _cell_size(count: int) -> tuple[int, int]:
     """(cell side, cells per row) for ``count`` nodes: big cells for small clusters, a dense grid for large ones."""
     if count <= 60:
         return 16, 30
-    if count <= 600:
+    if count <= DETAILED:
         return 11, 50
     return 6, 100
 
 
+def _cells(values: Sequence[tuple[float | None, str]], top: int, columns: int, side: int) -> str:
+    """One block of the heat map: a rect with a tooltip per node, or one path per colour."""
+    if len(values) <= DETAILED:
+        return "".join(f'<rect x="{(i % columns) * (side + 1)}" y="{top + (i // columns) * (side + 1)}" '
+                       f'width="{side}" height="{side}" class="{heat_class(ratio)}"><title>{esc(tip)}</title></rect>'
+                       for i, (ratio, tip) in enumerate(values))
+    paths: dict[str, list[str]] = {}
+    for i, (ratio, _) in enumerate(values):
+        paths.setdefault(heat_class(ratio), []).append(
+            f"M{(i % columns) * (side + 1)} {top + (i // columns) * (side + 1)}h{side}v{side}h-{side}z")
+    return "".join(f'<path class="{name}" d="{"".join(parts)}"/>' for name, parts in sorted(paths.items()))
+
+
 def heatmap(names: Sequence[str], cells: Sequence[tuple[str, Sequence[tuple[float | None, str]]]],
-            label: str) -> str:
+            label: str, *, table: str | None = None) -> str:
     """One grid per resource (``cells``: resource -> per node ``(ratio, tooltip)``, in the order of
-    ``names``); every node a square coloured by its ratio."""
+    ``names``); every node a square coloured by its ratio.  ``table`` is the id of the table whose row
+    the script shows for the node under the pointer (large clusters)."""
     side, per_line = _cell_size(len(names))
     columns = min(per_line, max(len(names), 1))
     lines = -(-len(names) // columns) if names else 0
     block = 18 + lines * (side + 1) + 10
     parts = []
     for index, (resource, values) in enumerate(cells):
-        top = index * block
-        parts.append(f'<text x="0" y="{top + 12}">{esc(resource)}</text>')
-        for position, (ratio, tip) in enumerate(values):
-            x = (position % columns) * (side + 1)
-            y = top + 18 + (position // columns) * (side + 1)
-            parts.append(f'<rect x="{x}" y="{y}" width="{side}" height="{side}" class="{heat_class(ratio)}">'
-                         f"<title>{esc(tip)}</title></rect>")
+        parts.append(f'<text x="0" y="{index * block + 12}">{esc(resource)}</text>')
+        parts.append(_cells(values, index * block + 18, columns, side))
     width = max(columns * (side + 1), 120)
-    return _svg(width, max(len(cells) * block, 1), label, "".join(parts))
+    svg = _svg(width, max(len(cells) * block, 1), label, "".join(parts))
+    if len(names) <= DETAILED:
+        return svg
+    grid = {"names": " ".join(names), "cols": columns, "step": side + 1, "block": block, "head": 18,
+            "table": table or ""}
+    attributes = "".join(f' data-{key}="{esc(value)}"' for key, value in grid.items())
+    return f'<div class="heatmap"{attributes}>{svg}</div>'

@@ -95,13 +95,14 @@ def _verdicts(data: Mapping[str, Any]) -> str:
     for node in data["feasible"]:
         entry = scores.get(node, {"plugins": {}, "total": None})
         verdict = "selected" if node == data["selected"] else ("best" if node in best else "feasible")
-        rows.append([cell(node), cell(verdict, class_="ok"), "", "",
-                     *(entry["plugins"].get(p) for p in plugins), entry["total"]])
+        rows.append([cell(node), cell(verdict, class_="ok"), entry["total"],
+                     *(entry["plugins"].get(p) for p in plugins), "", ""])
     for node, status in data["filtered"].items():
-        rows.append([cell(node), cell("rejected", class_="bad"), status["plugin"] or "PreFilter",
-                     "; ".join(status["reasons"]), *([None] * len(plugins)), None])
-    numeric = range(4, 5 + len(plugins))
-    return table(["node", "verdict", "plugin", "reason", *plugins, "total"], rows, id_="verdicts", numeric=numeric)
+        rows.append([cell(node), cell("rejected", class_="bad"), None, *([None] * len(plugins)),
+                     status["plugin"] or "PreFilter", "; ".join(status["reasons"])])
+    numeric = range(2, 3 + len(plugins))
+    return table(["node", "verdict", "total score", *plugins, "rejected by", "reason"], rows, id_="verdicts",
+                 numeric=numeric)
 
 
 def explain_report(data: Mapping[str, Any]) -> Built:

@@ -109,7 +109,7 @@ def utilisation_section(util: Mapping[str, Any], *, id_: str = "utilisation",
     parts = [el("p", esc(f"Requested of allocatable, {last_label if len(stages) > 1 else 'per resource'}; "
                          f"{plural(len(nodes), 'node')}."), class_="muted"),
              el("h3", "Per zone"), zone_charts([label for label, _ in stages], [state for _, state in stages]),
-             el("h3", "Per node"), heat_legend(), heatmap(nodes, heat, "requested per node"),
+             el("h3", "Per node"), heat_legend(), heatmap(nodes, heat, "requested per node", table=f"{id_}-nodes"),
              table(["node", *resources], rows, id_=f"{id_}-nodes", numeric=range(1, len(resources) + 1))]
     if gone:
         parts.append(el("p", esc(f"Not in the cluster {last_label}: "), pod_list(gone, "node")))
@@ -125,7 +125,7 @@ def _bar(entry: Mapping[str, Any] | None, resource: str, before: Mapping[str, An
     if before is not None and before.get("ratio") != ratio:
         text += f", was {percent(before.get('ratio'))}"
     width = min(max(ratio or 0.0, 0.0), 1.0) * 100
-    return Cell(el("span", esc(text), style=f"--r:{width:.0f}%"), ratio if ratio is not None else -1.0, "bar")
+    return Cell(el("span", esc(text), style=f"--r:{width:.0f}%"))  # sorts by its leading percentage
 
 
 def fragmentation_section(frag: Mapping[str, Any]) -> Section:

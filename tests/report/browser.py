@@ -63,20 +63,18 @@ def open_page(driver: Any, path: Path) -> list[dict[str, Any]]:
 
 
 def screenshot(driver: Any, path: Path, *, selector: str | None = None) -> bytes:
-    """A PNG of the viewport, or of the first element ``selector`` matches; written to ``path``."""
+    """A PNG of the viewport, or of the whole first element ``selector`` matches (also where it reaches
+    beyond the viewport); written to ``path``."""
+    import base64
+
     if selector is None:
         png: bytes = driver.get_screenshot_as_png()
     else:
-        png = driver.find_element("css selector", selector).screenshot_as_png
-    path.write_bytes(png)
-    return png
-
-
-def full_page(driver: Any, path: Path) -> bytes:
-    """A PNG of the whole page, beyond the viewport; written to ``path``."""
-    import base64
-
-    shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True})
-    png = base64.b64decode(shot["data"])
+        box = driver.execute_script(
+            "const r = document.querySelector(arguments[0]).getBoundingClientRect();"
+            "return {x: r.left + scrollX, y: r.top + scrollY, width: r.width, height: r.height};", selector)
+        shot = driver.execute_cdp_cmd("Page.captureScreenshot", {
+            "format": "png", "captureBeyondViewport": True, "clip": {**box, "scale": 1}})
+        png = base64.b64decode(shot["data"])
     path.write_bytes(png)
     return png

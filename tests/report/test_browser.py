@@ -75,12 +75,12 @@ def test_tables_sort_by_a_clicked_column(chromium: Any, pages: dict[str, Path]) 
     header = chromium.find_element("css selector", "#utilisation-nodes th:nth-child(2) button")
     header.click()
     ratios = chromium.execute_script("return [...document.getElementById('utilisation-nodes').tBodies[0].rows]"
-                                     ".map(r => parseFloat(r.cells[1].dataset.v))")
+                                     ".map(r => parseFloat(r.cells[1].textContent))")
     assert ratios == sorted(ratios)
     assert len(set(ratios)) > 1
     header.click()
     again = chromium.execute_script("return [...document.getElementById('utilisation-nodes').tBodies[0].rows]"
-                                    ".map(r => parseFloat(r.cells[1].dataset.v))")
+                                    ".map(r => parseFloat(r.cells[1].textContent))")
     assert again == sorted(ratios, reverse=True)
     assert header.find_element("xpath", "..").get_attribute("aria-sort") == "descending"
 
@@ -118,3 +118,37 @@ def test_the_console_check_sees_script_errors(chromium: Any, tmp_path: Path) -> 
     console = open_page(chromium, broken)
     assert [m["level"] for m in console] == ["SEVERE"]
     assert "no_such_function" in console[0]["message"]
+
+
+def _many_nodes(data: dict[str, Any], count: int) -> dict[str, Any]:
+    """``data`` (a simulate result) with a utilisation of ``count`` nodes, node ``i`` ``i % 100`` % busy."""
+    nodes = {f"node-{i:04d}": {"cpu": {"requested": 40 * (i % 100), "allocatable": 4000, "ratio": (i % 100) / 100},
+                               "pods": {"requested": 1, "allocatable": 110, "ratio": 0.0091}} for i in range(count)}
+    total = {"cpu": {"requested": 1, "allocatable": 2, "ratio": 0.5}, "pods": {"requested": 1, "allocatable": 2,
+                                                                               "ratio": 0.5}}
+    state = {"nodes": nodes, "zones": {"zone-1": total}, "total": total}
+    return {**data, "utilisation": {"before": state, "after": state}}
+
+
+def test_a_large_heat_map_names_the_node_under_the_pointer(chromium: Any, kind_results: dict[str, Any],
+                                                          tmp_path: Path) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    from kschedlib.report import render_html
+
+    page = tmp_path / "many.html"
+    page.write_text(render_html(_many_nodes(kind_results["simulate"], 1234)), encoding="utf-8")
+    assert open_page(chromium, page) == []
+    heat = chromium.find_element("css selector", "#utilisation div.heatmap svg")
+    assert chromium.execute_script("return arguments[0].querySelectorAll('rect').length", heat) == 0  # paths
+    left, top = chromium.execute_script(
+        "const r = arguments[0].getBoundingClientRect(); const v = arguments[0].viewBox.baseVal;"
+        "return [r.width / v.width, r.height / v.height];", heat)
+    # cpu block, second row of 100 cells, fourth column: node 103 (3% busy); 18 px of heading, steps of 7
+    x, y = (3 * 7 + 3) * left, (18 + 7 + 3) * top
+    width, height = heat.size["width"], heat.size["height"]
+    ActionChains(chromium).move_to_element_with_offset(heat, int(x - width / 2), int(y - height / 2)).perform()
+    tip = chromium.find_element("css selector", "#utilisation .tip")
+    assert tip.text.startswith("node-0103 cpu: 3% (120m of 4 CPU)")
+    ActionChains(chromium).click().perform()
+    assert chromium.execute_script("return document.querySelector('tr.hit').cells[0].textContent") == "node-0103"

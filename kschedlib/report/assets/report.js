@@ -55,6 +55,54 @@
     });
   }
 
+  // Large heat maps draw one path per colour; name the node under the pointer, and go to its row on a click.
+  function heatmap(box) {
+    var names = box.getAttribute("data-names").split(" ");
+    var cols = +box.getAttribute("data-cols"), step = +box.getAttribute("data-step");
+    var block = +box.getAttribute("data-block"), head = +box.getAttribute("data-head");
+    var table = document.getElementById(box.getAttribute("data-table"));
+    var rows = {};
+    if (table) {
+      Array.prototype.forEach.call(table.tBodies[0].rows, function (row) { rows[row.cells[0].textContent] = row; });
+    }
+    var svg = box.querySelector("svg");
+    var resources = Array.prototype.map.call(svg.querySelectorAll("text"), function (t) { return t.textContent; });
+    var tip = document.createElement("div");
+    tip.className = "tip";
+    tip.hidden = true;
+    box.appendChild(tip);
+    function at(event) {
+      var frame = svg.getBoundingClientRect(), view = svg.viewBox.baseVal;
+      var x = (event.clientX - frame.left) * view.width / frame.width;
+      var y = (event.clientY - frame.top) * view.height / frame.height;
+      var part = Math.floor(y / block), inner = y - part * block - head;
+      var column = Math.floor(x / step), index = Math.floor(inner / step) * cols + column;
+      if (inner < 0 || column >= cols || index >= names.length || part >= resources.length) { return null; }
+      return {name: names[index], part: part};
+    }
+    svg.addEventListener("mousemove", function (event) {
+      var found = at(event);
+      if (!found) { tip.hidden = true; return; }
+      var row = rows[found.name];
+      tip.textContent = found.name + " " + resources[found.part] + ": " +
+        (row && row.cells[found.part + 1] ? row.cells[found.part + 1].textContent : "");
+      var frame = box.getBoundingClientRect();
+      tip.style.left = (event.clientX - frame.left + 12) + "px";
+      tip.style.top = (event.clientY - frame.top + 12) + "px";
+      tip.hidden = false;
+    });
+    svg.addEventListener("mouseleave", function () { tip.hidden = true; });
+    svg.addEventListener("click", function (event) {
+      var found = at(event), row = found && rows[found.name];
+      if (!row) { return; }
+      Array.prototype.forEach.call(document.querySelectorAll("tr.hit"), function (r) { r.classList.remove("hit"); });
+      row.hidden = false;
+      row.classList.add("hit");
+      row.scrollIntoView({block: "center"});
+    });
+  }
+  Array.prototype.forEach.call(document.querySelectorAll("div.heatmap[data-names]"), heatmap);
+
   var tables = document.querySelectorAll("table.sortable");
   Array.prototype.forEach.call(tables, function (table) {
     Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, index) {
