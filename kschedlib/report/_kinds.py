@@ -95,13 +95,13 @@ def _verdicts(data: Mapping[str, Any]) -> str:
     for node in data["feasible"]:
         entry = scores.get(node, {"plugins": {}, "total": None})
         verdict = "selected" if node == data["selected"] else ("best" if node in best else "feasible")
-        rows.append([cell(node), cell(verdict, class_="ok"), entry["total"],
-                     *(entry["plugins"].get(p) for p in plugins), "", ""])
+        rows.append([cell(node), cell(verdict, class_="ok"), entry["total"], "", "",
+                     *(entry["plugins"].get(p) for p in plugins)])
     for node, status in data["filtered"].items():
-        rows.append([cell(node), cell("rejected", class_="bad"), None, *([None] * len(plugins)),
-                     status["plugin"] or "PreFilter", "; ".join(status["reasons"])])
-    numeric = range(2, 3 + len(plugins))
-    return table(["node", "verdict", "total score", *plugins, "rejected by", "reason"], rows, id_="verdicts",
+        rows.append([cell(node), cell("rejected", class_="bad"), None, status["plugin"] or "PreFilter",
+                     cell("; ".join(status["reasons"]), class_="text"), *([None] * len(plugins))])
+    numeric = [2, *range(5, 5 + len(plugins))]
+    return table(["node", "verdict", "total score", "rejected by", "reason", *plugins], rows, id_="verdicts",
                  numeric=numeric)
 
 
