@@ -121,12 +121,8 @@ class CelRuntimeError(CelError):
     """A selector failed on one device (``no such key: model``, ``no such overload``, cost limit)."""
 
 
-@final
-class ConfigError(KschedError, ValueError):
-    """A KubeSchedulerConfiguration, profile or plugin argument is invalid.
-
-    ``field`` is the path of the offending field (``profiles[0].plugins.score.enabled[1].weight``).
-    """
+class _FieldError(KschedError, ValueError):
+    """An error about one field of a document: ``field: message (got value)``."""
 
     def __init__(self, message: str, *, field: str = "", value: object = None) -> None:
         self.field = field
@@ -136,6 +132,14 @@ class ConfigError(KschedError, ValueError):
         if value is not None:
             text += f" (got {value!r})"
         super().__init__(text)
+
+
+@final
+class ConfigError(_FieldError):
+    """A KubeSchedulerConfiguration, profile or plugin argument is invalid.
+
+    ``field`` is the path of the offending field (``profiles[0].plugins.score.enabled[1].weight``).
+    """
 
 
 @final
@@ -173,20 +177,11 @@ class ScenarioError(KschedError, RuntimeError):
 
 
 @final
-class ReportError(KschedError, ValueError):
+class ReportError(_FieldError):
     """A document given to :func:`kschedlib.report.render_html` is not a kschedlib result it can show.
 
     ``field`` names where it differs (``<top level>``, a missing key) and ``value`` what was found.
     """
-
-    def __init__(self, message: str, *, field: str = "", value: object = None) -> None:
-        self.field = field
-        self.value = value
-        self.message = message
-        text = f"{field}: {message}" if field else message
-        if value is not None:
-            text += f" (got {value!r})"
-        super().__init__(text)
 
 
 @final
