@@ -14,7 +14,7 @@ from kschedlib.report._format import amount, percent, plural
 from kschedlib.report._html import Cell, Section, cell, el, esc, table
 
 __all__ = ["fragmentation_section", "pending_section", "placements_section", "pod_list", "resources_of",
-           "settings_section", "utilisation_section", "zone_charts"]
+           "ratio_bar", "settings_section", "utilisation_section", "zone_charts"]
 
 FIRST_RESOURCES: Final = ("cpu", "memory", "pods")
 INLINE_NAMES: Final = 12
@@ -35,23 +35,24 @@ def resources_of(util: Mapping[str, Any]) -> list[str]:
     return [r for r in FIRST_RESOURCES if r in names] + sorted(names - set(FIRST_RESOURCES))
 
 
-def settings_section(data: Mapping[str, Any], extra: Iterable[tuple[str, str]] = ()) -> Section:
-    """The kube-scheduler version, feature gates and config the result is for."""
+def settings_section(data: Mapping[str, Any], configs: Sequence[tuple[str, Any]] | None = None) -> Section:
+    """The kube-scheduler version, feature gates and config(s) the result is for (``configs``: label and
+    ``config`` section per run, default the result's own), each config's document folded below."""
     gates = data.get("feature_gates") or {}
-    config = data.get("config")
-    rows: list[tuple[str, str]] = [("kube-scheduler version", str(data.get("kube_version") or "not recorded")),
-                                   ("feature gates set", ", ".join(f"{k}={str(v).lower()}" for k, v in gates.items())
-                                    or "none (the version's defaults)")]
-    if isinstance(config, Mapping):
-        rows.append(("scheduler config", str(config.get("source") or "default")))
-    elif config is None:
-        rows.append(("scheduler config", "not recorded"))
-    rows.extend(extra)
+    rows = [("kube-scheduler version", str(data.get("kube_version") or "not recorded")),
+            ("feature gates set", ", ".join(f"{k}={str(v).lower()}" for k, v in gates.items())
+             or "none (the version's defaults)")]
+    documents = []
+    for label, config in configs if configs is not None else [("scheduler config", data.get("config"))]:
+        if not isinstance(config, Mapping):
+            rows.append((label, "not recorded"))
+            continue
+        rows.append((label, str(config.get("source") or "default")))
+        if config.get("document") is not None:
+            documents.append(el("details", el("summary", esc(f"{label}: the KubeSchedulerConfiguration")),
+                                el("pre", esc(json.dumps(config["document"], indent=2)))))
     parts = [el("table", el("tbody", *(el("tr", el("th", esc(k), scope="row"), el("td", esc(v))) for k, v in rows)),
-                class_="settings")]
-    if isinstance(config, Mapping) and config.get("document") is not None:
-        document = json.dumps(config["document"], indent=2)
-        parts.append(el("details", el("summary", "the KubeSchedulerConfiguration used"), el("pre", esc(document))))
+                class_="settings"), *documents]
     notes = data.get("notes") or []
     if notes:
         parts.append(el("ul", *(el("li", esc(note)) for note in notes), class_="notes"))
@@ -116,16 +117,21 @@ def utilisation_section(util: Mapping[str, Any], *, id_: str = "utilisation",
     return Section(id_, title, "".join(parts))
 
 
+def ratio_bar(ratio: float | None, text: str | None = None) -> Cell:
+    """A table cell: ``text`` (default the percentage) over a bar of ``ratio``; it sorts by its leading number."""
+    width = min(max(ratio or 0.0, 0.0), 1.0) * 100
+    return Cell(el("span", esc(percent(ratio) if text is None else text), style=f"--r:{width:.0f}%"))
+
+
 def _bar(entry: Mapping[str, Any] | None, resource: str, before: Mapping[str, Any] | None) -> Cell:
     """A utilisation table cell: the figures as text over a bar of the ratio."""
     if entry is None:
-        return Cell("-", -1.0)
+        return Cell("-")
     ratio = entry.get("ratio")
     text = f"{percent(ratio)} ({amount(resource, entry['requested'])} of {amount(resource, entry['allocatable'])})"
     if before is not None and before.get("ratio") != ratio:
         text += f", was {percent(before.get('ratio'))}"
-    width = min(max(ratio or 0.0, 0.0), 1.0) * 100
-    return Cell(el("span", esc(text), style=f"--r:{width:.0f}%"))  # sorts by its leading percentage
+    return ratio_bar(ratio, text)
 
 
 def fragmentation_section(frag: Mapping[str, Any]) -> Section:
@@ -213,8 +219,8 @@ def placements_section(placements: Mapping[str, str | None], nodes: Iterable[str
             per_node.setdefault(node, []).append(pod)
     counts = Counter({node: len(pods) for node, pods in per_node.items()})
     most = max(counts.values(), default=0) or 1
-    rows = [[cell(node), Cell(el("span", str(len(pods)), style=f"--r:{len(pods) / most * 100:.0f}%"), len(pods),
-                              "bar"), Cell(pod_list(sorted(pods)))] for node, pods in sorted(per_node.items())]
+    rows = [[cell(node), ratio_bar(len(pods) / most, str(len(pods))), Cell(pod_list(sorted(pods)))]
+            for node, pods in sorted(per_node.items())]
     placed = sum(counts.values())
     lead = el("p", esc(f"{plural(placed, 'pod')} placed on {plural(sum(1 for c in counts.values() if c), 'node')}."),
               class_="muted")

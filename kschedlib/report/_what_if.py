@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from kschedlib.report._charts import bars
@@ -14,6 +15,7 @@ from kschedlib.report._sections import (
     pending_section,
     placements_section,
     pod_list,
+    ratio_bar,
     resources_of,
     settings_section,
     zone_charts,
@@ -23,37 +25,46 @@ __all__ = ["compare_report", "drain_report", "sweep_report"]
 
 
 def _node_cell(node: str | None) -> Cell:
-    return cell(node, class_=None) if node is not None else cell("unschedulable", class_="bad")
+    return cell(node) if node is not None else cell("unschedulable", class_="bad")
 
 
 def _nodes_side_by_side(labels: Sequence[str], states: Sequence[Mapping[str, Any]]) -> str:
     resources = resources_of(states[0])
     nodes = sorted({n for s in states for n in s.get("nodes", {})})
     header = ["node", *(f"{r} ({label})" for r in resources for label in labels)]
-    rows = []
-    for node in nodes:
-        row: list[Any] = [cell(node)]
-        for resource in resources:
-            for state in states:
-                item = state["nodes"].get(node, {}).get(resource)
-                ratio = item["ratio"] if item else None
-                row.append(Cell(el("span", esc(percent(ratio)), style=f"--r:{min(ratio or 0, 1) * 100:.0f}%"),
-                                ratio if ratio is not None else -1.0, "bar"))
-        rows.append(row)
+    rows = [[cell(node), *(ratio_bar((state["nodes"].get(node, {}).get(resource) or {}).get("ratio"))
+                           for resource in resources for state in states)] for node in nodes]
     return table(header, rows, id_="nodes-side-by-side", numeric=range(1, len(header)))
+
+
+def _compare_summary(labels: Sequence[str], runs: Mapping[str, Any], differences: Mapping[str, Any]) -> Section:
+    rows = [[cell(label), runs[label]["summary"]["scheduled"], runs[label]["summary"]["unschedulable"],
+             runs[label]["summary"].get("gated", 0), len(runs[label].get("evicted", []))] for label in labels]
+    return Section("summary", "Summary", figures([("configs", len(labels)), ("placed differently", len(differences))])
+                   + table(["config", "scheduled", "unschedulable", "gated", "evicted"], rows, numeric=(1, 2, 3, 4)))
+
+
+def _compare_placements(labels: Sequence[str], runs: Mapping[str, Any], differences: Mapping[str, Any],
+                        nodes: Iterable[str]) -> Section:
+    placements = {label: runs[label]["placements"] for label in labels}
+    counts = {label: Counter(n for n in placements[label].values() if n is not None) for label in labels}
+    names = sorted(set(nodes).union(*counts.values()))
+    per_node = [[cell(node), *(counts[label][node] for label in labels)] for node in names]
+    pods = list(dict.fromkeys(pod for placed in placements.values() for pod in placed))
+    per_pod = [[cell(pod), *(_node_cell(placements[label].get(pod)) for label in labels),
+                cell("differs", class_="bad") if pod in differences else cell("same")] for pod in pods]
+    return Section("placements", "Placements side by side",
+                   el("h3", "Pods per node") + table(["node", *labels], per_node, id_="placements-table",
+                                                     numeric=range(1, len(labels) + 1))
+                   + el("h3", "Every pending pod") + table(["pod", *labels, ""], per_pod, id_="pods-table"))
 
 
 def compare_report(data: Mapping[str, Any]) -> Built:
     labels: list[str] = list(data["configs"])
     runs: Mapping[str, Any] = data["runs"]
-    summary_rows = [[cell(label), runs[label]["summary"]["scheduled"], runs[label]["summary"]["unschedulable"],
-                     runs[label]["summary"].get("gated", 0), len(runs[label].get("evicted", []))] for label in labels]
     differences = data["differences"]
     diff_rows = [[cell(pod), *(_node_cell(node) for node in nodes)] for pod, nodes in differences.items()]
-    sections = [Section("summary", "Summary", figures([("configs", len(labels)),
-                                                         ("placed differently", len(differences))])
-                        + table(["config", "scheduled", "unschedulable", "gated", "evicted"], summary_rows,
-                                numeric=(1, 2, 3, 4))),
+    sections = [_compare_summary(labels, runs, differences),
                 Section("differences", "Pods placed differently",
                         table(["pod", *labels], diff_rows, id_="differences-table") if diff_rows
                         else el("p", "Every pod goes to the same node under every config.", class_="ok"))]
@@ -62,23 +73,11 @@ def compare_report(data: Mapping[str, Any]) -> Built:
         sections.append(Section("utilisation", "Utilisation after, side by side",
                                 el("h3", "Per zone") + zone_charts(labels, afters)
                                 + el("h3", "Per node") + _nodes_side_by_side(labels, afters)))
-    counts = {label: runs[label]["placements"] for label in labels}
-    nodes = sorted({n for placements in counts.values() for n in placements.values() if n is not None}
-                   | {n for state in afters for n in state.get("nodes", {})})
-    per_node = [[cell(node), *(sum(1 for n in counts[label].values() if n == node) for label in labels)]
-                for node in nodes]
-    pods = list(dict.fromkeys(pod for placements in counts.values() for pod in placements))
-    per_pod = [[cell(pod), *(_node_cell(counts[label].get(pod)) for label in labels),
-                cell("differs", class_="bad") if pod in differences else cell("same")] for pod in pods]
-    sections.append(Section("placements", "Placements side by side",
-                            el("h3", "Pods per node") + table(["node", *labels], per_node, id_="placements-table",
-                                                              numeric=range(1, len(labels) + 1))
-                            + el("h3", "Every pending pod") + table(["pod", *labels, ""], per_pod, id_="pods-table")))
+    sections.append(_compare_placements(labels, runs, differences, (n for a in afters for n in a.get("nodes", {}))))
     for index, label in enumerate(labels):
         sections.append(pending_section(runs[label]["unschedulable"], fit_errors=runs[label].get("fit_errors"),
                                         title=f"Pending pods by reason: {label}", id_=f"pending-{index}"))
-    configs = [(f"config {label}", str((runs[label].get("config") or {}).get("source") or label)) for label in labels]
-    sections.append(settings_section({**data, "config": False}, configs))
+    sections.append(settings_section(data, [(f"config {label}", runs[label].get("config")) for label in labels]))
     lead = f"{plural(len(labels), 'config')}, {plural(len(differences), 'pod')} placed differently"
     return "kschedlib compare", lead, sections
 

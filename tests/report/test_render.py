@@ -220,3 +220,15 @@ def test_import_kschedlib_loads_nothing_of_the_report() -> None:
 def test_the_gated_pod_is_in_the_simulate_result(kind_results: dict[str, Any]) -> None:
     metadata: Any = GATED["metadata"]
     assert f"default/{metadata['name']}" in kind_results["simulate"]["gated"]
+
+
+def test_the_config_used_is_shown_with_its_document(kind_results: dict[str, Any]) -> None:
+    text = "\n".join(parsed(render_html(kind_results["compare"])).text)
+    assert "config default\ndefault" in text
+    assert "config packing\ninline" in text
+    assert "packing: the KubeSchedulerConfiguration" in text
+    assert '"type": "MostAllocated"' in text
+    simulate = "\n".join(parsed(render_html(kind_results["simulate"])).text)
+    assert "kube-scheduler version\n1.36" in simulate
+    assert "scheduler config\ndefault" in simulate
+    assert "the KubeSchedulerConfiguration" not in simulate
