@@ -35,5 +35,5 @@ def percent(ratio: float | None) -> str:
 
 
 def plural(count: int, noun: str, many: str | None = None) -> str:
-    """``1 pod``, ``2 pods`` (``many``: the plural when it is not ``noun + "s"``)."""
-    return f"{count} {noun}" if count == 1 else f"{count} {many or noun + 's'}"
+    """``1 pod``, ``2 pods``, ``10,000 pods`` (``many``: the plural when it is not ``noun + "s"``)."""
+    return f"{count} {noun}" if count == 1 else f"{count:,} {many or noun + 's'}"

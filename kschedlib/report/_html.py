@@ -78,8 +78,13 @@ def table(header: Sequence[str], rows: Iterable[Sequence[object]], *, id_: str |
 
 def figures(items: Iterable[tuple[str, object]]) -> str:
     """The headline numbers of a report, as label/value pairs."""
-    return el("dl", *(el("div", el("dt", esc(label)), el("dd", esc(value))) for label, value in items),
+    return el("dl", *(el("div", el("dt", esc(label)), el("dd", esc(_number(value)))) for label, value in items),
               class_="figures")
+
+
+def _number(value: object) -> object:
+    """Whole numbers with thousands separators (``10,000``)."""
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else value
 
 
 @final

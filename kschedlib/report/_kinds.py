@@ -82,8 +82,8 @@ def simulate_report(data: Mapping[str, Any]) -> Built:
                                 gated=_not_tried(data)),
                 placements_section(data["placements"], _nodes_of(data)),
                 *state_sections(data), *_events(data), *_skipped(data), settings_section(data)]
-    lead = (f"{summary['scheduled']} of {plural(summary['pods'], 'pending pod')} scheduled, "
-            f"{summary['unschedulable']} unschedulable, {summary.get('gated', 0)} gated")
+    lead = (f"{summary['scheduled']:,} of {plural(summary['pods'], 'pending pod')} scheduled, "
+            f"{summary['unschedulable']:,} unschedulable, {summary.get('gated', 0):,} gated")
     return "kschedlib simulate", lead, sections
 
 

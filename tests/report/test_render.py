@@ -201,8 +201,8 @@ def test_amounts_read_as_people_write_them(resource: str, value: int | None, sho
 
 
 def test_percentages_plurals_and_heat() -> None:
-    assert (percent(0.375), percent(None), plural(1, "pod"), plural(2, "pod"), plural(2, "copy", "copies")) == \
-        ("38%", "-", "1 pod", "2 pods", "2 copies")
+    assert (percent(0.375), percent(None), plural(1, "pod"), plural(10_000, "pod"), plural(2, "copy", "copies")) == \
+        ("38%", "-", "1 pod", "10,000 pods", "2 copies")
     assert [heat_class(r) for r in (None, 0.0, 0.1, 0.11, 0.5, 0.96, 1.0, 1.2)] == \
         ["hn", "h0", "h0", "h1", "h3", "h7", "h7", "hx"]
 
