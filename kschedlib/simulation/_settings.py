@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from os import PathLike, fspath
+from os import fspath
 from typing import Any
 
 from kschedlib._internal.documents import read_config_document
 from kschedlib.framework.config import SchedulerConfig
+from kschedlib.scheduler import ConfigSource
 
 __all__ = ["config_section"]
 
 
-def config_section(config: object) -> dict[str, Any]:
+def config_section(config: ConfigSource) -> dict[str, Any]:
     """``{"source", "document"}``: the file a config came from (``default`` for kube-scheduler's default
     profile, ``inline`` for a dict, ``SchedulerConfig`` for a parsed one) and the document as given
     (``None`` when there is none to show), so that a saved result says what produced it."""
@@ -22,6 +23,4 @@ def config_section(config: object) -> dict[str, Any]:
         return {"source": "SchedulerConfig", "document": None}
     if isinstance(config, Mapping):
         return {"source": "inline", "document": dict(config)}
-    if isinstance(config, str | PathLike):
-        return {"source": fspath(config), "document": dict(read_config_document(config))}
-    return {"source": type(config).__name__, "document": None}
+    return {"source": fspath(config), "document": dict(read_config_document(config))}

@@ -71,3 +71,37 @@ def node_names(kind: str, data: Any) -> set[str]:
     if kind == "sweep":
         return {n for row in data for n in row["result"]["pods_per_node"]}
     return set(data["utilisation"]["before"]["nodes"]) | set(data["utilisation"]["after"]["nodes"])
+
+
+URGENT: Final = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "urgent", "namespace": "default"},
+                 "spec": {"priority": 1000, "nodeSelector": {"disktype": "hdd"},
+                          "containers": [{"name": "c", "resources": {"requests": {"cpu": "3"}}}]}}
+"""Fits only on node-c by preempting db-0."""
+LOG_BUDGET: Final = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+                     "metadata": {"name": "log", "namespace": "default"},
+                     "spec": {"selector": {"matchLabels": {"app": "log"}}}, "status": {"disruptionsAllowed": 0}}
+DEPLOYMENT: Final = {"apiVersion": "apps/v1", "kind": "Deployment",
+                     "metadata": {"name": "dep", "namespace": "default"},
+                     "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "x"}},
+                              "template": {"metadata": {"labels": {"app": "x"}},
+                                           "spec": {"containers": [{"name": "c"}]}}}}
+
+
+def edge_results() -> dict[str, Any]:
+    """Results with the parts the plain ones lack: preemption, a budget violated, inputs not used, a gated
+    pod explained, pods placed before the copies, a scenario that failed."""
+    objects = [*cluster(), URGENT, LOG_BUDGET, DEPLOYMENT]
+    scenarios = [Scenario(objects, params={"kube_version": "1.36"}, name="fine"),
+                 Scenario(objects, params={"kube_version": "0.1"}, name="broken")]
+    rows = [{"index": r.index, "scenario": r.name, "kube_version": r.scenario.params["kube_version"], "ok": r.ok,
+             "error": r.error, "seconds": r.seconds, "result": r.value}
+            for r in kschedlib.sweep(scenarios, Ask("simulate"))]
+    return {
+        "simulate": kschedlib.simulate(objects, once=True).to_dict(),
+        "explain": kschedlib.explain(objects, "default/held").to_dict(),
+        "explain-fits": kschedlib.explain(objects, "default/web-1").to_dict(),
+        "explain-preempts": kschedlib.explain(objects, "default/urgent").to_dict(),
+        "capacity": capacity.max_replicas(objects, "default/web-1", include_pending=True, limit=2).to_dict(),
+        "drain": capacity.drain(objects, ["node-a"], respect_pdbs=False).to_dict(),
+        "sweep": rows,
+    }

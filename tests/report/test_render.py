@@ -19,7 +19,7 @@ from kschedlib.report import KINDS, detect_kind, render_html
 from kschedlib.report._charts import heat_class
 from kschedlib.report._fit_errors import parse_fit_error, rejections_of
 from kschedlib.report._format import amount, percent, plural
-from tests.report.results import GATED, cluster, node_names, pending_pods
+from tests.report.results import GATED, cluster, edge_results, node_names, pending_pods
 
 
 class _Text(HTMLParser):
@@ -232,3 +232,63 @@ def test_the_config_used_is_shown_with_its_document(kind_results: dict[str, Any]
     assert "kube-scheduler version\n1.36" in simulate
     assert "scheduler config\ndefault" in simulate
     assert "the KubeSchedulerConfiguration" not in simulate
+
+
+@pytest.fixture(scope="module")
+def edges() -> dict[str, Any]:
+    return edge_results()
+
+
+def _page_text(data: Any) -> str:
+    return "\n".join(parsed(render_html(data)).text)
+
+
+def test_preemption_and_inputs_not_used_have_their_sections(edges: dict[str, Any]) -> None:
+    text = _page_text(edges["simulate"])
+    assert "Preemption\npod\nwhat happened\nnode\ndefault/urgent\nnominated\nnode-c" in text
+    assert "default/db-0\nevicted by preemption" in text
+    assert "Inputs not used" in text
+    assert "kinds\n1\nDeployment" in text
+
+
+def test_explain_pages_of_a_gated_a_placed_and_a_preempting_pod(edges: dict[str, Any]) -> None:
+    assert "default/held is not tried: SchedulingGates: waiting for scheduling gates: [example.com/quota]" in \
+        _page_text(edges["explain"])
+    fits = _page_text(edges["explain-fits"])
+    assert "Rejections by plugin\nplugin\nreason\nnodes\nwhich\nTaintToleration" in fits
+    assert "goes to node-" in fits
+    assert "nominate node-c, evicting default/db-0" in _page_text(edges["explain-preempts"])
+
+
+def test_capacity_and_drain_pages_show_what_came_first_and_what_broke(edges: dict[str, Any]) -> None:
+    capacity_text = _page_text(edges["capacity"])
+    assert "The limit (--max)." in capacity_text
+    assert "The cluster's pending pods, placed first" in capacity_text
+    drain_text = _page_text(edges["drain"])
+    assert "PodDisruptionBudget violations\npod\nbudget\ndisruptions allowed\ndefault/log-a\ndefault/log\n0" in \
+        drain_text
+
+
+def test_a_failed_scenario_is_listed_with_its_error(edges: dict[str, Any]) -> None:
+    text = _page_text(edges["sweep"])
+    assert "2 scenarios, 1 failed" in text
+    assert "Failed scenarios" in text
+    assert "unsupported Kubernetes version" in text
+
+
+def test_mid_sized_clusters_and_missing_sections_still_render(kind_results: dict[str, Any]) -> None:
+    data = json.loads(json.dumps(kind_results["simulate"]))
+    nodes = {f"node-{i:03d}": {"cpu": {"requested": i, "allocatable": 100, "ratio": i / 100}} for i in range(100)}
+    state = {"nodes": nodes, "zones": {"z": {"cpu": {"requested": 1, "allocatable": 2, "ratio": 0.5}}},
+             "total": {"cpu": {"requested": 1, "allocatable": 2, "ratio": 0.5}}}
+    data.update(utilisation=state, fragmentation={"before": None, "after": None}, notes=["a note"])
+    page = render_html(data)
+    assert page.count('width="11" height="11"') == 100  # a rectangle with its tooltip per node
+    assert "<title>node-042 cpu: 42% (42m of 100m)</title>" in page
+    text = "\n".join(parsed(page).text)
+    assert "No pod shapes to judge by." in text
+    assert "a note" in text
+    compare = dict(kind_results["compare"])
+    compare["runs"] = {label: {k: v for k, v in run.items() if k != "utilisation"}
+                       for label, run in compare["runs"].items()}
+    assert "Utilisation after, side by side" not in _page_text(compare)
