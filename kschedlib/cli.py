@@ -100,7 +100,7 @@ def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.format == "json":
         _dump(report.to_dict(), out)
     elif args.format == "html":
-        report_command.write_html(report.to_dict(), "simulate", out)
+        report_command.html_writer("simulate", report, out)
     else:
         out.write(simulation_text(report) + "\n")
     return 0
@@ -112,7 +112,7 @@ def _explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.format == "json":
         _dump(result.to_dict(), out)
     elif args.format == "html":
-        report_command.write_html(result.to_dict(), "explain", out)
+        report_command.html_writer("explain", result, out)
     else:
         out.write(explanation_text(result) + "\n")
     if result.refused:

@@ -13,7 +13,7 @@ from kschedlib.capacity._nodes_needed import nodes_needed
 from kschedlib.capacity._replicas import max_replicas
 from kschedlib.errors import ManifestError
 from kschedlib.progress import Progress
-from kschedlib.report.command import write_html
+from kschedlib.report.command import html_writer
 from kschedlib.versions import add_version_arguments
 
 __all__ = ["COMMANDS", "add_parsers", "run"]
@@ -115,6 +115,6 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     elif args.format == "csv":
         _csv(answer.rows(), out)
     elif args.format == "html":
-        write_html(answer.to_dict(), args.command, out)
+        html_writer(args.command, answer, out)
     else:
         out.write(answer.text() + "\n")

@@ -11,7 +11,7 @@ from typing import Any, TextIO
 from kschedlib.errors import ReportError
 from kschedlib.report import KINDS, render_html
 
-__all__ = ["add_arguments", "add_parser", "read_result", "run", "write_html"]
+__all__ = ["add_arguments", "add_parser", "html_writer", "read_result", "run", "write_html"]
 
 SUMMARY = "render a saved JSON result (simulate, explain, capacity, drain, nodes-needed, compare, sweep) as HTML"
 
@@ -62,6 +62,11 @@ def read_result(source: str, stdin: TextIO | None = None) -> Any:
 def write_html(data: Any, kind: str | None, out: TextIO) -> None:
     """The page of ``data`` (a ``kind`` result) on ``out``: what ``--format html`` prints."""
     out.write(render_html(data, kind=kind))
+
+
+def html_writer(command: str, answer: Any, out: TextIO) -> None:
+    """``--format html`` of ``command``, whose ``answer`` has ``to_dict()`` (a result object)."""
+    write_html(answer.to_dict(), command, out)
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
