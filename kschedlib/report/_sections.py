@@ -100,12 +100,9 @@ def utilisation_section(util: Mapping[str, Any], *, id_: str = "utilisation",
     nodes = list(last.get("nodes", {}))
     heat = [(resource, [(last["nodes"][n].get(resource, {}).get("ratio"), _tip(n, resource, last["nodes"][n].get(
         resource))) for n in nodes]) for resource in resources]
-    rows = []
-    for name in nodes:
-        entry = last["nodes"][name]
-        earlier = first.get("nodes", {}).get(name, {}) if first is not None else {}
-        rows.append([cell(name), *(_bar(entry.get(r), r, earlier.get(r) if first is not None else None)
-                                   for r in resources)])
+    earlier = first.get("nodes", {}) if first is not None else None
+    rows = [[cell(name), *(_bar(last["nodes"][name].get(r), r, _before(earlier, name, r)) for r in resources)]
+            for name in nodes]
     gone = [n for n in (first or {}).get("nodes", {}) if n not in last.get("nodes", {})]
     parts = [el("p", esc(f"Requested of allocatable, {last_label if len(stages) > 1 else 'per resource'}; "
                          f"{plural(len(nodes), 'node')}."), class_="muted"),
@@ -123,13 +120,27 @@ def ratio_bar(ratio: float | None, text: str | None = None) -> Cell:
     return Cell(el("span", esc(percent(ratio) if text is None else text), style=f"--r:{width:.0f}%"))
 
 
-def _bar(entry: Mapping[str, Any] | None, resource: str, before: Mapping[str, Any] | None) -> Cell:
-    """A utilisation table cell: the figures as text over a bar of the ratio."""
+def _before(nodes: Mapping[str, Any] | None, name: str, resource: str) -> Mapping[str, Any] | str | None:
+    """A node's entry for ``resource`` before: ``None`` when the result has one state only, ``"new"`` for a
+    node that was not there."""
+    if nodes is None:
+        return None
+    if name not in nodes:
+        return "new"
+    entry: Mapping[str, Any] | None = nodes[name].get(resource)
+    return entry
+
+
+def _bar(entry: Mapping[str, Any] | None, resource: str, before: Mapping[str, Any] | str | None) -> Cell:
+    """A utilisation table cell: the figures as text over a bar of the ratio, and the ratio before when it
+    changed (``new``: the node was added)."""
     if entry is None:
         return Cell("-")
     ratio = entry.get("ratio")
     text = f"{percent(ratio)} ({amount(resource, entry['requested'])} of {amount(resource, entry['allocatable'])})"
-    if before is not None and before.get("ratio") != ratio:
+    if before == "new":
+        text += ", new node"
+    elif isinstance(before, Mapping) and before.get("ratio") != ratio:
         text += f", was {percent(before.get('ratio'))}"
     return ratio_bar(ratio, text)
 

@@ -292,3 +292,9 @@ def test_mid_sized_clusters_and_missing_sections_still_render(kind_results: dict
     compare["runs"] = {label: {k: v for k, v in run.items() if k != "utilisation"}
                        for label, run in compare["runs"].items()}
     assert "Utilisation after, side by side" not in _page_text(compare)
+
+
+def test_nodes_added_by_the_answer_are_marked_new(kind_results: dict[str, Any]) -> None:
+    text = _page_text(kind_results["nodes-needed"])
+    assert re.search(r"\npool-1\n\d+% \([^)]* of 8 CPU\), new node\n", text)
+    assert "\nnode-a\n8% (300m of 4 CPU)\n" in text  # unchanged: no "was"
