@@ -211,7 +211,8 @@ def test_import_kschedlib_loads_nothing_of_the_report() -> None:
     code = ("import sys, kschedlib, kschedlib.cli; "
             "print(sorted(m for m in sys.modules if m.startswith('kschedlib.report')))")
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert loaded.strip() == "['kschedlib.report', 'kschedlib.report._detect', 'kschedlib.report.command']"
+    assert set(json.loads(loaded.replace("'", '"'))) <= {"kschedlib.report", "kschedlib.report._detect",
+                                                        "kschedlib.report.command"}  # no page builder
     assert "kschedlib.report" not in subprocess.run(
         [sys.executable, "-c", "import sys, kschedlib; print(list(sys.modules))"],
         capture_output=True, text=True, check=True).stdout
