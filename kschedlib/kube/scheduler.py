@@ -21,25 +21,24 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from os import PathLike
 from typing import Any, Final, final
 
 from kschedlib.errors import KschedError
 from kschedlib.framework import Plugin
-from kschedlib.kube import _writer as writer
 from kschedlib.kube._events import EventRecorder
 from kschedlib.kube._informer import DELETED, Informer, object_key
 from kschedlib.kube._leader import LeaderElector
+from kschedlib.kube._outcomes import Outcomes, WakingExecutor, bind_pod, leader_event, structured
 from kschedlib.kube._plugins import registry as make_registry
-from kschedlib.kube._resources import Resource, for_scheduler, resource
+from kschedlib.kube._resources import Resource, for_scheduler
 from kschedlib.kube._serving import HealthServer, parse_address
 from kschedlib.kube._snapshot import read_snapshot, snapshot_document
-from kschedlib.kube.client import KubeApiError, KubeClient, connect
+from kschedlib.kube.client import KubeClient, connect
 from kschedlib.kube.settings import RunSettings, read_settings
 from kschedlib.model import Pod
 from kschedlib.model.convert import object_from_dict
-from kschedlib.results import ScheduleResult
 from kschedlib.scheduler import Scheduler
 from kschedlib.simulation.cluster import load_cluster
 from kschedlib.versions import resolve
@@ -51,31 +50,6 @@ BINDING_THREADS: Final = 16
 _MAX_IDLE: Final = 1.0
 """The loop wakes at least this often (seconds) to notice timers and a stop."""
 _BATCH_PODS: Final = 64
-
-
-class _Waking(Executor):
-    """A thread pool that wakes the loop once a binding's outcome has reached the scheduler."""
-
-    def __init__(self, workers: int, wake: Callable[[], None]) -> None:
-        self._inner = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="binding")
-        self._wake = wake
-
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
-        outer: Future[Any] = Future()
-        outer.set_running_or_notify_cancel()
-
-        def relay(inner: Future[Any]) -> None:
-            try:
-                outer.set_result(inner.result())  # runs the scheduler's callback first
-            except BaseException as exc:
-                outer.set_exception(exc)
-            self._wake()
-
-        self._inner.submit(fn, *args, **kwargs).add_done_callback(relay)
-        return outer
-
-    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        self._inner.shutdown(wait=wait, cancel_futures=cancel_futures)
 
 
 @final
@@ -100,15 +74,15 @@ class LiveScheduler:
         self.ready = threading.Event()
         self.stopped = threading.Event()
         self.exit_status = 0
-        self._executor = _Waking(BINDING_THREADS, lambda: self.inbox.put(("wake",)))
-        self._writes = ThreadPoolExecutor(max_workers=4, thread_name_prefix="evict")
+        self._executor = WakingExecutor(BINDING_THREADS, lambda: self.inbox.put(("wake",)))
         self.scheduler = Scheduler(
-            settings.document, registry=make_registry(self._bind, plugins), binding_executor=self._executor,
-            seed=seed if seed is not None else random.SystemRandom().randrange(2**32),
+            settings.document, registry=make_registry(lambda pod, node: bind_pod(client, pod, node), plugins),
+            binding_executor=self._executor, seed=seed if seed is not None else random.SystemRandom().randrange(2**32),
             kube_version=kube_version, feature_gates=feature_gates)
         self.events = EventRecorder(client.with_limits(settings.client.qps, settings.client.burst))
         self.raw_pods: dict[str, dict[str, Any]] = {}
         """The latest version of every pod the scheduler has been told of, as the API server wrote it."""
+        self.outcomes = Outcomes(client, self.scheduler, self.events, self.raw_pods, self._log)
         self.informers: list[Informer] = []
         self._deferred: dict[str, list[tuple[Resource, str, dict[str, Any]]]] = {}
         self._heartbeat = time.monotonic()
@@ -169,7 +143,7 @@ class LiveScheduler:
         by_kind: dict[str, list[dict[str, Any]]] = {}
         for obj in read.objects:
             by_kind.setdefault(str(obj["kind"]), []).append(obj)
-        self.raw_pods = {object_key(o): o for o in by_kind.get("Pod", ())}
+        self.raw_pods.update((object_key(o), o) for o in by_kind.get("Pod", ()))
         for res in resources:
             if res not in read.served:
                 log.info("%s: not served by this API server (or not readable); not watched", res.plural)
@@ -233,16 +207,16 @@ class LiveScheduler:
         ended = self.scheduler.tick()
         self._flush_deferred()  # what the cluster did meanwhile (someone else bound the pod?) first
         for result in ended:
-            self._handle(result)
+            self.outcomes.handle(result)
         for _ in range(_BATCH_PODS):
             if self.stopping.is_set():
                 return
             attempt = self.scheduler.schedule_one()
             for finished in self.scheduler.take_finished():
-                self._handle(finished)
+                self.outcomes.handle(finished)
             if attempt is None:
                 return
-            self._handle(attempt)
+            self.outcomes.handle(attempt)
             if not self.inbox.empty():
                 return
 
@@ -297,120 +271,11 @@ class LiveScheduler:
         else:
             self.scheduler.add_node(node)  # type: ignore[arg-type]
 
-    # --- decisions out ----------------------------------------------------------------------------
-
-    def _bind(self, pod: Pod, node: str) -> None:
-        """The binder's call (on a binding thread); a repeated binding already made counts as made."""
-        try:
-            writer.bind(self.client, pod.namespace, pod.name, pod.uid, node)
-        except KubeApiError as exc:
-            if exc.status != 409 or not self._bound_to(pod, node):
-                raise
-
-    def _bound_to(self, pod: Pod, node: str) -> bool:
-        try:
-            live = self.client.request("GET", resource("Pod").object_path(pod.name, pod.namespace))
-        except KubeApiError:
-            return False
-        return (live.get("metadata") or {}).get("uid") == pod.uid and (live.get("spec") or {}).get("nodeName") == node
-
-    def _regarding(self, pod: Pod) -> Mapping[str, Any]:
-        raw = self.raw_pods.get(pod.key)
-        if raw is not None and (raw.get("metadata") or {}).get("uid") == pod.uid:
-            return raw
-        return {"kind": "Pod", "apiVersion": "v1", "metadata": {"name": pod.name, "namespace": pod.namespace,
-                                                               "uid": pod.uid}}
-
-    def _handle(self, result: ScheduleResult) -> None:
-        pod = result.pod
-        if result.waiting:
-            self._log(3, "pod waits", pod=pod.key, node=result.node_name, reason=result.status.message())
-            return
-        outcome = result.outcome
-        counts = {} if outcome is None else {"evaluatedNodes": outcome.evaluated_nodes,
-                                              "feasibleNodes": len(outcome.feasible)}
-        if result.scheduled:
-            self._log(2, "Successfully bound pod to node", pod=pod.key, node=result.node_name, **counts)
-            self.events.record(self._regarding(pod), controller=pod.scheduler_name, event_type="Normal",
-                               reason="Scheduled", action="Binding",
-                               note=f"Successfully assigned {pod.key} to {result.node_name}")
-            return
-        self._failed(result)
-
-    def _failed(self, result: ScheduleResult) -> None:
-        pod = result.pod
-        rejected = result.status.is_rejected
-        message = result.message or result.status.message()
-        self._log(2, "Unable to schedule pod; no fit; waiting" if rejected else "Error scheduling pod; retrying",
-                  pod=pod.key, err=message)
-        if result.victims:
-            self._preempt(result)
-        regarding = self._regarding(pod)
-        self.events.record(regarding, controller=pod.scheduler_name, event_type="Warning", reason="FailedScheduling",
-                           action="Scheduling", note=message)
-        raw = self.raw_pods.get(pod.key)
-        if raw is None or (raw.get("spec") or {}).get("nodeName"):
-            return  # gone, or bound meanwhile (by someone else): nothing to tell it
-        nominated = self.scheduler.nominations().get(pod.key, "") if rejected else None
-        patch = writer.condition_patch(raw, writer.POD_SCHEDULED, "False",
-                                       "Unschedulable" if rejected else "SchedulerError", message, nominated=nominated)
-        if patch is not None:
-            self._patch(raw, patch)
-
-    def _patch(self, raw: Mapping[str, Any], patch: Mapping[str, Any]) -> None:
-        try:
-            writer.patch_status(self.client, raw, patch)
-        except KubeApiError as exc:
-            log.warning("status of pod %s not updated: %s", object_key(raw), exc)
-
-    def _preempt(self, result: ScheduleResult) -> None:
-        """Evict the victims (off the loop's thread) and clear nominations the preemption took away."""
-        pod, node = result.pod, result.nominated_node_name
-        self._log(2, "Preempting", pod=pod.key, node=node, victims=list(result.victims))
-        for key in result.victims:
-            victim = self.raw_pods.get(key)
-            if victim is not None:
-                self._writes.submit(self._evict, victim, pod, str(node))
-        nominations = self.scheduler.nominations()
-        for key, raw in self.raw_pods.items():
-            status = raw.get("status") or {}
-            if (status.get("nominatedNodeName") == node and key != pod.key and key not in nominations
-                    and not (raw.get("spec") or {}).get("nodeName")):
-                self._patch(raw, {"status": {"nominatedNodeName": None}})
-
-    def _evict(self, victim: Mapping[str, Any], preemptor: Pod, node: str) -> None:
-        try:
-            writer.mark_victim(self.client, victim, preemptor.scheduler_name)
-            writer.delete_victim(self.client, victim)
-        except KubeApiError as exc:
-            log.warning("preemption victim %s not evicted: %s", object_key(victim), exc)
-            return
-        self.events.record(victim, controller=preemptor.scheduler_name, event_type="Normal", reason="Preempted",
-                           action="Preempting", note=f"Preempted by pod {preemptor.uid} on node {node}")
-
     # --- leadership, health, shutdown -------------------------------------------------------------
 
     def _became_leader(self, lease: Mapping[str, Any]) -> None:
         assert self.elector is not None
-        self.events_core(lease, f"{self.elector.identity} became leader")
-
-    def events_core(self, lease: Mapping[str, Any], message: str) -> None:
-        """The ``LeaderElection`` event kube-scheduler records (core/v1) on the Lease."""
-        meta = lease.get("metadata") or {}
-        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        controller = self.scheduler.profiles[0]
-        body = {"kind": "Event", "apiVersion": "v1",
-                "metadata": {"name": f"{meta.get('name')}.{time.time_ns():x}", "namespace": meta.get("namespace")},
-                "involvedObject": {"kind": "Lease", "namespace": meta.get("namespace"), "name": meta.get("name"),
-                                   "uid": meta.get("uid"), "apiVersion": "coordination.k8s.io/v1",
-                                   "resourceVersion": meta.get("resourceVersion")},
-                "reason": "LeaderElection", "message": message, "source": {"component": controller},
-                "firstTimestamp": now, "lastTimestamp": now, "count": 1, "type": "Normal",
-                "reportingComponent": controller, "reportingInstance": ""}
-        try:
-            self.client.request("POST", f"/api/v1/namespaces/{meta.get('namespace')}/events", body=body)
-        except KubeApiError as exc:
-            log.warning("leader election event not recorded: %s", exc)
+        leader_event(self.client, lease, f"{self.elector.identity} became leader", self.scheduler.profiles[0])
 
     def _lost(self) -> None:
         self.exit_status = 1
@@ -436,8 +301,8 @@ class LiveScheduler:
         self.stopping.set()
         self._executor.shutdown(wait=True)  # no binding is left half done
         for result in self.scheduler.tick():
-            self._handle(result)
-        self._writes.shutdown(wait=True)
+            self.outcomes.handle(result)
+        self.outcomes.close()
         self.events.close()
         if self.elector is not None:
             self.elector.release()
@@ -451,16 +316,7 @@ class LiveScheduler:
     def _log(self, level: int, message: str, **values: object) -> None:
         """A klog-style structured line at verbosity ``level`` (shown with ``-v level`` or more)."""
         if level <= self.verbosity:
-            log.info("%s", _structured(message, values))
-
-
-def _structured(message: str, values: Mapping[str, object]) -> str:
-    parts = [f'"{message}"', *(f"{key}={_quote(value)}" for key, value in values.items())]
-    return " ".join(parts)
-
-
-def _quote(value: object) -> str:
-    return f'"{value}"' if isinstance(value, str) else str(value)
+            log.info("%s", structured(message, values))
 
 
 def _first_profile(document: Mapping[str, Any] | None) -> str:
