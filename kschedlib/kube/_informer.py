@@ -117,6 +117,8 @@ class Informer:
                 if exc.status == 410:
                     self.version = ""
                     continue
+                if exc.reason == "ReadTimeoutError":  # a quiet watch given up on our side: watch again at once
+                    continue
                 wait = self.backoff.next()
                 log.warning("watch of %s failed (%s); retrying in %.1f s", self.resource.plural, exc, wait)
                 self.stop.wait(wait)

@@ -245,8 +245,8 @@ def test_the_standby_takes_over_when_the_leader_is_killed(plane: ControlPlane, a
     ns, me = namespace(admin, "leaders"), "leader-scheduler"
     create(admin, node("lead-1", cpu="8", labels={"pool": "lead"}))
     cfg = tmp_path / "config.json"
-    cfg.write_text(json.dumps(config(me, leaderElection={"leaderElect": True, "leaseDuration": "4s",
-                                                         "renewDeadline": "3s", "retryPeriod": "500ms"})))
+    cfg.write_text(json.dumps(config(me, leaderElection={"leaderElect": True, "leaseDuration": "5s",
+                                                         "renewDeadline": "4s", "retryPeriod": "500ms"})))
     logs = [tmp_path / "a.log", tmp_path / "b.log"]
     replicas = [replica(plane, cfg, logs[0]), replica(plane, cfg, logs[1])]
     try:

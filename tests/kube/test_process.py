@@ -17,7 +17,7 @@ from tests.kube.cluster import config, create, http_get, namespace, node, pod, p
 from tests.kube.envtest import ControlPlane
 
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases"
-QUICK = {"leaderElect": True, "leaseDuration": "3s", "renewDeadline": "2s", "retryPeriod": "500ms"}
+QUICK = {"leaderElect": True, "leaseDuration": "6s", "renewDeadline": "4s", "retryPeriod": "500ms"}
 
 
 def test_health_readiness_and_metrics(admin: KubeClient, as_scheduler: KubeClient) -> None:

@@ -155,14 +155,18 @@ def preempted(client: KubeClient, ns: str) -> bool:
 def play_preemption(client: KubeClient, ns: str, scheduler: str, prefix: str) -> tuple[Any, Any]:
     """The scenario with ``scheduler`` running: its writes once it preempted, and once the victim was gone and
     the preemptor bound."""
+    def reasons() -> set[tuple[str, str]]:
+        return {(e["regarding"]["name"], e["reason"]) for e in events(client, ns)}
+
     preemption_scenario(client, ns, scheduler, prefix)
     wait_for(f"{scheduler}'s preemption", lambda: preempted(client, ns), timeout=60)
-    time.sleep(1)  # let it write the victim's condition and its events
+    wait_for("its events", lambda: {("free", "Preempted"), ("urgent", "FailedScheduling"), ("fits", "Scheduled"),
+                                    ("never", "FailedScheduling")} <= reasons(), timeout=30)
+    time.sleep(0.5)  # anything else it writes now
     before_reap = writes(client, ns, prefix, scheduler)
     reap(client, ns)
-    wait_for(f"{scheduler} binding the preemptor", lambda: bool(pods(client, ns)["urgent"]["spec"].get("nodeName")),
-             timeout=60)
-    time.sleep(1)
+    wait_for(f"{scheduler} binding the preemptor", lambda: ("urgent", "Scheduled") in reasons(), timeout=60)
+    time.sleep(0.5)
     return before_reap, writes(client, ns, prefix, scheduler)
 
 
