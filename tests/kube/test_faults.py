@@ -19,6 +19,7 @@ import pytest
 from kschedlib.kube import KubeClient, connect
 from kschedlib.kube._informer import ADDED, DELETED, Informer
 from kschedlib.kube._resources import resource
+from kschedlib.kube._snapshot import list_all
 from kschedlib.model import Pod
 from tests.kube import plugins_for_run
 from tests.kube.cluster import (
@@ -117,6 +118,20 @@ def test_the_cluster_changes_before_the_binding(admin: KubeClient, as_scheduler:
         admin.request("DELETE", f"/api/v1/nodes/{name}") if name in {n.get("metadata", {}).get("name") for n in
                                                                    admin.request("GET", "/api/v1/nodes")["items"]} \
             else None
+
+
+def test_a_quiet_watch_past_the_read_timeout_is_made_again(admin: KubeClient) -> None:
+    items, version = list_all(admin, resource("CSIDriver"))
+    stop = threading.Event()
+    informer = Informer(admin, resource("CSIDriver"), lambda res, kind, obj: None, stop=stop, initial=items,
+                        version=version, read_timeout=0.5)
+    informer.start()
+    try:
+        wait_for("three watches", lambda: informer.watches >= 3, timeout=10)  # no backoff between them
+        assert informer.relists == 0  # resumed where it was
+    finally:
+        stop.set()
+        informer.close()
 
 
 # --- an API server whose watches end every second or two and whose etcd gets compacted --------------------------
