@@ -128,9 +128,9 @@ def writes(client: KubeClient, ns: str, prefix: str, scheduler: str) -> dict[str
                      "nominated": plain(p["status"].get("nominatedNodeName") or ""),
                      "deleting": bool(p["metadata"].get("deletionTimestamp"))}
     instance = f"{scheduler}-{socket.gethostname()}"
-    out["events"] = sorted({(e["regarding"]["name"], e["reason"], e["action"], e["type"], plain(e["note"]),
-                             plain(e["reportingController"]), e["reportingInstance"] == instance)
-                            for e in events(client, ns)})
+    out["events"] = sorted((e["regarding"]["name"], e["reason"], e["action"], e["type"], plain(e["note"]),
+                            plain(e["reportingController"]), e["reportingInstance"] == instance,
+                            e.get("series", {}).get("count")) for e in events(client, ns))  # as many as kube's
     return out
 
 
