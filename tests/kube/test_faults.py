@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -280,12 +281,12 @@ def test_the_standby_takes_over_when_the_leader_is_killed(plane: ControlPlane, a
         lease = admin.request("GET", f"/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/{me}")
         assert lease["spec"]["holderIdentity"] != first_holder["spec"]["holderIdentity"]
         assert lease["spec"]["leaseTransitions"] == first_holder["spec"]["leaseTransitions"] + 1
-        scheduled: dict[str, int] = {}
-        for event in events(admin, ns):
-            if event["reason"] == "Scheduled":
-                scheduled[event["regarding"]["name"]] = scheduled.get(event["regarding"]["name"], 0) + 1
-        assert all(count == 1 for count in scheduled.values())  # bound once, by one of the two (events the killed
-        assert {f"second-{i}" for i in range(4)} <= set(scheduled)  # leader had queued are lost with it)
+        def scheduled() -> Counter[str]:
+            return Counter(e["regarding"]["name"] for e in events(admin, ns) if e["reason"] == "Scheduled")
+
+        wait_for("the standby's events", lambda: {f"second-{i}" for i in range(4)} <= set(scheduled()))
+        # bound once, by one of the two (events the killed leader had queued are lost with it)
+        assert all(count == 1 for count in scheduled().values())
         assert settled(admin, ns, me)()
         replicas[standby].send_signal(signal.SIGTERM)
         assert replicas[standby].wait(30) == 0
