@@ -1,16 +1,16 @@
 """Which pools of devices a node can reach, as the structured allocator gathers them.
 
 A pool is a driver's named set of slices.  Per node, kube v1.36 takes the slices that reach the node
-(slices with shared counters always count), keeping per pool those of the newest generation among
-them.  If they are all of the pool (``resourceSliceCount``), the pool is used as it is; otherwise the
-pool's slices everywhere decide: a newer generation elsewhere makes the node's view obsolete (the
-pool is left out), fewer slices than announced make it incomplete (its devices are not allocated, and
-asking for ``All`` devices fails).  Before v1.35 (``thorough=False``) only the node's slices are counted,
-and an incomplete pool keeps them: only ``All`` requests refuse it.  A pool is invalid when it publishes a device name twice or, with
-partitionable devices, a counter set twice or a consumption of a counter set or counter it lacks.
-Pools come sorted by driver and pool name, those with binding conditions last; a pool's slices sorted
-by name.  Without partitionable devices, slices with per-device node selection or shared counters are
-ignored.
+(slices with shared counters always count), keeping per pool those of the newest generation among them.
+If they are all of the pool (``resourceSliceCount``), the pool is used as it is; otherwise the pool's
+slices everywhere decide: a newer generation elsewhere makes the node's view obsolete (the pool is left
+out), fewer slices than announced make it incomplete (its devices are not allocated, and asking for
+``All`` devices fails).  Before v1.35 (``thorough=False``) only the node's slices are counted, and an
+incomplete pool keeps them: only ``All`` requests refuse it.  A pool is invalid when it publishes a
+device name twice or, with partitionable devices, a counter set twice or a consumption of a counter set
+or counter it lacks.  Pools come sorted by driver and pool name, those with binding conditions last; a
+pool's slices sorted by name.  Without partitionable devices, slices with per-device node selection or
+shared counters are ignored.
 """
 
 from __future__ import annotations

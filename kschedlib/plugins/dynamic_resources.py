@@ -223,7 +223,8 @@ def _pod_claims(pod: Pod, store: DraStore, owner: str = "Pod") -> list[ResourceC
             raise ClaimProblem(f'resourceclaim "{name}" is being deleted')
         if pod_claim.resource_claim_name is None and not any(
                 ref.controller and ref.uid == pod.uid and ref.kind == "Pod" for ref in claim.owner_references):
-            raise ClaimProblem(f"ResourceClaim {claim.key} was not created for {owner} {pod.key} ({owner} is not owner)")
+            raise ClaimProblem(f"ResourceClaim {claim.key} was not created for {owner} {pod.key} "
+                               f"({owner} is not owner)")
         claims.append(claim)
     return claims
 

@@ -6,8 +6,10 @@ a handle unique to the claim, and in-tree disks (EBS, GCE PD, Azure disk,
 Cinder) count under the CSI driver they migrate to once the node has a
 CSINode object.  The limit per driver comes from the node's allocatable
 ``attachable-volumes-csi-<driver>``, overridden by the CSINode's
-``allocatable.count``; from v1.32 (``csi_limits_from_csinode``) only the CSINode's count limits a driver.  Volumes already attached to the node (used by one of
-its pods) cost nothing; the pod fails when the new ones would overflow a limit.
+``allocatable.count``; from v1.32 (``csi_limits_from_csinode``) only the
+CSINode's count limits a driver.  Volumes already attached to the node (used
+by one of its pods) cost nothing; the pod fails when the new ones would
+overflow a limit.
 
 From v1.32 (``volume_attachments_counted``) the node's VolumeAttachments of CSI volumes count as
 attached too, once each, unless a pod on the node already uses the volume: a volume still detaching

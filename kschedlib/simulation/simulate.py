@@ -147,6 +147,11 @@ class SimulationRun:
         """The message of each pod's last failed attempt."""
         self.repeating: set[str] = set()
         """Pods whose last two attempts failed alike with no timeline event applied in between."""
+        self.changes = 0
+        """Changes to the cluster seen so far: bindings, evictions, new nominations, timeline batches."""
+        self.failed_at: dict[str, int] = {}
+        """Pod -> :attr:`changes` when its last failed attempt started (a retry after a change may end
+        otherwise)."""
         self.before_batch: Callable[[Scheduler], None] | None = None
         """Called with the scheduler before each timeline batch is applied (capacity reports read it)."""
         self.budgets: dict[str, int] = {}
@@ -159,7 +164,9 @@ class SimulationRun:
         report.trace.append(_trace_entry(result))
         if result.waiting:
             return
+        seen = self.changes
         if result.scheduled:
+            self.changes += 1
             self.failures.pop(key, None)
             self.repeating.discard(key)
             report.placements[key] = result.node_name
@@ -173,11 +180,15 @@ class SimulationRun:
             self.failures[key] = message
             report.placements[key] = None
             report.unschedulable[key] = message
+            self.failed_at[key] = seen
             if result.nominated_node_name:
+                self.changes += report.nominations.get(key) != result.nominated_node_name
                 report.nominations[key] = result.nominated_node_name
         for victim in result.victims:
             if self.scheduler.remove_pod(victim):
+                self.changes += 1
                 report.evicted.append(victim)
+                self._gone(victim)
         self.done += 1
         if self.progress is not None:
             self.progress(self.done, len(report.placements))
@@ -200,15 +211,22 @@ class SimulationRun:
             return self.scheduler.nominations().get(first.pod) is not None
         return False
 
+    def _gone(self, key: str) -> None:
+        """A pod the run placed was deleted (by an event or a preemption): it did not end bound."""
+        if self.report.placements.get(key) is not None:
+            self.report.placements[key] = None
+
     def settled(self) -> bool:
-        """Whether only backoff retries of pods repeating the same error are left: no retry, and no
-        event a retry could trigger, can change the outcome any more."""
+        """Whether only backoff retries of pods repeating the same error are left, and nothing changed in
+        the cluster since their last attempts: no retry, and no event a retry could trigger, can change the
+        outcome any more.  (A pod in backoff whose cluster changed may still bind, as in kube.)"""
         scheduler = self.scheduler
         if not self.repeating or scheduler.waiting_pods() or scheduler.binding_pods():
             return False
         attempts_of = {}
         for key, (queue, info) in self.scheduler.pending().items():
-            if queue == "active" or (queue == "backoff" and key not in self.repeating):
+            if queue == "active" or (queue == "backoff" and (key not in self.repeating
+                                                            or self.failed_at.get(key) != self.changes)):
                 return False
             attempts_of[key] = info.attempts
         if self.batches:
@@ -219,6 +237,7 @@ class SimulationRun:
 
     def apply_next(self, *, checkpoint: bool) -> None:
         self.repeating.clear()  # the events may change what the retries find
+        self.changes += 1
         batch = self.batches.pop(0)
         if checkpoint and self.report.checkpoints is not None:
             self.report.checkpoints.append({"before_event": batch.first.index,
@@ -230,6 +249,8 @@ class SimulationRun:
         for event in batch.events:
             change = apply_event(self.scheduler, event, known, self.budgets)
             self.report.deleted_by_events.extend(change.deleted)
+            for key in change.deleted:
+                self._gone(key)
             for key in change.added_pending:
                 self.report.placements[key] = None
                 self.report.unschedulable.pop(key, None)

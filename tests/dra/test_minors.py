@@ -97,7 +97,7 @@ def test_a_pod_without_claims_gets_no_deallocation_reason_before_1_34(version: s
 
 @pytest.mark.parametrize("version", ["1.30", "1.31"])
 def test_the_alpha_apis_are_not_modelled(version: str) -> None:
-    with pytest.raises(ConfigError, match="models feature gate DynamicResourceAllocation on from 1.32") as refused:
+    with pytest.raises(ConfigError, match=r"models feature gate DynamicResourceAllocation on from 1\.32") as refused:
         Scheduler(kube_version=version, feature_gates=DRA_ON)
     assert refused.value.field == "feature_gates"
     assert Scheduler(kube_version=version, feature_gates={"DynamicResourceAllocation": False}) is not None

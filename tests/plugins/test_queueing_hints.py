@@ -171,6 +171,7 @@ nominated_web = make_pod("nw", uid="nw", nominated_node_name="n1", labels=WEB)
 hater = make_pod("h", uid="h", node_name="n1", labels={"app": "db"}, affinity=Affinity(
     pod_anti_affinity=PodAffinity((PodAffinityTerm(ZONE, LabelSelector({"app": "p"})),), ())))
 target = make_pod("p", uid="p", labels={"app": "p"})
+relabelled = attrs.evolve(_affine(required=True), labels=WEB)  # type: ignore[misc]  # the pod itself, labels changed
 AFFINITY_CASES = [  # (minors, required affinity (else anti-affinity), old, new, expected)
     ("1.32-1.36", True, None, web, Q), ("1.32-1.36", True, None, other, SKIP), ("1.32-1.36", True, other, web, Q),
     ("1.32-1.36", True, web, other, SKIP), ("1.32-1.36", False, web, None, Q), ("1.32-1.36", False, other, None, SKIP),
@@ -179,8 +180,7 @@ AFFINITY_CASES = [  # (minors, required affinity (else anti-affinity), old, new,
     # v1.36: nominated pods count like placed ones; the pod's own label update requeues
     ("1.35", False, nominated_web, None, SKIP), ("1.36", False, nominated_web, None, Q),
     ("1.35", True, None, nominated_web, SKIP), ("1.36", True, None, nominated_web, Q),
-    ("1.35", True, _affine(required=True), attrs.evolve(_affine(required=True), labels=WEB), SKIP),
-    ("1.36", True, _affine(required=True), attrs.evolve(_affine(required=True), labels=WEB), Q),
+    ("1.35", True, _affine(required=True), relabelled, SKIP), ("1.36", True, _affine(required=True), relabelled, Q),
 ]
 
 

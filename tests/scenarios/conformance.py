@@ -69,7 +69,8 @@ def case_version(case: dict[str, Any]) -> str:
 def run_explain(case: dict[str, Any]) -> dict[str, Any]:
     scenario = case["scenario"]
     result = explain(scenario_cluster(scenario), scenario["pod"], scenario_config(scenario),
-                     start_index=scenario.get("start_index", 0), kube_version=case_version(case))
+                     start_index=scenario.get("start_index", 0), kube_version=case_version(case),
+                     feature_gates=case.get("feature_gates"))
     return result.to_dict()
 
 
