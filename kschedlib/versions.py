@@ -34,11 +34,13 @@ __all__ = [
     "ENV_VAR",
     "GATES",
     "SUPPORTED_VERSIONS",
+    "VERIFICATIONS",
     "VERIFIED_VERSIONS",
     "Change",
     "GateSpec",
     "KubeSettings",
     "Switches",
+    "Verification",
     "add_version_arguments",
     "changes_between",
     "chosen_explicitly",
@@ -48,6 +50,7 @@ __all__ = [
     "parse_feature_gates",
     "parse_kube_version",
     "resolve",
+    "verification_table",
 ]
 
 Stage = Literal["alpha", "beta", "GA", "deprecated"]
@@ -55,8 +58,8 @@ Stage = Literal["alpha", "beta", "GA", "deprecated"]
 SUPPORTED_VERSIONS: Final = ("1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36")
 """Kubernetes minors kschedlib accepts; each means that minor's newest patch as kschedlib models it."""
 
-VERIFIED_VERSIONS: Final = ("1.30", "1.36")
-"""Minors whose behaviour is checked against a real kube-scheduler's recorded decisions."""
+VERIFIED_VERSIONS: Final = SUPPORTED_VERSIONS
+"""Minors whose behaviour is checked against a real kube-scheduler's recorded decisions (see :data:`VERIFICATIONS`)."""
 
 DEFAULT_KUBE_VERSION: Final = "1.36"
 """The version used when none is chosen in code, on the command line or in :data:`ENV_VAR`."""
@@ -218,6 +221,9 @@ CHANGES: Final[tuple[Change, ...]] = (
     Change("generic_taint_reason", 34,
            "TaintToleration says `node(s) had untolerated taint(s)` (v1.35, and v1.34 from its 1.34.x patch "
            "that kschedlib models)"),
+    Change("short_queue_sort_message", 34,
+           "profiles with different queueSort plugins are refused with `must be the same for all profiles` "
+           "(before, `queueSort must be the same for all profiles`)"),
     Change("dra_claimless_post_filter_reason", 34,
            "DynamicResources' PostFilter says `no new claims to deallocate` also for pods without claims (before, "
            "no reason)", gate="DynamicResourceAllocation"),
@@ -261,9 +267,6 @@ CHANGES: Final[tuple[Change, ...]] = (
     Change("claim_owner_reason_capitalized", 36,
            "DynamicResources says `was not created for Pod ... (Pod is not owner)` (before, `pod`)",
            gate="DynamicResourceAllocation"),
-    Change("short_queue_sort_message", 36,
-           "profiles with different queueSort plugins are refused with `must be the same for all profiles` "
-           "(dated by the v1.36.3 source; the exact minor it entered is not pinned)"),
     Change("balanced_allocation_change_score", 36,
            "NodeResourcesBalancedAllocation scores the change in balance the pod makes"),
     Change("pod_level_resize_requests", 36,
@@ -345,6 +348,39 @@ class Switches:
     narrow_queueing_hints: bool = False
     pop_from_backoff_queue: bool = False
     async_preemption: bool = False
+
+
+@final
+@attrs.frozen(slots=True)
+class Verification:
+    """How one minor was checked against a real kube-scheduler (a row of the versions page)."""
+
+    minor: int
+    release: str
+    """The patch release whose decisions were recorded (``v1.31.14``): kschedlib follows it."""
+    build: str
+    """Where that kube-scheduler came from."""
+    samples: Mapping[str, int]
+    """Recorded cases per kind (``single cycles``, ``loop timelines``, ...), in the project's test data."""
+    answered: int = 0
+    """Scenarios written for differences the samples miss, answered by that kube-scheduler."""
+
+
+_SAMPLE = {"single cycles": 151, "loop timelines": 16, "extender cases": 10}
+_MICROSHIFT = "the OpenShift fork vendored by openshift/microshift release-4.{}"
+
+VERIFICATIONS: Final[tuple[Verification, ...]] = (
+    Verification(30, "v1.30.6", "upstream, as vendored by kubernetes-sigs/scheduler-plugins d250c4b9",
+                 {"single cycles": 157, "loop timelines": 16, "extender cases": 12, "scheduling sequences": 2},
+                 answered=9),
+    Verification(31, "v1.31.14", _MICROSHIFT.format(18), _SAMPLE),
+    Verification(32, "v1.32.13", _MICROSHIFT.format(19), _SAMPLE),
+    Verification(33, "v1.33.13", _MICROSHIFT.format(20), _SAMPLE),
+    Verification(34, "v1.34.9", _MICROSHIFT.format(21), {**_SAMPLE, "DRA cases": 51}),
+    Verification(35, "v1.35.6", _MICROSHIFT.format(22), {**_SAMPLE, "DRA cases": 51}),
+    Verification(36, "v1.36.3", _MICROSHIFT.format(23), {**_SAMPLE, "DRA cases": 51}, answered=10),
+)
+"""Per minor, the kube-scheduler whose decisions kschedlib is compared with, and how many."""
 
 
 @final
@@ -496,6 +532,17 @@ def markdown_table() -> str:
             gate = f"`{change.gate}` ({values})"
         rows.append(f"| `{change.switch}` | 1.{change.since} | {gate} | {change.description} |\n")
     return header + "".join(rows)
+
+
+def verification_table() -> str:
+    """Per minor, what was checked against which kube-scheduler, as Markdown (part of the versions page)."""
+    rows = ["| minor | kube-scheduler | built from | compared (every case must match) |\n|---|---|---|---|\n"]
+    for check in VERIFICATIONS:
+        compared = ", ".join(f"{count} {kind}" for kind, count in check.samples.items())
+        if check.answered:
+            compared += f"; {check.answered} scenarios written for the table's differences, answered by it"
+        rows.append(f"| 1.{check.minor} | {check.release} | {check.build} | {compared} |\n")
+    return "".join(rows)
 
 
 def add_version_arguments(parser: Any) -> None:

@@ -260,12 +260,12 @@ def test_short_queue_sort_message() -> None:
     registry = in_tree_registry()
     registry.register("Custom", Custom)
     messages = {}
-    for version in ("1.35", "1.36"):
+    for version in ("1.33", "1.34"):
         with pytest.raises(ConfigError) as refused:
             Scheduler(two, registry=registry, kube_version=version)
         messages[version] = refused.value.message
-    assert messages == {"1.35": "queueSort must be the same for all profiles",
-                        "1.36": "must be the same for all profiles"}
+    assert messages == {"1.33": "queueSort must be the same for all profiles",
+                        "1.34": "must be the same for all profiles"}
 
 
 @pytest.mark.parametrize(("raw", "expected"), [
