@@ -149,6 +149,11 @@ class SimulationRun:
         """Pods whose last two attempts failed alike with no timeline event applied in between."""
         self.changes = 0
         """Changes to the cluster seen so far: bindings, evictions, new nominations, timeline batches."""
+        self.seen: dict[str, tuple[int, set[str]]] = {}
+        """Pod -> the failure messages it had since the last change (with that change's number)."""
+        self.cycling: set[str] = set()
+        """Pods whose last failure repeated one they had since the last change, not necessarily the one
+        before (a gang whose members fail by turns)."""
         self.failed_at: dict[str, int] = {}
         """Pod -> :attr:`changes` when its last failed attempt started (a retry after a change may end
         otherwise)."""
@@ -169,6 +174,7 @@ class SimulationRun:
             self.changes += 1
             self.failures.pop(key, None)
             self.repeating.discard(key)
+            self.cycling.discard(key)
             report.placements[key] = result.node_name
             report.unschedulable.pop(key, None)
             report.nominations.pop(key, None)
@@ -178,6 +184,12 @@ class SimulationRun:
             if self.failures.get(key) == message:
                 self.repeating.add(key)
             self.failures[key] = message
+            stamp, messages = self.seen.get(key, (-1, set()))
+            if stamp != seen:
+                stamp, messages = seen, set()
+            (self.cycling.add if message in messages else self.cycling.discard)(key)
+            messages.add(message)
+            self.seen[key] = (stamp, messages)
             report.placements[key] = None
             report.unschedulable[key] = message
             self.failed_at[key] = seen
@@ -216,17 +228,25 @@ class SimulationRun:
         if self.report.placements.get(key) is not None:
             self.report.placements[key] = None
 
+    def _repeats(self, key: str, attempts: int) -> bool:
+        """Whether retrying ``key`` can only fail again as before: nothing changed in the cluster since its last
+        attempt, which failed as the one before did, or as an earlier one did once its backoff stopped growing
+        (the retries of a gang whose members fail by turns then come round in the same order)."""
+        if self.failed_at.get(key) != self.changes:
+            return False
+        backoff = self.scheduler.backoff_seconds
+        return key in self.repeating or (key in self.cycling and backoff(attempts) == backoff(attempts + 1))
+
     def settled(self) -> bool:
-        """Whether only backoff retries of pods repeating the same error are left, and nothing changed in
-        the cluster since their last attempts: no retry, and no event a retry could trigger, can change the
-        outcome any more.  (A pod in backoff whose cluster changed may still bind, as in kube.)"""
+        """Whether only backoff retries that can change nothing are left (:meth:`_repeats`): no retry, and no
+        event a retry could trigger, can change the outcome any more.  (A pod in backoff whose cluster changed
+        may still bind, as in kube.)"""
         scheduler = self.scheduler
-        if not self.repeating or scheduler.waiting_pods() or scheduler.binding_pods():
+        if not (self.repeating or self.cycling) or scheduler.waiting_pods() or scheduler.binding_pods():
             return False
         attempts_of = {}
         for key, (queue, info) in self.scheduler.pending().items():
-            if queue == "active" or (queue == "backoff" and (key not in self.repeating
-                                                            or self.failed_at.get(key) != self.changes)):
+            if queue == "active" or (queue == "backoff" and not self._repeats(key, info.attempts)):
                 return False
             attempts_of[key] = info.attempts
         if self.batches:
@@ -237,6 +257,7 @@ class SimulationRun:
 
     def apply_next(self, *, checkpoint: bool) -> None:
         self.repeating.clear()  # the events may change what the retries find
+        self.cycling.clear()
         self.changes += 1
         batch = self.batches.pop(0)
         if checkpoint and self.report.checkpoints is not None:
