@@ -6,7 +6,8 @@ joins a gang with the label ``scheduling.x-k8s.io/pod-group: NAME`` naming a
 exist is scheduled like any other pod.
 
 * **QueueSort**: priority, then the PodGroup's creation time (a pod outside a group:
-  its first attempt), then ``namespace/name`` — a gang's pods queue together.
+  its first attempt; a group without ``creationTimestamp`` sorts first, as Go's zero
+  time does), then ``namespace/name`` — a gang's pods queue together.
 * **PreFilter** (``UnschedulableAndUnresolvable``, so no preemption): the group backed
   off recently; fewer than ``minMember`` pods exist; the cluster's free resources
   (the group's own pods counted as free) cannot cover ``minResources``.
@@ -71,6 +72,8 @@ REJECTED_IN_POST_FILTER: Final = "optimistic rejection in PostFilter"
 REJECTED_IN_UNRESERVE: Final = "rejection in Unreserve"
 NO_POD_GROUP: Final = "can not find pod group"
 POD_GROUP_NOT_FOUND: Final = "PodGroup not found"
+_ZERO_TIME: Final = float("-inf")
+"""A PodGroup without ``creationTimestamp``: Go's zero ``time.Time``, earlier than every real time."""
 ACTIVATION_PAUSE_SECONDS: Final = 1.0
 """After PostFilter rejects a group's waiting pods, Permit re-activates its siblings only this much later (kube's first
 pod backoff): activation bypasses backoff, so without a pause a gang that cannot fit would be retried
@@ -146,12 +149,13 @@ class Coscheduling(QueueSortPlugin, PreFilterPlugin, PostFilterPlugin, PermitPlu
         return self._handle.scheduling_objects.get_pod_group(pod.namespace, name)
 
     def _creation_time(self, info: QueuedPodInfo) -> float:
-        first = info.initial_attempt_timestamp
-        fallback = first if first is not None else info.timestamp
+        """The PodGroup's creation time (Go's zero time, before any other, when it has none); a pod whose
+        group does not exist: its first attempt."""
         group = self.pod_group(info.pod)
-        if group is None or group.creation_timestamp is None:
-            return fallback
-        return group.creation_timestamp
+        if group is not None:
+            return group.creation_timestamp if group.creation_timestamp is not None else _ZERO_TIME
+        first = info.initial_attempt_timestamp
+        return first if first is not None else info.timestamp
 
     def wait_seconds(self, group: PodGroup | None) -> float:
         """``scheduleTimeoutSeconds`` of the group, else the plugin's wait, else 60 s."""

@@ -121,6 +121,19 @@ def test_less(case: dict[str, Any]) -> None:
     assert pl.less(_queued(case, "p1"), _queued(case, "p2")) is case["want"]
 
 
+@pytest.mark.parametrize(("p1", "p2", "want"), [
+    ({"group": "pg1", "t": 2}, {"group": "pg2", "t": 1}, True),  # both groups lack a creation time: names decide
+    ({"group": "pg1", "t": 2}, {"t": 1}, True),  # a group without creation time: Go's zero time, before any pod
+    ({"t": 1}, {"group": "pg1", "t": 2}, False),
+], ids=["names-not-arrival", "zero-time-first", "zero-time-first-reversed"])
+def test_less_reads_a_group_without_creation_time_as_gos_zero_time(p1: dict[str, Any], p2: dict[str, Any],
+                                                                   want: bool) -> None:
+    case = {"p1": {"ns": "ns", "priority": 100, **p1}, "p2": {"ns": "ns", "priority": 100, **p2},
+            "groups": [{"name": "pg1", "ns": "ns"}, {"name": "pg2", "ns": "ns"}]}
+    pl, _ = plugin(list(groups(case["groups"])))
+    assert pl.less(_queued(case, "p1"), _queued(case, "p2")) is want
+
+
 def test_backoff_prevents_an_infinite_scheduling_loop() -> None:
     """scheduler-plugins' TestPodGroupBackoffTime: after PostFilter rejects the group it backs off."""
     clock = FakeClock()
