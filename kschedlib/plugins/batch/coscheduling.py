@@ -23,7 +23,7 @@ exist is scheduled like any other pod.
   except within a second of PostFilter rejecting the group's waiting pods (beyond scheduler-plugins, which
   can retry such a gang in a tight loop when ``podGroupBackoffSeconds`` is 0).
 
-The ``resource gap`` message reads ``map[cpu:4]`` instead of Go's dump of quantity structs.
+The ``resource gap`` message is Go's ``%v`` of the quantities left over (:mod:`._go_quantity`).
 """
 
 from __future__ import annotations

@@ -13,7 +13,9 @@ from kschedlib.framework import CycleState, PodInfo, QueuedPodInfo, Status, Wait
 from kschedlib.framework.pods_to_activate import PODS_TO_ACTIVATE
 from kschedlib.framework.status import Code
 from kschedlib.model import POD_GROUP_LABEL, Pod, PodGroup, parse_quantity
+from kschedlib.plugins.batch._go_quantity import parse
 from kschedlib.plugins.batch._pod_group_manager import (
+    GoQuantity,
     cluster_resource_gap,
     format_gap,
     min_resources_needed,
@@ -79,7 +81,8 @@ def test_check_cluster_resource(case: dict[str, Any]) -> None:
     handle = FakeHandle(Cluster((*nodes, *bound)))
     minimum = {k: parse_quantity(v) for k, v in case["minResources"].items()}
     needed = min_resources_needed(PodGroup("pg1", "ns", min_member=0, min_resources=minimum))
-    assert cluster_resource_gap(handle.snapshot.node_infos, needed, "ns/pg1") == case["gap"]
+    gap = cluster_resource_gap(handle.snapshot.node_infos, needed, "ns/pg1")
+    assert {name: q.value * 10 ** (q.scale + 3) for name, q in gap.items()} == case["gap"]  # cpu in millis
 
 
 @pytest.mark.parametrize("case", TABLES["permit"], ids=_ids("permit"))
@@ -168,7 +171,7 @@ def test_permitted_groups_skip_the_resource_check_until_the_wait_passes() -> Non
     handle.set_snapshot(FakeHandle(Cluster((make_node("node-a", allocatable={"cpu": "1", "pods": "32"}),))).snapshot)
     assert pl.pre_filter(CycleState(), pod).code is Code.SUCCESS  # permitted: not checked again
     clock.advance(10)
-    assert pl.pre_filter(CycleState(), pod).reasons == ("resource gap: map[cpu:3]",)
+    assert pl.pre_filter(CycleState(), pod).reasons == ("resource gap: map[cpu:{{3000 -3} {<nil>}  DecimalSI}]",)
 
 
 @pytest.mark.parametrize(("raw", "field"), [
@@ -195,8 +198,32 @@ def test_near_quorum_is_float32_ten_percent(minimum: int, assigned: int, near: b
     assert near_quorum(minimum, assigned) is near
 
 
-def test_format_gap() -> None:
-    assert format_gap({"pods": 2, "cpu": 1500, "memory": 10}) == "map[cpu:1500m memory:10 pods:2]"
+def test_format_gap_prints_the_quantity_structs_as_go_does() -> None:
+    """Go's %v of the ResourceList CheckClusterResource left: keys sorted, each Quantity's fields (its String
+    method has a pointer receiver): int64 amount and scale, no decimal, the cached string, the format."""
+    gap = {"pods": GoQuantity(2, 0, "DecimalSI"), "cpu": GoQuantity(1500, -3, "DecimalSI"),
+           "memory": GoQuantity(10, 0, "BinarySI", "10")}
+    assert format_gap(gap) == ("map[cpu:{{1500 -3} {<nil>}  DecimalSI} memory:{{10 0} {<nil>} 10 BinarySI} "
+                               "pods:{{2 0} {<nil>}  DecimalSI}]")
+
+
+@pytest.mark.parametrize(("text", "go"), [
+    ("4", (4, 0, "DecimalSI", "4")), ("500m", (500, -3, "DecimalSI", "500m")),
+    ("0.5", (500, -3, "DecimalSI", "500m")), ("8Gi", (8 << 30, 0, "BinarySI", "")),
+    ("3Ki", (3 << 10, 0, "BinarySI", "3Ki")), ("100M", (100, 6, "DecimalSI", "100M")),
+    ("1e3", (1, 3, "DecimalExponent", "1e3")), ("0", (0, 0, "DecimalSI", "0")),
+    ("1500m", (1500, -3, "DecimalSI", "1500m")),
+])
+def test_minresources_are_parsed_as_go_parses_them(text: str, go: tuple[int, int, str, str]) -> None:
+    assert parse(parse_quantity(text)) == GoQuantity(*go)
+
+
+def test_subtraction_aligns_scales_and_drops_the_cached_string() -> None:
+    four = GoQuantity(4, 0, "DecimalSI", "4")
+    assert four.minus(GoQuantity(1500, -3, "DecimalSI")) == GoQuantity(2500, -3, "DecimalSI")
+    assert GoQuantity(1, 3, "DecimalSI", "1k").minus(GoQuantity(200, 0, "BinarySI")) == GoQuantity(800, 0, "DecimalSI")
+    assert four.minus(GoQuantity(0, 0, "")) == GoQuantity(4, 0, "DecimalSI")
+    assert GoQuantity(0, 0, "DecimalSI", "0").minus(GoQuantity(2, 0, "BinarySI")) == GoQuantity(-2, 0, "BinarySI")
 
 
 @pytest.mark.parametrize(("phase", "pods", "want"), [
