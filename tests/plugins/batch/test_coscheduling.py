@@ -131,9 +131,8 @@ def test_less(case: dict[str, Any]) -> None:
 ], ids=["names-not-arrival", "zero-time-first", "zero-time-first-reversed"])
 def test_less_reads_a_group_without_creation_time_as_gos_zero_time(p1: dict[str, Any], p2: dict[str, Any],
                                                                    want: bool) -> None:
-    case = {"p1": {"ns": "ns", "priority": 100, **p1}, "p2": {"ns": "ns", "priority": 100, **p2},
-            "groups": [{"name": "pg1", "ns": "ns"}, {"name": "pg2", "ns": "ns"}]}
-    pl, _ = plugin(list(groups(case["groups"])))
+    case: dict[str, Any] = {"p1": {"ns": "ns", "priority": 100, **p1}, "p2": {"ns": "ns", "priority": 100, **p2}}
+    pl, _ = plugin(list(groups([{"name": "pg1", "ns": "ns"}, {"name": "pg2", "ns": "ns"}])))
     assert pl.less(_queued(case, "p1"), _queued(case, "p2")) is want
 
 
