@@ -212,6 +212,7 @@ class Engine:
             self.update_pod(pod)
             return
         if pod.phase in _TERMINATED:
+            self.store.scheduling.pod_ended(pod)  # the PodGroup controller counts it
             return  # kube-scheduler's informers never hand it finished pods
         self._check_uid(pod)
         self.store.put_pod(pod)
@@ -237,6 +238,7 @@ class Engine:
             self.add_pod(pod)
             return
         if pod.phase in _TERMINATED:
+            self.store.scheduling.pod_ended(pod)
             self.remove_pod(pod.key)  # a finished pod frees its node, as if deleted
             return
         if old.node_name and not pod.node_name:
@@ -311,6 +313,7 @@ class Engine:
     def remove_pod(self, key: str) -> bool:
         known = self.store.pop_pod(key)
         if known is None:
+            self.store.scheduling.pod_deleted(key)  # one that ended is no longer counted
             return False
         if known.resource_claims or self.store.dra.claims:
             self.store.dra.release_pod(known)

@@ -172,10 +172,11 @@ def format_gap(gap: Mapping[str, GoQuantity]) -> str:
 
 
 def _counts(pods: Sequence[Pod]) -> tuple[int, int, int]:
-    """(running, succeeded, failed); a bound pod still ``Pending`` counts as running (no kubelet here)."""
+    """(running, succeeded, failed) by the pods' phase, as the controller counts (a bound pod runs once its
+    kubelet says so: ``status.phase: Running``)."""
     running = succeeded = failed = 0
     for pod in pods:
-        if pod.phase == "Running" or (pod.phase == "Pending" and pod.node_name):
+        if pod.phase == "Running":
             running += 1
         elif pod.phase == "Succeeded":
             succeeded += 1

@@ -17,7 +17,9 @@ exist is scheduled like any other pod.
   ``minMember`` pods are assigned, then allow every waiting member.
 * **Unreserve**: a member failing after Reserve (a Permit timeout included) rejects
   every waiting member, so the whole gang releases what it held.
-* **PostBind**: updates the PodGroup's status as the PodGroup controller would.
+
+The PodGroup's ``status`` is scheduler-plugins' PodGroup controller's job; the scheduler's object store
+plays it (every member pod's change reconciles its group's phase and counts).
 
 * **Permit** of a gang's first member also moves its siblings back to activeQ (PodsToActivate),
   except within a second of PostFilter rejecting the group's waiting pods (beyond scheduler-plugins, which
@@ -38,7 +40,6 @@ from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.events import POD, ActionType, ClusterEvent, ClusterEventWithHint, EnqueueExtensions
 from kschedlib.framework.extension_points import (
     PermitPlugin,
-    PostBindPlugin,
     PostFilterPlugin,
     PreFilterPlugin,
     QueueSortPlugin,
@@ -81,8 +82,10 @@ in a tight loop when ``podGroupBackoffSeconds`` is 0."""
 
 
 def pod_group_statuses(objects: SchedulingObjectLister) -> list[PodGroup]:
-    """Every PodGroup with the status the PodGroup controller would give it for its pods now."""
-    return [reconcile_status(group, objects.group_pods(group.namespace, group.name))
+    """Every PodGroup with the status the PodGroup controller would give it for its pods now (those that
+    ended included)."""
+    return [reconcile_status(group, [*objects.group_pods(group.namespace, group.name),
+                                     *objects.ended_group_pods(group.namespace, group.name)])
             for group in objects.pod_groups()]
 
 
@@ -117,8 +120,7 @@ def decode_args(raw: Mapping[str, Any] | None) -> CoschedulingArgs:
 
 
 @final
-class Coscheduling(QueueSortPlugin, PreFilterPlugin, PostFilterPlugin, PermitPlugin, ReservePlugin, PostBindPlugin,
-                   EnqueueExtensions):
+class Coscheduling(QueueSortPlugin, PreFilterPlugin, PostFilterPlugin, PermitPlugin, ReservePlugin, EnqueueExtensions):
     """Gang scheduling of PodGroups (see the module docstring)."""
 
     name: ClassVar[str] = NAME
@@ -185,7 +187,6 @@ class Coscheduling(QueueSortPlugin, PreFilterPlugin, PostFilterPlugin, PermitPlu
         if self._backed_off.holds(full_name, now):
             return Status.unresolvable(f"podGroup {full_name} failed recently")
         members = self._handle.scheduling_objects.group_pods(pod.namespace, group.name)
-        self._update_status(group, members)
         if len(members) < group.min_member:
             return Status.unresolvable(
                 f"pre-filter pod {pod.name} cannot find enough sibling pods, "
@@ -246,11 +247,6 @@ class Coscheduling(QueueSortPlugin, PreFilterPlugin, PostFilterPlugin, PermitPlu
         self._reject_waiting(group, REJECTED_IN_UNRESERVE)
         self._permitted.discard(group.key)
 
-    def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
-        group = self.pod_group(pod)
-        if group is not None:
-            self._update_status(group, self._handle.scheduling_objects.group_pods(pod.namespace, group.name))
-
     def _reject_waiting(self, group: PodGroup, message: str) -> int:
         """Reject the group's pods waiting in Permit; how many there were."""
         count = 0
@@ -261,7 +257,3 @@ class Coscheduling(QueueSortPlugin, PreFilterPlugin, PostFilterPlugin, PermitPlu
                 count += 1
         return count
 
-    def _update_status(self, group: PodGroup, members: Sequence[Pod]) -> None:
-        updated = reconcile_status(group, members)
-        if updated != group:
-            self._handle.scheduling_objects.update_pod_group(updated)

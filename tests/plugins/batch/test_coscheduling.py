@@ -228,12 +228,13 @@ def test_subtraction_aligns_scales_and_drops_the_cached_string() -> None:
 @pytest.mark.parametrize(("phase", "pods", "want"), [
     ("", [], ("Pending", 0)),
     ("Pending", ["Pending", "Pending"], ("Scheduling", 0)),
-    ("Scheduling", ["Running", "bound"], ("Running", 2)),
+    ("Scheduling", ["Running", "bound"], ("Scheduling", 1)),  # bound, but no kubelet said Running yet
+    ("Scheduling", ["Running", "Running"], ("Running", 2)),
     ("Running", ["Running"], ("Pending", 1)),
     ("Running", ["Succeeded", "Succeeded"], ("Finished", 0)),
     ("Running", ["Failed", "Running"], ("Failed", 1)),
     ("Finished", [], ("Finished", 0)),
-], ids=["new", "enough-pods", "running", "lost-members", "finished", "failed", "final"])
+], ids=["new", "enough-pods", "bound-not-running", "running", "lost-members", "finished", "failed", "final"])
 def test_status_as_the_controller_writes_it(phase: str, pods: list[str], want: tuple[str, int]) -> None:
     members = [member(f"m{i}", "g", node="n" if p == "bound" else "", namespace="ns") for i, p in enumerate(pods)]
     members = [m if p == "bound" else Pod(m.name, m.namespace, labels=m.labels, phase=p)
@@ -263,9 +264,49 @@ def test_a_gang_waits_in_permit_then_binds_together_and_its_status_follows() -> 
     assert [r.status.code.label for r in results[:2]] == ["Wait", "Wait"]
     assert sorted(sched.bound_pods()) == sorted(p.key for p in pods)
     assert sched.waiting_pods() == []
-    group = sched._engine.store.scheduling.get_pod_group("ns", "job")
+    group = sched.scheduling_objects.get_pod_group("ns", "job")
     assert group is not None
-    assert (group.phase, group.running) == ("Running", 3)
+    assert (group.phase, group.running) == ("Scheduling", 0)  # bound, not running: the controller waits
+
+
+def test_the_group_status_follows_its_pods_as_the_podgroup_controller_writes_it() -> None:
+    """scheduler-plugins' PodGroup controller counts pods by phase, also those that ended (the scheduler lets
+    them go): Running once minMember run, Finished once minMember succeeded, Failed once one failed."""
+    sched = Scheduler(CONFIG, clock=FakeClock())
+    sched.add_objects([make_node("n1"), *(PodGroup(name, "ns", min_member=2) for name in ("job", "other", "bad"))])
+    for name, group in (("w0", "job"), ("w1", "job"), ("o0", "other"), ("o1", "other"), ("b0", "bad"), ("b1", "bad")):
+        sched.add_pod(member(name, group, cpu="1"))
+    sched.run_until_idle()
+
+    def status(group: str) -> tuple[str, int, int, int]:
+        found = sched.scheduling_objects.get_pod_group("ns", group)
+        assert found is not None
+        return found.phase, found.running, found.succeeded, found.failed
+
+    def set_phase(name: str, phase: str) -> None:
+        pod = sched.pods()[f"ns/{name}"]
+        sched.update_pod(Pod(pod.name, pod.namespace, uid=pod.uid, labels=pod.labels, node_name=pod.node_name,
+                             containers=pod.containers, phase=phase))
+
+    assert status("job") == ("Scheduling", 0, 0, 0)
+    set_phase("w0", "Running")
+    set_phase("w1", "Running")
+    assert status("job") == ("Running", 2, 0, 0)
+    set_phase("w0", "Succeeded")  # it leaves the scheduler, the controller still counts it
+    assert "ns/w0" not in sched.pods()
+    assert status("job") == ("Running", 1, 1, 0)
+    set_phase("w1", "Succeeded")
+    assert status("job") == ("Finished", 0, 2, 0)
+    set_phase("o0", "Running")
+    set_phase("o1", "Succeeded")
+    assert status("other") == ("Running", 1, 1, 0)
+    assert not sched.remove_pod("ns/o1")  # gone from the scheduler already; the controller stops counting it
+    assert status("other") == ("Pending", 1, 0, 0)  # fewer pods than minMember
+    set_phase("b0", "Running")
+    set_phase("b1", "Failed")
+    assert status("bad") == ("Failed", 1, 0, 1)
+    sched.remove_pod("ns/b1")
+    assert status("bad") == ("Failed", 1, 0, 1)  # final: the controller no longer reconciles it
 
 
 def test_post_filter_of_a_member_that_fits_nowhere_releases_the_waiting_ones() -> None:
@@ -312,8 +353,9 @@ def test_simulate_reports_the_state_of_each_group() -> None:
         *(pod_to_dict(member(f"b{i}", "big", cpu="3")) for i in range(3)),
     ]}
     report = simulate(cluster, batch_scheduling_config(capacity_scheduling=False)).to_dict()
-    assert report["pod_groups"]["ns/job"] == {"phase": "Running", "minMember": 2, "members": 2, "bound": 2,
-                                              "waiting": 0, "assumed": 2, "pending": 0, "running": 2,
+    # both bound; with no kubelet no pod reports Running, so the controller keeps the group Scheduling
+    assert report["pod_groups"]["ns/job"] == {"phase": "Scheduling", "minMember": 2, "members": 2, "bound": 2,
+                                              "waiting": 0, "assumed": 2, "pending": 0, "running": 0,
                                               "succeeded": 0, "failed": 0,
                                               "scheduleTimeoutSeconds": 60.0, "scheduleStartTime": None,
                                               "waitingTimesOutAt": None}
