@@ -203,6 +203,11 @@ class Scheduler:
         """
         return self._engine.next_wakeup()
 
+    def backoff_seconds(self, attempts: int) -> float:
+        """How long a pod that failed its ``attempts``-th attempt backs off (``podInitialBackoffSeconds``
+        doubling per attempt up to ``podMaxBackoffSeconds``)."""
+        return self._engine.queue.backoff_duration(attempts)
+
     # --- introspection ------------------------------------------------------------------------
 
     @property
