@@ -17,12 +17,12 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable
-from typing import Final
+from typing import Final, Literal
 
 from kschedlib.model.dra import AllocatedDeviceStatus, DeviceAllocation, ResourceClaim
 
-__all__ = ["BINDING_POLL_INTERVAL", "DEVICE_BINDING_TIMEOUT", "has_binding_conditions", "readiness", "timed_out",
-           "wait_outcome"]
+__all__ = ["BINDING_POLL_INTERVAL", "DEVICE_BINDING_TIMEOUT", "has_binding_conditions", "poll_outcome", "readiness",
+           "timed_out", "wait_outcome"]
 
 BINDING_POLL_INTERVAL: Final = 5.0
 """Seconds between two looks at the claims while PreBind waits."""
@@ -109,4 +109,17 @@ def wait_outcome(claims: Iterable[ResourceClaim], timeout: float, now: float) ->
             if looks * BINDING_POLL_INTERVAL < timeout:
                 return f"claim {claim.name} binding timeout"
         return DEVICE_BINDING_TIMEOUT
+    return None
+
+
+def poll_outcome(claims: Iterable[ResourceClaim], timeout: float, now: float) -> str | Literal[False] | None:
+    """One look of kube's wait on a live cluster (where drivers do change the claims): ``None`` when every claim
+    is ready, the error text when one failed or timed out, ``False`` to look again later."""
+    for claim in claims:
+        state = readiness(claim)
+        if state is True:
+            continue
+        if state is not False:
+            return state
+        return f"claim {claim.name} binding timeout" if timed_out(claim, timeout, now) else False
     return None

@@ -59,12 +59,10 @@ class WakingExecutor(Executor):
 
 
 def bind_pod(client: KubeClient, pod: Pod, node: str) -> None:
-    """The API binder's call (on a binding thread); a repeated binding already made counts as made."""
-    try:
-        writer.bind(client, pod.namespace, pod.name, pod.uid, node)
-    except KubeApiError as exc:
-        if exc.status != 409 or not _bound_to(client, pod, node):
-            raise
+    """The API binder's call (on a binding thread).  A binding sent again after a lost answer that finds the pod
+    bound to this node counts as made; a first binding refused because someone else bound the pod is an error,
+    as kube-scheduler reports it."""
+    writer.bind(client, pod.namespace, pod.name, pod.uid, node, made=lambda: _bound_to(client, pod, node))
 
 
 def _bound_to(client: KubeClient, pod: Pod, node: str) -> bool:
@@ -154,9 +152,12 @@ class Outcomes:
         self.events.record(self._regarding(pod), controller=pod.scheduler_name, event_type="Warning",
                            reason="FailedScheduling", action="Scheduling", note=message)
         raw = self.raw_pods.get(pod.key)
-        if raw is None or (raw.get("spec") or {}).get("nodeName"):
-            return  # gone, or bound meanwhile (by someone else): nothing to tell it
-        nominated = self.scheduler.nominations().get(pod.key, "") if rejected else None
+        if raw is None or (raw.get("metadata") or {}).get("uid") != pod.uid:
+            return  # gone (or made again): nothing to tell it
+        if (raw.get("spec") or {}).get("nodeName") or result.node_name:
+            nominated: str | None = ""  # bound by someone else, or the chosen node failed: kube clears the nomination
+        else:
+            nominated = self.scheduler.nominations().get(pod.key, "") if rejected else None
         patch = writer.condition_patch(raw, writer.POD_SCHEDULED, "False",
                                        "Unschedulable" if rejected else "SchedulerError", message, nominated=nominated)
         if patch is not None:

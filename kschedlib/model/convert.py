@@ -44,6 +44,7 @@ from kschedlib.model._convert_dra import (
 from kschedlib.model._convert_dra_write import (
     allocation_to_dict,
     device_class_to_dict,
+    device_request_to_dict,
     resource_claim_template_to_dict,
     resource_claim_to_dict,
 )
@@ -114,6 +115,7 @@ __all__ = [
     "csi_storage_capacity_from_dict",
     "csi_storage_capacity_to_dict",
     "device_class_to_dict",
+    "device_request_to_dict",
     "elastic_quota_from_dict",
     "elastic_quota_to_dict",
     "is_custom_resource",
