@@ -268,8 +268,12 @@ class LiveScheduler:
             return
         pod = object_from_dict(obj)
         assert isinstance(pod, Pod)
+        known = self.scheduler.get_pod(key)
+        if known is not None and known.node_name and not pod.node_name and known.uid == pod.uid:
+            self._log(5, "an older version of a bound pod; not applied", pod=key)  # our nomination's echo, say
+            return
         self.raw_pods[key] = obj
-        if self.scheduler.get_pod(key) is None:
+        if known is None:
             self.scheduler.add_pod(pod)
         else:
             self.scheduler.update_pod(pod)

@@ -15,6 +15,7 @@ import kschedlib
 from kschedlib.errors import KubeApiError
 from kschedlib.kube import KubeClient, LiveScheduler, read_settings
 from kschedlib.kube._plugins import registry
+from kschedlib.kube._resources import resource
 from kschedlib.kube.sources import snapshot
 
 PODS = "/api/v1/namespaces/{ns}/pods"
@@ -45,13 +46,9 @@ def pod(name: str, namespace: str, *, scheduler: str, cpu: str = "100m", node_na
 
 
 def create(client: KubeClient, obj: Mapping[str, Any]) -> dict[str, Any]:
-    kind = obj["kind"]
-    meta = obj["metadata"]
-    paths = {"Node": "/api/v1/nodes", "Namespace": "/api/v1/namespaces",
-             "Pod": PODS.format(ns=meta.get("namespace")),
-             "PriorityClass": "/apis/scheduling.k8s.io/v1/priorityclasses",
-             "PodDisruptionBudget": f"/apis/policy/v1/namespaces/{meta.get('namespace')}/poddisruptionbudgets"}
-    return client.request("POST", paths[kind], body=obj)
+    kind = resource(obj["kind"])
+    path = kind.object_path("", obj["metadata"].get("namespace")).rstrip("/") if kind.namespaced else kind.path
+    return client.request("POST", path, body=obj)
 
 
 def namespace(client: KubeClient, name: str) -> str:
@@ -143,9 +140,11 @@ def running(client: KubeClient, document: Mapping[str, Any], **options: Any) -> 
 
 
 def check_invariants(client: KubeClient, live: LiveScheduler, ns: str, scheduler: str,
-                     document: Mapping[str, Any] | None = None, plugins: Sequence[str] = ()) -> None:
-    """Every pod bound at most once (one Scheduled event, naming its node), no pending pod of ours that fits, and
-    the scheduler's cache equal to the API server's pods and nodes."""
+                     document: Mapping[str, Any] | None = None, plugins: Sequence[str] = (),
+                     waiting: Sequence[str] = ()) -> None:
+    """Every pod bound at most once (one Scheduled event, naming its node), no pending pod of ours that fits (but
+    ``waiting``, which fit and wait for the cluster), and the scheduler's cache equal to the API server's pods and
+    nodes."""
     now = pods(client, ns)
     scheduled = Counter(e["regarding"]["uid"] for e in events(client, ns) if e["reason"] == "Scheduled")
     for p in now.values():
@@ -160,7 +159,7 @@ def check_invariants(client: KubeClient, live: LiveScheduler, ns: str, scheduler
     plugin_registry = registry(lambda pod, node: None, plugins)
     for name, p in now.items():
         if p["spec"].get("schedulerName") == scheduler and not p["spec"].get("nodeName") \
-                and not p["metadata"].get("deletionTimestamp"):
+                and not p["metadata"].get("deletionTimestamp") and name not in waiting:
             answer = kschedlib.explain(cluster, f"{ns}/{name}", document, registry=plugin_registry)
             assert answer.outcome is None or not answer.outcome.feasible, f"{name} fits but stayed pending"
     api_bound = {f"{ns}/{n}": p["spec"]["nodeName"] for n, p in now.items() if p["spec"].get("nodeName")}

@@ -11,6 +11,9 @@ import pytest
 from kschedlib.kube import KubeClient, connect
 from tests.kube.envtest import ControlPlane, assets, control_plane, missing_reason
 
+AUDITED = ("writes-kube", "writes-lib")
+"""The namespaces whose writes the shared API server logs (the side-by-side comparison of kube-scheduler's)."""
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if assets() is not None:
@@ -24,7 +27,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(scope="session")
 def plane() -> Iterator[ControlPlane]:
     """The shared control plane (each test works in a namespace and on nodes of its own)."""
-    with control_plane() as started:
+    with control_plane(audited=AUDITED) as started:
         yield started
 
 
