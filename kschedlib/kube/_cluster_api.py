@@ -83,9 +83,9 @@ def _failed(message: str) -> KubeApiError:
     return KubeApiError(0, "SchedulerError", message)
 
 
-def _wrapped(prefix: str, exc: KubeApiError) -> KubeApiError:
-    """``exc`` with kube's context in front of the API server's message (Go's ``%w``)."""
-    return KubeApiError(exc.status, exc.reason, f"{prefix}: {exc.message}")
+def _wrapped(prefix: str | None, exc: KubeApiError) -> KubeApiError:
+    """``exc`` with kube's context (if any) in front of the API server's message (Go's ``%w``)."""
+    return KubeApiError(exc.status, exc.reason, exc.message if prefix is None else f"{prefix}: {exc.message}")
 
 
 @final
@@ -211,7 +211,7 @@ class LiveClusterApi:
             raise _wrapped(f"get updated claim {key} after conflict", exc) from exc
         return found
 
-    def _put(self, kind: str, raw: Mapping[str, Any], subresource: str, context: str) -> dict[str, Any]:
+    def _put(self, kind: str, raw: Mapping[str, Any], subresource: str, context: str | None) -> dict[str, Any]:
         try:
             answer = self.client.request("PUT", self._path(kind, raw, subresource), body=raw)
         except KubeApiError as exc:
@@ -291,9 +291,9 @@ class LiveClusterApi:
         written_pvs = [self._bind_volume(pv) for pv in volumes]
         written_pvcs = [self._provision(pvc) for pvc in claims]
         deadline = time.monotonic() + timeout
-        while True:
-            wait = min(VOLUME_POLL, deadline - time.monotonic())
-            if wait <= 0 or self.stopping.wait(wait):
+        while True:  # a look every second, the first after one; none when the deadline comes first
+            left = deadline - time.monotonic()
+            if self.stopping.wait(min(VOLUME_POLL, max(left, 0.0))) or left < VOLUME_POLL:
                 reason = "context canceled" if self.stopping.is_set() else "context deadline exceeded"
                 raise KubeApiError(0, "Timeout", f"binding volumes: {reason}")
             try:
@@ -318,13 +318,13 @@ class LiveClusterApi:
         if BOUND_BY_CONTROLLER_ANNOTATION in pv.annotations:
             raw.setdefault("metadata", {}).setdefault("annotations", {})[BOUND_BY_CONTROLLER_ANNOTATION] = \
                 pv.annotations[BOUND_BY_CONTROLLER_ANNOTATION]
-        return self._put("PersistentVolume", raw, "", f"update PersistentVolume {pv.name}")
+        return self._put("PersistentVolume", raw, "", None)  # kube passes the API server's error on as it is
 
     def _provision(self, pvc: PersistentVolumeClaim) -> dict[str, Any]:
         raw = self._raw("PersistentVolumeClaim", pvc.key)
         raw.setdefault("metadata", {}).setdefault("annotations", {})[SELECTED_NODE_ANNOTATION] = \
             pvc.annotations[SELECTED_NODE_ANNOTATION]
-        return self._put("PersistentVolumeClaim", raw, "", f"update PersistentVolumeClaim {pvc.key}")
+        return self._put("PersistentVolumeClaim", raw, "", None)
 
     def _current(self, kind: str, key: str, written: Mapping[str, Any]) -> dict[str, Any]:
         """The informer's object, not older than what was ``written`` (else :class:`_NotYet`)."""

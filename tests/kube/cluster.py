@@ -3,12 +3,15 @@ terminating pods, and the invariants every fault test checks."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 import time
 import urllib.error
 import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import kschedlib
@@ -17,8 +20,11 @@ from kschedlib.kube import KubeClient, LiveScheduler, read_settings
 from kschedlib.kube._plugins import registry
 from kschedlib.kube._resources import resource
 from kschedlib.kube.sources import snapshot
+from tests.kube.envtest import ControlPlane
 
 PODS = "/api/v1/namespaces/{ns}/pods"
+PLUGINS = ["tests.kube.plugins_for_run"]
+"""The test plugins by module name: the same module (and hook, see :func:`hooked`) as the tests import."""
 
 
 def node(name: str, *, cpu: str = "4", labels: Mapping[str, str] | None = None, pods: str = "110") -> dict[str, Any]:
@@ -183,3 +189,27 @@ def check_invariants(client: KubeClient, live: LiveScheduler, ns: str, scheduler
     assert bound == api_bound
     assert nodes == api_nodes
     assert pending == api_pending
+
+
+def hooked(scheduler: str) -> dict[str, Any]:
+    """A config whose profile runs ``BeforeBinding`` (the ``hook`` fixture's callable) after the other PreBinds."""
+    document = config(scheduler)
+    document["profiles"][0]["plugins"] = {"preBind": {"enabled": [{"name": "BeforeBinding"}]}}
+    return document
+
+
+def kube_scheduler(plane: ControlPlane, where: Path, document: Mapping[str, Any], *,
+                   user_kubeconfig: Path | None = None) -> subprocess.Popen[bytes]:
+    """The real kube-scheduler on ``plane`` with the KubeSchedulerConfiguration ``document`` (no leader election),
+    as the admin or as the user of ``user_kubeconfig``; its log in ``where``."""
+    kubeconfig = str(user_kubeconfig or plane.kubeconfig)
+    cfg = where / "kube-scheduler.json"
+    cfg.write_text(json.dumps({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                               **document, "leaderElection": {"leaderElect": False},
+                               "clientConnection": {**document.get("clientConnection", {}),
+                                                    "kubeconfig": kubeconfig}}))
+    with (where / "kube-scheduler.log").open("wb") as log:
+        return subprocess.Popen([str(plane.bin_dir / "kube-scheduler"), "--config", str(cfg), "--secure-port", "0",
+                                 "--authentication-kubeconfig", str(plane.kubeconfig),
+                                 "--authorization-kubeconfig", str(plane.kubeconfig)],
+                                stdout=subprocess.DEVNULL, stderr=log)

@@ -22,12 +22,14 @@ from kschedlib.kube._informer import ADDED, DELETED, Informer
 from kschedlib.kube._resources import resource
 from kschedlib.kube._snapshot import list_all
 from kschedlib.model import Pod
-from tests.kube import plugins_for_run
 from tests.kube.cluster import (
+    PLUGINS,
     check_invariants,
+    condition,
     config,
     create,
     events,
+    hooked,
     namespace,
     node,
     pod,
@@ -41,7 +43,6 @@ from tests.kube.envtest import ControlPlane, control_plane
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent.parent
-PLUGINS = ["tests.kube.plugins_for_run"]  # by module name: the same module (and hook) as imported here
 
 
 def all_bound(client: KubeClient, ns: str) -> bool:
@@ -49,28 +50,6 @@ def all_bound(client: KubeClient, ns: str) -> bool:
 
 
 # --- a pod or node changes between the scheduling cycle and the binding (the shared API server) ----------------
-
-@pytest.fixture
-def hook() -> Iterator[list[Any]]:
-    """Set ``hook[0]`` to a callable(pod, node) run just before a binding (see plugins_for_run.BeforeBinding)."""
-    holder: list[Any] = [None]
-
-    def run(p: Pod, node_name: str) -> None:
-        if holder[0] is not None:
-            holder[0](p, node_name)
-
-    with plugins_for_run.BeforeBinding.LOCK:
-        plugins_for_run.BeforeBinding.HOOK = run
-    yield holder
-    with plugins_for_run.BeforeBinding.LOCK:
-        plugins_for_run.BeforeBinding.HOOK = None
-
-
-def hooked(scheduler: str) -> dict[str, Any]:
-    document = config(scheduler)
-    document["profiles"][0]["plugins"] = {"preBind": {"enabled": [{"name": "BeforeBinding"}]}}
-    return document
-
 
 @pytest.mark.parametrize("change", ["someone-else-binds", "pod-deleted", "node-deleted"])
 def test_the_cluster_changes_before_the_binding(admin: KubeClient, as_scheduler: KubeClient, hook: list[Any],
@@ -109,6 +88,10 @@ def test_the_cluster_changes_before_the_binding(admin: KubeClient, as_scheduler:
         assert now["target"]["spec"]["nodeName"] == nodes[1]
         assert any(reason == "FailedScheduling" and "is already assigned to node" in note
                    for name, reason, note in notes if name == "target")
+        written = condition(now["target"])  # and, as kube-scheduler does, says so in the bound pod's status
+        assert written is not None
+        assert (written["status"], written["reason"]) == ("False", "SchedulerError")
+        assert "is already assigned to node" in written["message"]
     elif change == "pod-deleted":  # the 404 is an event
         assert "target" not in now
         assert ("target", "FailedScheduling", 'running Bind plugin "DefaultBinder": pods "target" not found') in notes

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,9 +19,18 @@ from typing import Any
 
 import pytest
 
-from kschedlib.errors import KubeApiError
 from kschedlib.kube import KubeClient
-from tests.kube.cluster import check_invariants, condition, create, namespace, node, pods, running, wait_for
+from tests.kube.cluster import (
+    check_invariants,
+    condition,
+    create,
+    kube_scheduler,
+    namespace,
+    node,
+    pods,
+    running,
+    wait_for,
+)
 from tests.kube.conftest import AUDITED
 from tests.kube.envtest import SCHEDULER_USER, ControlPlane
 
@@ -95,7 +103,8 @@ def devices_and_volumes(client: KubeClient, ns: str, prefix: str) -> None:
     pv["status"] = {"phase": "Available"}  # the PV controller's first word on a new volume
     client.request("PUT", f"/api/v1/persistentvolumes/{prefix}-local/status", body=pv)
     for name, storage_class in (("static", "local"), ("dynamic", "dyn"), ("never", "dyn"), ("stolen", "dyn")):
-        create(client, {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name, "namespace": ns},
+        create(client, {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                        "metadata": {"name": name, "namespace": ns},
                         "spec": {"storageClassName": f"{storage_class}-{prefix}", "accessModes": ["ReadWriteOnce"],
                                  "resources": {"requests": {"storage": "1Gi"}}}})
 
@@ -282,18 +291,9 @@ def test_claim_and_volume_writes_match_kube_schedulers(plane: ControlPlane, admi
                                                         as_scheduler: KubeClient, tmp_path: Path) -> None:
     if not (plane.bin_dir / "kube-scheduler").is_file():
         pytest.skip("no kube-scheduler beside the control plane")
-    kubeconfig = plane.write_kubeconfig(tmp_path / "scheduler.kubeconfig", client_cert=True)
-    config = {**document("kube-writes"), "clientConnection": {"kubeconfig": str(kubeconfig), "qps": 1000,
-                                                              "burst": 1000}}
-    (tmp_path / "kube-scheduler.json").write_text(json.dumps(config))
     devices_and_volumes(admin, KUBE_NS, "wk")
-    with (tmp_path / "kube-scheduler.log").open("wb") as log:
-        import subprocess
-
-        theirs = subprocess.Popen([str(plane.bin_dir / "kube-scheduler"), "--config", str(tmp_path / "kube-scheduler.json"),
-                                   "--secure-port", "0", "--authentication-kubeconfig", str(plane.kubeconfig),
-                                   "--authorization-kubeconfig", str(plane.kubeconfig)],
-                                  stdout=subprocess.DEVNULL, stderr=log)
+    user = plane.write_kubeconfig(tmp_path / "scheduler.kubeconfig", client_cert=True)
+    theirs = kube_scheduler(plane, tmp_path, document("kube-writes"), user_kubeconfig=user)
     try:
         play(admin, KUBE_NS, "kube-writes", "wk")
     finally:
