@@ -678,8 +678,8 @@ class _DynamicResourcesCore(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, Nod
 
     def _await_binding(self, api: ClusterApi, store: DraStore, claims: list[ResourceClaim], pod: Pod,
                        node_name: str) -> Status:
-        """kube's wait for the devices' binding conditions on a live cluster: the claims looked at every
-        :data:`BINDING_POLL_INTERVAL` seconds (as the cluster reports them) until ready, failed or ``bindingTimeout``."""
+        """kube's wait for the devices' binding conditions on a live cluster: the claims (as the cluster reports
+        them) looked at every :data:`BINDING_POLL_INTERVAL` seconds until ready, failed or ``bindingTimeout``."""
         api.record_event(pod, "Normal", "BindingConditionsPending", "Scheduling",
                          f"waiting for binding conditions for device on node {node_name}")
         deadline = time.monotonic() + self._args.binding_timeout

@@ -60,7 +60,8 @@ def claiming(name: str, ns: str, scheduler: str, prefix: str, *, claim_name: str
 
 
 def claims(client: KubeClient, ns: str) -> dict[str, dict[str, Any]]:
-    return {c["metadata"]["name"]: c for c in client.request("GET", f"{RESOURCE}/namespaces/{ns}/resourceclaims")["items"]}
+    listed = client.request("GET", f"{RESOURCE}/namespaces/{ns}/resourceclaims")["items"]
+    return {c["metadata"]["name"]: c for c in listed}
 
 
 def reserved_for(c: dict[str, Any]) -> list[str]:

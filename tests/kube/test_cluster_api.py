@@ -65,12 +65,14 @@ def test_claims_conflicts_and_their_undoing(admin: KubeClient, api: LiveClusterA
     owner = pod_from_dict(create(admin, pod("p", NS, scheduler="nobody")))
     claim = allocated(stale)
     written = api.reserve_claim(attrs.evolve(claim, reserved_for=()), owner, allocate=True)
-    assert written.allocation is not None and written.allocation.devices[0].device == "dev"
+    assert written.allocation is not None
+    assert written.allocation.devices[0].device == "dev"
     raw = admin.request("GET", f"{RESOURCE}/namespaces/{NS}/resourceclaims/c")
     assert raw["metadata"]["finalizers"] == ["resource.kubernetes.io/delete-protection"]  # after one conflict
     assert [r["name"] for r in raw["status"]["reservedFor"]] == ["p"]
     assert api.stale("ResourceClaim", stale)  # older than the write: an informer event not to apply
-    assert not api.stale("ResourceClaim", raw) and not api.stale("ResourceClaim", stale)  # caught up: forgotten
+    assert not api.stale("ResourceClaim", raw)
+    assert not api.stale("ResourceClaim", stale)
 
     objects["ResourceClaim", f"{NS}/c"] = raw
     with pytest.raises(KubeApiError, match=f"claim {NS}/c got allocated elsewhere in the meantime"):
@@ -95,21 +97,22 @@ def test_a_nomination_that_cannot_be_written_is_only_logged(api: LiveClusterApi,
 
 def test_volume_bindings_that_fail(admin: KubeClient, api: LiveClusterApi,
                                    objects: dict[tuple[str, str], dict[str, Any]]) -> None:
-    raw = create(admin, {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "v", "namespace": NS},
+    raw = create(admin, {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                         "metadata": {"name": "v", "namespace": NS},
                          "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}})
     objects["PersistentVolumeClaim", f"{NS}/v"] = {**raw, "kind": "PersistentVolumeClaim", "apiVersion": "v1"}
     claim = object_from_dict(raw)
     assert isinstance(claim, PersistentVolumeClaim)
     chosen = attrs.evolve(claim, annotations={"volume.kubernetes.io/selected-node": "n1"})
     waiting = pod_from_dict(create(admin, pod("w", NS, scheduler="nobody")))
-    with pytest.raises(KubeApiError, match="^binding volumes: pod does not exist any more"):
+    with pytest.raises(KubeApiError, match=r"^binding volumes: pod does not exist any more"):
         api.bind_volumes(waiting, "n1", [], [chosen], timeout=5)  # the stand-in pod informer has none
     objects["Pod", f"{NS}/w"] = {"metadata": {"name": "w", "namespace": NS}}
-    with pytest.raises(KubeApiError, match='^Operation cannot be fulfilled on persistentvolumeclaims "v"'):
+    with pytest.raises(KubeApiError, match=r'^Operation cannot be fulfilled on persistentvolumeclaims "v"'):
         api.bind_volumes(waiting, "n2", [], [chosen], timeout=5)  # the informer is behind: kube's error as it is
     objects["PersistentVolumeClaim", f"{NS}/v"] = admin.request("GET", f"/api/v1/namespaces/{NS}/"
                                                                        "persistentvolumeclaims/v")
-    with pytest.raises(KubeApiError, match='^binding volumes: provisioning failed for PVC "v"'):
+    with pytest.raises(KubeApiError, match=r'^binding volumes: provisioning failed for PVC "v"'):
         api.bind_volumes(waiting, "n2", [], [chosen], timeout=5)  # the claim says n1: a provisioner gave up
-    with pytest.raises(KubeApiError, match="^binding volumes: context deadline exceeded$"):
+    with pytest.raises(KubeApiError, match=r"^binding volumes: context deadline exceeded$"):
         api.bind_volumes(waiting, "n1", [], [], timeout=0.2)

@@ -311,8 +311,8 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
         if data is None or data.written is None or data.committed or node_name not in data.by_node:
             return
         old_pvs, old_pvcs = data.written
-        if data.api is not None:  # what the cluster now has in place of the assumptions (kube's assume-cache Restore)
-            latest_pvs, latest_pvcs = data.api.latest_volumes([pv.name for pv in old_pvs], [pvc.key for pvc in old_pvcs])
-            old_pvs, old_pvcs = tuple(latest_pvs), tuple(latest_pvcs)
+        if data.api is not None:  # what the cluster has in place of the assumptions (kube's assume-cache Restore)
+            latest = data.api.latest_volumes([pv.name for pv in old_pvs], [pvc.key for pvc in old_pvcs])
+            old_pvs, old_pvcs = tuple(latest[0]), tuple(latest[1])
         self._handle.write_volume_bindings(old_pvs, old_pvcs)
         data.written = None
