@@ -167,6 +167,12 @@ class Scheduler:
         _require(pod, (Pod,), "update_pod")
         self._engine.update_pod(pod)
 
+    def preemption_failed(self, pod: str) -> bool:
+        """Evicting the victims of pod ``namespace/name``'s preemption failed (an embedder deleting them through an
+        API server was refused): the pod no longer waits for them and is retried at once, as kube-scheduler's
+        asynchronous preemption does.  Returns whether the pod was waiting for its victims."""
+        return self._engine.preemption_failed(pod)
+
     def remove_pod(self, pod: Pod | str) -> bool:
         """A pod was deleted (given as a Pod or ``namespace/name``); returns whether it was known."""
         _require(pod, (Pod, str), "remove_pod")

@@ -315,6 +315,15 @@ class Engine:
             if not victims:
                 del self._preempting[preemptor]
 
+    def preemption_failed(self, key: str) -> bool:
+        """The victims of the pod's preemption could not all be evicted: it is held back no longer and goes to
+        activeQ (kube's async preemption after a failed API call).  Whether it was held back."""
+        pod = self.store.pods.get(key)
+        if pod is None or self._preempting.pop(pod.uid, None) is None:
+            return False
+        self.queue.activate([key])
+        return True
+
     def remove_pod(self, key: str) -> bool:
         known = self.store.pop_pod(key)
         if known is None:

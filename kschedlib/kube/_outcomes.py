@@ -106,12 +106,15 @@ class Outcomes:
     """Acts on results (on the loop's thread); ``raw_pods`` is the loop's own map of pods as last read."""
 
     def __init__(self, client: KubeClient, scheduler: Scheduler, events: EventRecorder,
-                 raw_pods: dict[str, dict[str, Any]], vlog: Log) -> None:
+                 raw_pods: dict[str, dict[str, Any]], vlog: Log,
+                 on_loop: Callable[[Callable[[Scheduler], object]], None] = lambda fn: None) -> None:
         self.client = client
         self.scheduler = scheduler
         self.events = events
         self.raw_pods = raw_pods
         self._log = vlog
+        self._on_loop = on_loop
+        """Runs a function of the scheduler on the loop's thread (evictions end on threads of their own)."""
         self._writes = ThreadPoolExecutor(max_workers=4, thread_name_prefix="evict")
 
     def close(self) -> None:
@@ -188,8 +191,9 @@ class Outcomes:
         try:
             writer.mark_victim(self.client, victim, preemptor.scheduler_name)
             writer.delete_victim(self.client, victim)
-        except KubeApiError as exc:
+        except KubeApiError as exc:  # kube gives up on this preemption and retries the preemptor at once
             log.warning("preemption victim %s not evicted: %s", object_key(victim), exc)
+            self._on_loop(lambda scheduler: scheduler.preemption_failed(preemptor.key))
             return
         self.events.record(victim, controller=preemptor.scheduler_name, event_type="Normal", reason="Preempted",
                            action="Preempting", note=f"Preempted by pod {preemptor.uid} on node {node}")

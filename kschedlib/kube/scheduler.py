@@ -87,7 +87,8 @@ class LiveScheduler:
             kube_version=kube_version, feature_gates=feature_gates, api=self.api)
         self.raw_pods: dict[str, dict[str, Any]] = {}
         """The latest version of every pod the scheduler has been told of, as the API server wrote it."""
-        self.outcomes = Outcomes(client, self.scheduler, self.events, self.raw_pods, self._log)
+        self.outcomes = Outcomes(client, self.scheduler, self.events, self.raw_pods, self._log,
+                                 on_loop=lambda fn: self.inbox.put(("call", fn, Future())))
         self.informers: list[Informer] = []
         self._by_kind: dict[str, Informer] = {}
         self._deferred: dict[str, list[tuple[Resource, str, dict[str, Any]]]] = {}
