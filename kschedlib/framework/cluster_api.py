@@ -33,12 +33,17 @@ class ClusterApi(Protocol):
         Permit wait or PreBind work).  Never raises: a failure is logged and binding goes on, as in kube."""
         ...
 
+    def create_claim(self, claim: ResourceClaim, pod: Pod) -> ResourceClaim:
+        """DynamicResources' PreBind, first for the pod's extended-resource claim (made by the scheduler, without
+        a name of its own yet): create it (its requests, the pod as controller); the claim as created."""
+        ...
+
     def reserve_claim(self, claim: ResourceClaim, pod: Pod, *, allocate: bool,
                       mappings: Sequence[ContainerExtendedResourceRequest] = ()) -> ResourceClaim:
         """DynamicResources' PreBind for one claim: ``claim`` as it must become (its allocation, ``reservedFor``
-        listing ``pod``); ``allocate`` when the allocation is new (the claim gets its finalizer first).  A
-        claim without a uid is the pod's extended-resource claim: it is created first, and ``mappings`` go
-        into the pod's ``status.extendedResourceClaimStatus``.  Returns the claim as the API server keeps it."""
+        listing ``pod``); ``allocate`` when the allocation is new (the claim gets its finalizer first).
+        ``mappings`` (the extended-resource claim's) then go into the pod's ``status.extendedResourceClaimStatus``.
+        Returns the claim as the API server keeps it."""
         ...
 
     def unreserve_claim(self, claim: ResourceClaim, pod: Pod) -> ResourceClaim:

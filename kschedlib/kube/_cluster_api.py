@@ -165,8 +165,7 @@ class LiveClusterApi:
 
     def reserve_claim(self, claim: ResourceClaim, pod: Pod, *, allocate: bool,
                       mappings: Sequence[ContainerExtendedResourceRequest] = ()) -> ResourceClaim:
-        extended = not claim.uid
-        raw = self._create_extended(claim, pod) if extended else self._raw("ResourceClaim", claim.key)
+        raw = self._raw("ResourceClaim", claim.key)
         key = _key(raw)
         fresh = True
 
@@ -199,8 +198,8 @@ class LiveClusterApi:
             return self._put("ResourceClaim", raw, "status", f"{what} {key}")
 
         written = _on_conflict(attempt)
-        if extended:
-            self._extended_status(pod, key.rpartition("/")[2], mappings)
+        if mappings:
+            self._extended_status(pod, claim.name, mappings)
         return self._claim(written)
 
     def _get_after_conflict(self, key: str) -> dict[str, Any]:
@@ -218,7 +217,7 @@ class LiveClusterApi:
             raise _wrapped(context, exc) from exc
         return self._wrote(kind, answer)
 
-    def _create_extended(self, claim: ResourceClaim, pod: Pod) -> dict[str, Any]:
+    def create_claim(self, claim: ResourceClaim, pod: Pod) -> ResourceClaim:
         body = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
                 "metadata": {"generateName": f"{pod.name}-extended-resources-", "namespace": pod.namespace,
                              "annotations": {EXTENDED_ANNOTATION: "true"},
@@ -230,7 +229,7 @@ class LiveClusterApi:
             created = self.client.request("POST", path, body=body)
         except KubeApiError as exc:
             raise _wrapped(f"create claim for extended resources {pod.namespace}/", exc) from exc
-        return self._wrote("ResourceClaim", created)
+        return self._claim(self._wrote("ResourceClaim", created))
 
     def _extended_status(self, pod: Pod, claim_name: str, mappings: Sequence[ContainerExtendedResourceRequest]) -> None:
         status = {"extendedResourceClaimStatus": {

@@ -672,6 +672,10 @@ class _DynamicResourcesCore(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, Nod
         reserved = store.reservation(claim, pod, now)
         if data.api is None or reserved is claim:
             return store.bind(claim, pod, now)
+        if not claim.uid:  # the extended-resource claim: made first (and known, so Unreserve can delete it)
+            created = data.api.create_claim(claim, pod)
+            store.record(created.key, created)
+            reserved = store.reservation(attrs.evolve(created, allocation=claim.allocation), pod, now)
         written = data.api.reserve_claim(reserved, pod, allocate=allocate, mappings=mappings)
         store.commit(claim, written)
         return written

@@ -37,10 +37,14 @@ class RecordingApi:
     def nominate(self, pod: Pod, node_name: str) -> None:
         self.calls.append(("nominate", pod.name, node_name))
 
+    def create_claim(self, claim: ResourceClaim, pod: Pod) -> ResourceClaim:
+        self._call("create", claim.name, pod.name)
+        return attrs.evolve(claim, name=f"{claim.name}-x1", uid="made")
+
     def reserve_claim(self, claim: ResourceClaim, pod: Pod, *, allocate: bool,
                       mappings: Sequence[ContainerExtendedResourceRequest] = ()) -> ResourceClaim:
         self._call("reserve", claim.name, pod.name, allocate, tuple(m.request_name for m in mappings))
-        return claim if claim.uid else attrs.evolve(claim, name=f"{claim.name}-x1", uid="made")
+        return claim
 
     def unreserve_claim(self, claim: ResourceClaim, pod: Pod) -> ResourceClaim:
         self._call("unreserve", claim.name, pod.name)
@@ -106,8 +110,8 @@ def test_prebind_nominates_then_reserves_each_claim_through_the_api() -> None:
     results = s.run_until_idle()
     assert [r.node_name for r in results] == ["a", "a"]
     assert api.calls == [("nominate", "p1", "a"), ("reserve", "c1", "p1", True, ()),
-                         ("nominate", "p2", "a"),
-                         ("reserve", "p2-extended-resources", "p2", True, ("container-0-request-1",))]
+                         ("nominate", "p2", "a"), ("create", "p2-extended-resources", "p2"),
+                         ("reserve", "p2-extended-resources-x1", "p2", True, ("container-0-request-1",))]
 
 
 def test_a_failed_binding_unreserves_and_deletes_the_extended_claim_through_the_api() -> None:
@@ -119,6 +123,11 @@ def test_a_failed_binding_unreserves_and_deletes_the_extended_claim_through_the_
     s = scheduler(api, [*DEVICES, extended_pod("p2")], refuse=True)
     s.schedule_one()
     assert api.calls[-1] == ("delete", "p2-extended-resources-x1")
+    api = RecordingApi(fail="reserve")  # made, then refused: Unreserve deletes what was made, as kube does
+    s = scheduler(api, [*DEVICES, extended_pod("p2")])
+    s.schedule_one()
+    assert api.calls[-2:] == [("reserve", "p2-extended-resources-x1", "p2", True, ("container-0-request-1",)),
+                              ("delete", "p2-extended-resources-x1")]
 
 
 def test_an_api_error_fails_prebind_with_its_message() -> None:

@@ -51,6 +51,23 @@ def pod(name: str, namespace: str, *, scheduler: str, cpu: str = "100m", node_na
                                                             "labels": dict(labels or {})}, "spec": spec}
 
 
+def workload(name: str, ns: str, scheduler: str, pool: str, *, claim: str | None = None,
+             extended: tuple[str, int] | None = None, volume: str | None = None) -> dict[str, Any]:
+    """A pod of ``pool``'s nodes using the ResourceClaim ``claim``, ``extended`` = (an extended resource, a count)
+    and the volume of the PersistentVolumeClaim ``volume``, as asked."""
+    container: dict[str, Any] = {"name": "c", "image": "pause", "resources": {"requests": {"cpu": "100m"}}}
+    spec: dict[str, Any] = {"schedulerName": scheduler, "containers": [container], "nodeSelector": {"pool": pool}}
+    if claim is not None:
+        spec["resourceClaims"] = [{"name": "dev", "resourceClaimName": claim}]
+        container["resources"]["claims"] = [{"name": "dev"}]
+    if extended is not None:
+        container["resources"]["requests"][extended[0]] = str(extended[1])
+        container["resources"]["limits"] = {extended[0]: str(extended[1])}
+    if volume is not None:
+        spec["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": volume}}]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": ns}, "spec": spec}
+
+
 def create(client: KubeClient, obj: Mapping[str, Any]) -> dict[str, Any]:
     kind = resource(obj["kind"])
     path = kind.object_path("", obj["metadata"].get("namespace")).rstrip("/") if kind.namespaced else kind.path

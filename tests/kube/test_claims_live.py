@@ -23,6 +23,7 @@ from tests.kube.cluster import (
     pods,
     running,
     wait_for,
+    workload,
 )
 
 RESOURCE = "/apis/resource.k8s.io/v1"
@@ -44,19 +45,6 @@ def claim(client: KubeClient, ns: str, name: str, device_class: str) -> None:
     create(client, {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
                     "metadata": {"name": name, "namespace": ns},
                     "spec": {"devices": {"requests": [{"name": "d", "exactly": {"deviceClassName": device_class}}]}}})
-
-
-def claiming(name: str, ns: str, scheduler: str, prefix: str, *, claim_name: str | None = None,
-             extended: int = 0) -> dict[str, Any]:
-    container: dict[str, Any] = {"name": "c", "image": "pause", "resources": {"requests": {"cpu": "100m"}}}
-    spec: dict[str, Any] = {"schedulerName": scheduler, "containers": [container], "nodeSelector": {"pool": prefix}}
-    if claim_name is not None:
-        spec["resourceClaims"] = [{"name": "d", "resourceClaimName": claim_name}]
-        container["resources"]["claims"] = [{"name": "d"}]
-    if extended:
-        container["resources"]["requests"][f"example.com/{prefix}"] = str(extended)
-        container["resources"]["limits"] = {f"example.com/{prefix}": str(extended)}
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": ns}, "spec": spec}
 
 
 def claims(client: KubeClient, ns: str) -> dict[str, dict[str, Any]]:
@@ -85,7 +73,7 @@ def test_a_claim_run_allocated_stays_taken_after_a_restart(admin: KubeClient, as
     claim(admin, ns, "first", prefix)
     claim(admin, ns, "second", prefix)
     with running(as_scheduler, config(me)) as live:
-        create(admin, claiming("first", ns, me, prefix, claim_name="first"))
+        create(admin, workload("first", ns, me, prefix, claim="first"))
         wait_for("the first pod bound", lambda: bool(pods(admin, ns)["first"]["spec"].get("nodeName")))
         check_invariants(admin, live, ns, me)
     first = claims(admin, ns)["first"]
@@ -94,7 +82,7 @@ def test_a_claim_run_allocated_stays_taken_after_a_restart(admin: KubeClient, as
     assert reserved_for(first) == ["first"]
 
     with running(as_scheduler, config(me)) as live:  # a new process: all it knows, it reads from the API server
-        create(admin, claiming("second", ns, me, prefix, claim_name="second"))
+        create(admin, workload("second", ns, me, prefix, claim="second"))
         wait_for("the second pod refused", lambda: condition(pods(admin, ns)["second"]) is not None)
         assert "cannot allocate all claims" in condition(pods(admin, ns)["second"])["message"]  # type: ignore[index]
         check_invariants(admin, live, ns, me)
@@ -125,7 +113,7 @@ def test_a_failed_binding_gives_the_claims_back(admin: KubeClient, as_scheduler:
     hook[0] = fail_once
     document = hooked(me)
     with running(as_scheduler, document, plugins=PLUGINS) as live:
-        create(admin, claiming("both", ns, me, prefix, claim_name="mine", extended=1))
+        create(admin, workload("both", ns, me, prefix, claim="mine", extended=(f"example.com/{prefix}", 1)))
         wait_for("the pod bound after one failure", lambda: bool(pods(admin, ns)["both"]["spec"].get("nodeName")))
         check_invariants(admin, live, ns, me, document, PLUGINS)
     first_extended = next(name for name in seen if name.startswith("both-extended-resources-"))

@@ -30,6 +30,7 @@ from tests.kube.cluster import (
     pods,
     running,
     wait_for,
+    workload,
 )
 from tests.kube.conftest import AUDITED
 from tests.kube.envtest import SCHEDULER_USER, ControlPlane
@@ -45,21 +46,6 @@ def document(scheduler: str) -> dict[str, Any]:
             "clientConnection": {"qps": 1000, "burst": 1000}, "leaderElection": {"leaderElect": False},
             "profiles": [{"schedulerName": scheduler, "pluginConfig": [
                 {"name": "VolumeBinding", "args": {"bindTimeoutSeconds": BIND_TIMEOUT}}]}]}
-
-
-def workload(name: str, ns: str, scheduler: str, prefix: str, *, claim: str | None = None, gpus: int = 0,
-             volume: str | None = None) -> dict[str, Any]:
-    container: dict[str, Any] = {"name": "c", "image": "pause", "resources": {"requests": {"cpu": "100m"}}}
-    spec: dict[str, Any] = {"schedulerName": scheduler, "containers": [container], "nodeSelector": {"pool": prefix}}
-    if claim is not None:
-        spec["resourceClaims"] = [{"name": "gpu", "resourceClaimName": claim}]
-        container["resources"]["claims"] = [{"name": "gpu"}]
-    if gpus:
-        container["resources"]["requests"][f"example.com/gpu-{prefix}"] = str(gpus)
-        container["resources"]["limits"] = {f"example.com/gpu-{prefix}": str(gpus)}
-    if volume is not None:
-        spec["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": volume}}]
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": ns}, "spec": spec}
 
 
 def devices_and_volumes(client: KubeClient, ns: str, prefix: str) -> None:
@@ -190,7 +176,7 @@ def play(client: KubeClient, ns: str, scheduler: str, prefix: str) -> None:
     with pv_controller(client, ns, prefix, ("dynamic",)):
         create(client, workload("never", ns, scheduler, prefix, volume="never"))  # its claim is never provisioned
         add("claims", bound(client, ns, "claims"), claim="one")
-        add("extended", bound(client, ns, "extended"), gpus=2)
+        add("extended", bound(client, ns, "extended"), extended=(f"example.com/gpu-{prefix}", 2))
         add("toomany", failed(client, ns, "toomany", "Unschedulable"), claim="three")
         add("static", bound(client, ns, "static"), volume="static")
         add("dynamic", bound(client, ns, "dynamic"), volume="dynamic")
