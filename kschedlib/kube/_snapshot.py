@@ -9,7 +9,6 @@ Objects are kept as the API server wrote them, less ``metadata.managedFields`` (
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final, final
 
 import attrs
@@ -22,8 +21,6 @@ __all__ = ["PAGE", "Snapshot", "list_all", "read_snapshot", "snapshot_document"]
 PAGE: Final = 500
 """Objects per page, client-go's reflector page size."""
 _ATTEMPTS: Final = 3
-_LISTERS: Final = 8
-"""Lists under way at once after the first (which fixes the resourceVersion)."""
 
 
 def list_all(client: KubeClient, resource: Resource, *, resource_version: str | None = None,
@@ -85,31 +82,22 @@ def read_snapshot(client: KubeClient, resources: Sequence[Resource] = RESOURCES)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _listed(client: KubeClient, resource: Resource, version: str | None) -> tuple[list[dict[str, Any]], str] | None:
-    """One kind's objects at ``version`` (and the version), ``None`` when it is not served to this user."""
-    try:
-        return list_all(client, resource, resource_version=version)
-    except KubeApiError as exc:
-        if _served(exc):
-            raise
-        return None
-
-
 def _read_once(client: KubeClient, resources: Sequence[Resource]) -> Snapshot:
-    """The first kind served fixes the version; the others are listed at it side by side (they are requests
-    waiting on the API server, not on this process), and kept in the order asked."""
-    lists: list[tuple[list[dict[str, Any]], str] | None] = []
-    rest = list(resources)
-    while rest and (not lists or lists[-1] is None):
-        lists.append(_listed(client, rest.pop(0), None))
-    if lists and lists[-1] is not None and rest:
-        version = lists[-1][1]
-        with ThreadPoolExecutor(max_workers=min(_LISTERS, len(rest)), thread_name_prefix="snapshot") as pool:
-            lists.extend(pool.map(lambda resource: _listed(client, resource, version), rest))
-    objects = [obj for listed in lists if listed is not None for obj in listed[0]]
-    first = next((listed[1] for listed in lists if listed is not None), "")
-    served = tuple(resource for resource, listed in zip(resources, lists, strict=True) if listed is not None)
-    return Snapshot(objects, first, served)
+    objects: list[dict[str, Any]] = []
+    version: str | None = None
+    served: list[Resource] = []
+    for resource in resources:
+        try:
+            items, listed_at = list_all(client, resource, resource_version=version)
+        except KubeApiError as exc:
+            if _served(exc):
+                raise
+            continue
+        if version is None:
+            version = listed_at
+        objects.extend(items)
+        served.append(resource)
+    return Snapshot(objects, version or "", tuple(served))
 
 
 def snapshot_document(objects: Sequence[dict[str, Any]], resource_version: str) -> dict[str, Any]:
