@@ -128,9 +128,12 @@ def _decisions(attempts: Sequence[Attempt]) -> dict[str, Any]:
 
 def measure(
     name: str, scale: float, profile: bool, stream: bool = False, kube_version: str | None = None,
-    decisions: bool = False,
+    decisions: bool = False, setup_only: bool = False,
 ) -> dict[str, Any]:
-    """Build, load and schedule one workload in this process; returns its figures."""
+    """Build, load and schedule one workload in this process; returns its figures.
+
+    ``setup_only`` stops before scheduling (``instructions.py`` subtracts such a run from a full one).
+    """
     workload = workloads.WORKLOADS[name]
     started = time.perf_counter()
     cluster = kschedlib.load_cluster(workload.objects(scale))
@@ -144,6 +147,8 @@ def measure(
     gc.collect()
     setup = time.perf_counter() - started
     setup_rss = _peak_rss_mb()
+    if setup_only:
+        return {"workload": name, "setup_seconds": round(setup, 3), "setup_peak_rss_mb": round(setup_rss, 1)}
     profiler = cProfile.Profile() if profile else None
     started = time.perf_counter()
     if profiler is not None:
@@ -240,6 +245,7 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"--against-go: the ksoracle binary (default {against_go.DEFAULT_ORACLE})")
     p.add_argument("--worker", metavar="NAME", help=argparse.SUPPRESS)
     p.add_argument("--decisions", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--setup-only", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--result-file", metavar="PATH", help=argparse.SUPPRESS)
     return p
 
@@ -252,7 +258,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.worker:
         with open(args.result_file, "w", encoding="utf-8") as f:
             json.dump(measure(args.worker, args.scale, args.profile, args.stream, args.kube_version,
-                              args.decisions), f)
+                              args.decisions, args.setup_only), f)
         return 0
     if args.against_go:
         if args.pairs < 1:
