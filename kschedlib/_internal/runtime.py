@@ -235,6 +235,11 @@ class ProfileRuntime:
             plan = self.reuse.filter_plan(state, pod)
         return self.reuse.memoized(plan, plain_filter_runner(plan.active))
 
+    def pre_filter_extensions_listen(self, state: CycleState) -> bool:
+        """Whether AddPod/RemovePod reach any plugin in this cycle (one that did not skip PreFilter)."""
+        skipped = state.skip_filter_plugins
+        return any(name not in skipped for name, _ in self.pre_filter_extensions)
+
     def run_pre_filter_extension(
         self, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo, *, add: bool
     ) -> Status:
