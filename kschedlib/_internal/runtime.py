@@ -349,7 +349,8 @@ class ProfileRuntime:
             weighted = self._finish_column(state, pod, nodes, name, plugin, raw)
             if isinstance(weighted, Status):
                 return weighted
-            totals = list(map(add, totals, weighted))
+            if any(weighted):  # a column of zeros (e.g. DynamicResources for a pod without claims) adds nothing
+                totals = list(map(add, totals, weighted))
             if detail:
                 columns[name] = weighted
         names = tuple(name for name, _ in active) if detail else ()
@@ -367,13 +368,14 @@ class ProfileRuntime:
             raw = normalized
         if not raw:
             return raw
-        if not (min(raw) >= 0 and max(raw) <= 100):
+        first = raw[0]
+        alike = raw.count(first) == len(raw)  # common: every node scored alike (the values are ints here)
+        if not (0 <= first <= 100 if alike else min(raw) >= 0 and max(raw) <= 100):
             return range_error(name, next(v for v in raw if not 0 <= v <= 100))
         weight = self.weights[name]
         if weight == 1:
             return raw
-        first = raw[0]
-        if raw.count(first) == len(raw):  # common: every node scored alike
+        if alike:
             return [first * weight] * len(raw)
         return [value * weight for value in raw]
 
