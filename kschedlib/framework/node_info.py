@@ -208,15 +208,18 @@ class NodeInfo:
             infos.pop()
         with_affinity, with_anti = self.pods_with_affinity, self.pods_with_required_anti_affinity
         ports, claims = self.used_ports, self.pvc_ref_counts
-        requested, cpu, memory = self.requested, self.non_zero_requested.milli_cpu, self.non_zero_requested.memory
+        cpu, memory = self.non_zero_requested.milli_cpu, self.non_zero_requested.memory
         for info in removed:
             uid = info.pod.uid
-            with_affinity, with_anti = _drop(with_affinity, uid), _drop(with_anti, uid)
+            if with_affinity:
+                with_affinity = _drop(with_affinity, uid)
+            if with_anti:
+                with_anti = _drop(with_anti, uid)
             ports = _with_ports(ports, info.host_ports, False) if info.host_ports else ports
             claims = _with_claims(claims, info.pod, -1) if info.pod.volumes else claims
-            requested = requested.subtract(info.requests)
             cpu, memory = cpu - info.non_zero_cpu, memory - info.non_zero_memory
-        return NodeInfo(self.node, tuple(infos), with_affinity, with_anti, ports, requested, Resources(cpu, memory),
+        return NodeInfo(self.node, tuple(infos), with_affinity, with_anti, ports,
+                        self.requested.subtract_all([info.requests for info in removed]), Resources(cpu, memory),
                         self.allocatable, self.image_states, pvc_ref_counts=claims)
 
     def has_pod(self, uid: str) -> bool:

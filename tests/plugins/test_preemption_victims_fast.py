@@ -28,7 +28,8 @@ _APPS = ("a", "b", "c")
 
 
 def _low(name: str, node: str, cpu: int, priority: int, app: str, start: float | None) -> Pod:
-    return make_pod(name, node_name=node, requests={"cpu": f"{cpu}m"}, priority=priority, labels={"app": app},
+    requests = {"cpu": f"{cpu}m", **({"example.com/gpu": str(cpu % 3)} if cpu % 7 == 0 else {})}
+    return make_pod(name, node_name=node, requests=requests, priority=priority, labels={"app": app},
                     start_time=start, host_ports=(8000 + cpu % 3,) if cpu % 5 == 0 else ())
 
 
