@@ -60,3 +60,19 @@ def test_a_zero_column_leaves_the_totals_as_they_are() -> None:
     table = scheduler.explain(make_pod("p", requests={"cpu": "500m"})).to_dict()["scores"]
     assert {node: s["plugins"]["DynamicResources"] for node, s in table.items()} == {"n0": 0, "n1": 0, "n2": 0}
     assert all(s["total"] == sum(s["plugins"].values()) for s in table.values())
+
+
+def test_totals_share_one_object_per_value() -> None:
+    scheduler = kschedlib.Scheduler()
+    for i in range(4):
+        scheduler.add_node(make_node(f"n{i}", allocatable={"cpu": "4", "memory": "8Gi", "pods": "110"}))
+    scheduler.add_pod(make_pod("p", requests={"cpu": "500m"}))
+    result = scheduler.schedule_one()
+    assert result is not None
+    assert result.outcome is not None
+    assert result.outcome.scores is not None
+    totals = result.outcome.scores.totals
+    assert len(totals) == 4
+    assert len(set(totals)) == 1  # four empty nodes score alike
+    assert len({id(total) for total in totals}) == 1
+    assert totals[0] > 256  # beyond the ints CPython shares anyway
