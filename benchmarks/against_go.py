@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import workloads
+from run import vm_hwm_mb
 
 Json = dict[str, Any]
 Figures = dict[str, Any]
@@ -83,17 +84,24 @@ def _key(pod: Json) -> str:
 
 
 def run_go(oracle: Path, path: Path) -> Figures:
-    """One ``ksoracle schedule`` run: its JSON line plus the process's peak RSS (MB)."""
+    """One ``ksoracle schedule`` run: its JSON line plus the process's peak RSS (MB).
+
+    The peak is the process's ``VmHWM``, read every 20 ms until it exits (``ru_maxrss`` would count
+    this driver's own memory too: Linux carries it over ``exec``).
+    """
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen([str(oracle), "schedule", str(path)], stdout=out, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        peak = 0.0
+        while (hwm := vm_hwm_mb(proc.pid)) is not None:
+            peak = max(peak, hwm)
+            time.sleep(0.02)
+        proc.wait()
         out.seek(0)
         err.seek(0)
         if proc.returncode != 0:
             raise RuntimeError(f"ksoracle schedule {path} exited {proc.returncode}: {err.read().decode()[-2000:]}")
         figures: Figures = json.loads(out.read())
-        figures["peak_rss_mb"] = usage.ru_maxrss / 1024
+        figures["peak_rss_mb"] = peak
         figures["stderr_lines"] = len(err.read().splitlines())
     return figures
 

@@ -43,8 +43,27 @@ import kschedlib  # noqa: E402
 DEFAULT_WORKLOADS = ("small", "basic", "affinity", "preemption")
 
 
+def vm_hwm_mb(pid: int | str = "self") -> float | None:
+    """A Linux process's peak resident set size (``VmHWM``), or ``None`` (no such process, or no memory left).
+
+    Unlike ``ru_maxrss``, it counts this program's memory only: Linux carries ``ru_maxrss`` over
+    ``exec``, so a benchmark started by a big process would report at least that process's size.
+    """
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
 def _peak_rss_mb() -> float:
-    """This process's peak resident set size (``ru_maxrss`` is KiB on Linux, bytes on macOS)."""
+    """This process's peak resident set size: ``VmHWM`` on Linux, else ``ru_maxrss`` (bytes on macOS)."""
+    hwm = vm_hwm_mb()
+    if hwm is not None:
+        return hwm
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
 
