@@ -24,6 +24,7 @@ from kschedlib import explain
 from kschedlib.cli import _parser
 from kschedlib.errors import ConfigError
 from kschedlib.extender import ExtenderLimits, ExtenderServer, ExtenderService, command
+from kschedlib.extender.server import DEFAULT_PROBE_CONNECTIONS
 from kschedlib.framework import CycleState, FilterPlugin, Handle, NodeInfo, Registry, ScorePlugin, Status
 from kschedlib.model import Pod
 from kschedlib.model.convert import node_from_dict, node_to_dict, pod_from_dict, pod_to_dict
@@ -314,8 +315,22 @@ def test_healthz_answers_while_slow_clients_hold_every_connection() -> None:
                 sock.close()
 
 
-def test_a_new_connection_is_refused_with_503_when_every_connection_is_computing(gate: type[Gate]) -> None:
+def test_a_spare_connection_answers_probes_while_every_connection_is_computing(gate: type[Gate]) -> None:
     with ExtenderServer(GATE_CONFIG, registry=_gate_registry(), max_connections=1) as server:
+        thread = threading.Thread(target=post, args=(server.port, _body(pod(labels={"gate": "yes"}), 1)),
+                                  daemon=True)
+        thread.start()
+        assert gate.entered.wait(10)
+        for _ in range(DEFAULT_PROBE_CONNECTIONS + 2):  # each probe's spare connection closes after it
+            assert _healthz(server.port) == 200
+        status, reply = post(server.port, _body(pod(), 1))
+        assert (status, reply) == (503, {"error": "too many connections"})  # work waits for a regular one
+        gate.release.set()
+        thread.join(10)
+
+
+def test_a_new_connection_is_refused_with_503_when_every_connection_is_computing(gate: type[Gate]) -> None:
+    with ExtenderServer(GATE_CONFIG, registry=_gate_registry(), max_connections=1, probe_connections=0) as server:
         thread = threading.Thread(target=post, args=(server.port, _body(pod(labels={"gate": "yes"}), 1)),
                                   daemon=True)
         thread.start()
