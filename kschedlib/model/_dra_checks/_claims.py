@@ -179,12 +179,16 @@ def _request(request: object, path: str) -> Errors:
     return errors
 
 
+def _references(holder: Mapping[str, Any], names: _RequestNames, path: str) -> Errors:
+    """The requests (or ``request/subrequest``) a constraint or config names: each once, each in the claim."""
+    return each_unique(field_list(holder, "requests"), REQUESTS_MAX, _request_ref(names), identity, f"{path}.requests")
+
+
 def _constraint(names: _RequestNames) -> Check:
     def check(constraint: object, path: str) -> Errors:
         if not isinstance(constraint, Mapping):
             return []
-        errors = each_unique(field_list(constraint, "requests"), REQUESTS_MAX, _request_ref(names), identity,
-                      f"{path}.requests")
+        errors = _references(constraint, names, path)
         match, distinct = constraint.get("matchAttribute"), constraint.get("distinctAttribute")
         if isinstance(match, str):
             errors += fully_qualified_name(match, f"{path}.matchAttribute")
@@ -217,9 +221,7 @@ def _claim_config(names: _RequestNames) -> Check:
     def check(config: object, path: str) -> Errors:
         if not isinstance(config, Mapping):
             return []
-        errors = each_unique(field_list(config, "requests"), REQUESTS_MAX, _request_ref(names), identity,
-                             f"{path}.requests")
-        return errors + _opaque(config, path)
+        return _references(config, names, path) + _opaque(config, path)
     return check
 
 

@@ -231,8 +231,12 @@ def _node_requirement(requirement: object, path: str) -> Errors:
     else:
         errors.append(invalid(f"{path}.operator", operator, "not a valid selector operator"))
     errors += label_key(field_str(requirement, "key"), f"{path}.key")
-    return errors + [e for i, v in enumerate(values) if isinstance(v, str)
-                     for e in label_value(v, f"{path}.values[{i}]")]
+    return errors + _each_value(values, path, label_value)
+
+
+def _each_value(values: Sequence[Any], path: str, check: Callable[[str, str], Errors]) -> Errors:
+    return [error for i, value in enumerate(values) if isinstance(value, str)
+            for error in check(value, f"{path}.values[{i}]")]
 
 
 def _node_field_requirement(requirement: object, path: str) -> Errors:
@@ -247,5 +251,4 @@ def _node_field_requirement(requirement: object, path: str) -> Errors:
         errors.append(invalid(f"{path}.operator", operator, "not a valid selector operator"))
     if key != "metadata.name":
         return [*errors, invalid(f"{path}.key", key, "not a valid field selector key")]
-    return errors + [e for i, v in enumerate(values) if isinstance(v, str)
-                     for e in dns_subdomain(v, f"{path}.values[{i}]")]
+    return errors + _each_value(values, path, dns_subdomain)

@@ -185,20 +185,19 @@ def _counters(holder: Mapping[str, Any], path: str) -> Errors:
     return [error for name in counters for error in dns_label(str(name), f"{path}.counters")]
 
 
-def _consumption(consumption: object, path: str) -> Errors:
-    if not isinstance(consumption, Mapping):
-        return []
-    counter_set = field_str(consumption, "counterSet")
-    at = f"{path}.counterSet"
-    return (dns_label(counter_set, at) if counter_set else [required(at)]) + _counters(consumption, path)
+def _named_counters(name_field: str) -> Check:
+    """A counter set (its name in ``name``) or a device's use of one (``counterSet``): a name and counters."""
+    def check(holder: object, path: str) -> Errors:
+        if not isinstance(holder, Mapping):
+            return []
+        name = field_str(holder, name_field)
+        at = f"{path}.{name_field}"
+        return (dns_label(name, at) if name else [required(at)]) + _counters(holder, path)
+    return check
 
 
-def _counter_set(counter_set: object, path: str) -> Errors:
-    if not isinstance(counter_set, Mapping):
-        return []
-    name = field_str(counter_set, "name")
-    at = f"{path}.name"
-    return (dns_label(name, at) if name else [required(at)]) + _counters(counter_set, path)
+_consumption: Final = _named_counters("counterSet")
+_counter_set: Final = _named_counters("name")
 
 
 def _binding_conditions(device: Mapping[str, Any], path: str) -> Errors:
@@ -230,33 +229,51 @@ def _binding_conditions(device: Mapping[str, Any], path: str) -> Errors:
     return errors
 
 
-def _device_nodes(device: Mapping[str, Any], path: str, per_device: bool) -> Errors:
-    given = [key for key in ("nodeName", "nodeSelector", "allNodes") if device.get(key) is not None]
-    if not per_device:
-        return [invalid(path, None, _NOT_PER_DEVICE)] if given else []
+def _node_choice(holder: Mapping[str, Any], path: str, flags: tuple[str, ...], empty_name: str,
+                 one_term: bool) -> tuple[list[str], Errors]:
+    """Where a slice's or a device's devices are: the fields given (``nodeName``, ``nodeSelector`` and the
+    true ``flags``) and what is wrong with them; a slice's selector must have ``one_term``."""
     errors: Errors = []
     chosen = []
-    node_name = device.get("nodeName")
+    node_name = holder.get("nodeName")
     if isinstance(node_name, str):
         if node_name:
             chosen.append("`nodeName`")
             errors += dns_subdomain(node_name, f"{path}.nodeName")
         else:
-            errors.append(invalid(f"{path}.nodeName", "", "must not be empty"))
-    selector = field_map(device, "nodeSelector")
+            errors.append(invalid(f"{path}.nodeName", "", empty_name))
+    selector = field_map(holder, "nodeSelector")
     if selector is not None:
         chosen.append("`nodeSelector`")
         errors += node_selector(selector, f"{path}.nodeSelector")
-    all_nodes = device.get("allNodes")
-    if all_nodes is True:
-        chosen.append("`allNodes`")
-    elif all_nodes is False:
-        errors.append(invalid(f"{path}.allNodes", False, "must be either unset or set to true"))
+        terms = field_list(selector, "nodeSelectorTerms")
+        if one_term and len(terms) != 1:
+            shown = go_node_selector_terms(terms) if isinstance(selector.get("nodeSelectorTerms"), list) else None
+            errors.append(invalid(f"{path}.nodeSelector.nodeSelectorTerms", shown,
+                                  "must have exactly one node selector term"))
+    for key in flags:
+        flag = holder.get(key)
+        if flag is True:
+            chosen.append(f"`{key}`")
+        elif flag is False:
+            errors.append(invalid(f"{path}.{key}", False, "must be either unset or set to true"))
+    return chosen, errors
+
+
+def _exactly_one(chosen: list[str], path: str, message: str, several: str) -> Errors:
     if not chosen:
-        errors.append(required(path, _DEVICE_NODE_SELECTION))
-    elif len(chosen) > 1:
-        errors.append(invalid(path, "{" + ", ".join(chosen) + "}", _DEVICE_NODE_SELECTION))
-    return errors
+        return [required(path, message)]
+    if len(chosen) > 1:
+        return [invalid(path, "{" + ", ".join(chosen) + "}", several)]
+    return []
+
+
+def _device_nodes(device: Mapping[str, Any], path: str, per_device: bool) -> Errors:
+    if not per_device:
+        given = any(device.get(key) is not None for key in ("nodeName", "nodeSelector", "allNodes"))
+        return [invalid(path, None, _NOT_PER_DEVICE)] if given else []
+    chosen, errors = _node_choice(device, path, ("allNodes",), "must not be empty", one_term=False)
+    return errors + _exactly_one(chosen, path, _DEVICE_NODE_SELECTION, _DEVICE_NODE_SELECTION)
 
 
 def _device(per_device: bool) -> Check:
@@ -294,35 +311,9 @@ def _advanced(devices: Sequence[Any]) -> bool:
 
 
 def _slice_nodes(spec: Mapping[str, Any]) -> Errors:
-    errors: Errors = []
-    chosen = []
-    node_name = spec.get("nodeName")
-    if isinstance(node_name, str):
-        if node_name:
-            chosen.append("`nodeName`")
-            errors += dns_subdomain(node_name, "spec.nodeName")
-        else:
-            errors.append(invalid("spec.nodeName", "", "must be either unset or set to a non-empty string"))
-    selector = field_map(spec, "nodeSelector")
-    if selector is not None:
-        chosen.append("`nodeSelector`")
-        errors += node_selector(selector, "spec.nodeSelector")
-        terms = field_list(selector, "nodeSelectorTerms")
-        if len(terms) != 1:
-            shown = go_node_selector_terms(terms) if isinstance(selector.get("nodeSelectorTerms"), list) else None
-            errors.append(invalid("spec.nodeSelector.nodeSelectorTerms", shown,
-                                  "must have exactly one node selector term"))
-    for key in ("allNodes", "perDeviceNodeSelection"):
-        flag = spec.get(key)
-        if flag is True:
-            chosen.append(f"`{key}`")
-        elif flag is False:
-            errors.append(invalid(f"spec.{key}", False, "must be either unset or set to true"))
-    if not chosen:
-        errors.append(required("spec", _NODE_SELECTION))
-    elif len(chosen) > 1:
-        errors.append(invalid("spec", "{" + ", ".join(chosen) + "}", f"{_NODE_SELECTION}, but multiple fields are set"))
-    return errors
+    chosen, errors = _node_choice(spec, "spec", ("allNodes", "perDeviceNodeSelection"),
+                                  "must be either unset or set to a non-empty string", one_term=True)
+    return errors + _exactly_one(chosen, "spec", _NODE_SELECTION, f"{_NODE_SELECTION}, but multiple fields are set")
 
 
 def resource_slice_errors(d: Mapping[str, Any]) -> Errors:
