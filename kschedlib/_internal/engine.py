@@ -18,7 +18,7 @@ import attrs
 
 from kschedlib._internal.admission import node_pre_check
 from kschedlib._internal.assembly import assemble
-from kschedlib._internal.changes import node_changes, object_changes, spec_changed
+from kschedlib._internal.changes import event_resource, node_changes, object_changes, spec_changed
 from kschedlib._internal.cycle import CycleOutcome, run_cycle
 from kschedlib._internal.extenders import (
     bind_with_extenders,
@@ -737,6 +737,15 @@ class Engine:
             if not pod.node_name:
                 self.add_pod(pod)
 
+
+    def remove_objects(self, objects: Iterable[object]) -> None:
+        """Objects deleted in the cluster (not nodes or pods): forgotten, and their delete events requeue pods
+        as kube's informers would (storage objects with queueing hints, DRA objects with DRA on)."""
+        for obj in objects:
+            resource = event_resource(self.store, obj, storage_events=self._hints, dra_events=self._dra_events)
+            old = self.store.remove(obj)
+            if old is not None and resource is not None:
+                self.queue.move_all(ev.object_change(resource, old, None), old=old, new=None)
 
     def _claims_written(self) -> None:
         """The scheduler's own ResourceClaim writes (PreBind, PostFilter's deallocation, Unreserve, a pod's

@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TextIO
 
+from kschedlib.kube.sources import live_clusters
 from kschedlib.report.command import write_html
 from kschedlib.sweeps.driver import check_timeout, sweep
 from kschedlib.sweeps.executors import open_executor
@@ -73,7 +74,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run the sweep; 0 when every scenario answered, 1 when some ended in an error (each one is in
     the output with its ``error``)."""
     timeout = check_timeout(args.timeout, "--timeout")
-    grid = load_grid(args.grid)
+    grid = load_grid(args.grid, clusters=live_clusters(args))
     failed = 0
 
     def rows(results: Iterable[SweepResult[Any]]) -> Iterator[dict[str, Any]]:
