@@ -19,6 +19,8 @@ from kschedlib.capacity import _cli as capacity_cli
 from kschedlib.capacity import expand_controllers
 from kschedlib.errors import KschedError
 from kschedlib.extender import command as serve_extender
+from kschedlib.kube import command as kube_command
+from kschedlib.kube.sources import add_live_arguments, cluster_input
 from kschedlib.progress import Progress
 from kschedlib.report import command as report_command
 from kschedlib.simulation.explain import explain
@@ -43,27 +45,32 @@ def _parser() -> argparse.ArgumentParser:
     capacity_cli.add_parsers(sub)
     for command in capacity_cli.COMMANDS:
         sub.choices[command].set_defaults(run=_capacity)
+        add_live_arguments(sub.choices[command])
     sweep_command.add_parser(sub)
     sub.choices["sweep"].set_defaults(run=sweep_command.run)
+    add_live_arguments(sub.choices["sweep"])
     serve_extender.add_parser(sub)
     report_command.add_parser(sub)
+    kube_command.add_parsers(sub)
     return parser
 
 
 def _capacity(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    args.cluster = cluster_input(args)
     capacity_cli.run(args, out, err)
     return 0
 
 
 def _add_explain(sub: Subparsers) -> None:
     ex = sub.add_parser("explain", help="where would a pod go, and why not elsewhere")
-    ex.add_argument("cluster", nargs="+", help="cluster file(s) (Kubernetes v1 objects, JSON or YAML), read as one")
+    ex.add_argument("cluster", nargs="*", help="cluster file(s) (Kubernetes v1 objects, JSON or YAML), read as one")
     ex.add_argument("--pod", required=True, help="namespace/name of a pod in the cluster, or a pod file")
     ex.add_argument("--config", help="KubeSchedulerConfiguration file")
     ex.add_argument("--start-index", type=int, default=0, help="node search start (rotating index)")
     ex.add_argument("--seed", type=int, default=0)
     ex.add_argument("--format", choices=("json", "text", "html"), default="json")
     add_version_arguments(ex)
+    add_live_arguments(ex)
     ex.set_defaults(run=_explain)
 
 
@@ -78,6 +85,7 @@ def _add_simulate(sub: Subparsers) -> None:
     sim.add_argument("--expand-controllers", action="store_true",
                      help="create the pods of Deployments, ReplicaSets, StatefulSets, Jobs and DaemonSets first")
     add_version_arguments(sim)
+    add_live_arguments(sim)
     sim.set_defaults(run=_simulate)
 
 
@@ -89,7 +97,7 @@ def _dump(data: Any, out: TextIO) -> None:
 def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     meter = Progress(unit="attempts", label="simulate", stream=err)  # of the pods' first attempts: ETA
     with resources.as_file(resources.files("kschedlib.simulation.data") / EXAMPLE_CLUSTER) as example:
-        cluster: Any = args.cluster or example
+        cluster: Any = cluster_input(args, default=example)
         if args.expand_controllers:
             cluster = expand_controllers(cluster)
         report = simulate(cluster, args.config, seed=args.seed, once=args.once, events=args.events,
@@ -107,7 +115,7 @@ def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    result = explain(args.cluster, args.pod, args.config, start_index=args.start_index, seed=args.seed,
+    result = explain(cluster_input(args), args.pod, args.config, start_index=args.start_index, seed=args.seed,
                      kube_version=args.kube_version, feature_gates=args.feature_gates)
     if args.format == "json":
         _dump(result.to_dict(), out)

@@ -29,7 +29,7 @@ class _Answer(Protocol):
 
 
 def _common(parser: argparse.ArgumentParser, *, config: bool = True) -> None:
-    parser.add_argument("cluster", nargs="+", help="cluster file(s) (Kubernetes v1 objects, JSON or YAML), read as one")
+    parser.add_argument("cluster", nargs="*", help="cluster file(s) (Kubernetes v1 objects, JSON or YAML), read as one")
     if config:
         parser.add_argument("--config", help="KubeSchedulerConfiguration file")
     parser.add_argument("--seed", type=int, default=0)

@@ -10,8 +10,11 @@ from typing import TextIO
 from kschedlib.extender.limits import DEFAULT_LIMITS, ExtenderLimits
 from kschedlib.extender.server import (
     DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_BYTES_IN_FLIGHT,
     DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_PROBE_CONNECTIONS,
     DEFAULT_REQUEST_TIMEOUT,
+    DEFAULT_SWITCH_INTERVAL,
     ExtenderServer,
 )
 from kschedlib.versions import add_version_arguments
@@ -45,6 +48,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_version_arguments(cmd)
     cmd.add_argument("--max-connections", type=int, default=DEFAULT_MAX_CONNECTIONS,
                      help="connections served at once (default 64)")
+    cmd.add_argument("--max-bytes-in-flight", type=int, default=DEFAULT_MAX_BYTES_IN_FLIGHT,
+                     help="bytes of request bodies read and not yet answered; others wait (default 64 MiB)")
+    cmd.add_argument("--probe-connections", type=int, default=DEFAULT_PROBE_CONNECTIONS,
+                     help="connections kept beyond --max-connections for GET /healthz alone (default 4)")
+    cmd.add_argument("--switch-interval", type=float, default=DEFAULT_SWITCH_INTERVAL,
+                     help="seconds a computing thread may hold the interpreter while the connections wait "
+                          "(default 0.001; 0 leaves Python's own)")
     cmd.set_defaults(run=lambda args, out, err: run(args, out))
 
 
@@ -55,7 +65,9 @@ def run(args: argparse.Namespace, out: TextIO, *, stop: threading.Event | None =
     server = ExtenderServer(args.config, host=args.host, port=args.port, cluster=args.cluster,
                             profile=args.profile, scores=args.scores, limits=limits,
                             max_body_bytes=args.max_body_bytes, request_timeout=args.request_timeout,
-                            max_connections=args.max_connections, kube_version=args.kube_version,
+                            max_connections=args.max_connections, max_bytes_in_flight=args.max_bytes_in_flight,
+                            probe_connections=args.probe_connections,
+                            switch_interval=args.switch_interval or None, kube_version=args.kube_version,
                             feature_gates=args.feature_gates)
     done = stop if stop is not None else threading.Event()
     if stop is None and threading.current_thread() is threading.main_thread():

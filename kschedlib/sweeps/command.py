@@ -8,8 +8,9 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TextIO
 
+from kschedlib.kube.sources import live_clusters
 from kschedlib.report.command import write_html
-from kschedlib.sweeps.driver import sweep
+from kschedlib.sweeps.driver import check_timeout, sweep
 from kschedlib.sweeps.executors import open_executor
 from kschedlib.sweeps.grid import Grid, load_grid
 from kschedlib.sweeps.questions import Ask
@@ -28,8 +29,8 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("--executor", default="serial", metavar="serial|process|dask|dask://HOST:PORT|ray",
                         help="where scenarios run (default: one after the other in this process)")
     parser.add_argument("--workers", type=int, default=None, help="local worker processes (process, dask, ray)")
-    parser.add_argument("--timeout", type=float, default=None, help="seconds a scenario may take at the head of "
-                                                                     "the stream before it counts as failed")
+    parser.add_argument("--timeout", type=float, default=None, help="seconds a scenario may run before it counts "
+                                                                     "as failed (above 0; default: no limit)")
     parser.add_argument("--output", "-o", default="-", help="file to write (default: standard output)")
     parser.add_argument("--format", choices=FORMATS, default="jsonl",
                         help="jsonl: one result per line as they come (default); json: one array; csv: flat columns; "
@@ -72,7 +73,8 @@ def _write(rows: Iterable[dict[str, Any]], form: str, out: TextIO) -> None:
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run the sweep; 0 when every scenario answered, 1 when some ended in an error (each one is in
     the output with its ``error``)."""
-    grid = load_grid(args.grid)
+    timeout = check_timeout(args.timeout, "--timeout")
+    grid = load_grid(args.grid, clusters=live_clusters(args))
     failed = 0
 
     def rows(results: Iterable[SweepResult[Any]]) -> Iterator[dict[str, Any]]:
@@ -82,7 +84,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             yield _row(grid, result)
 
     with (open_executor(args.executor, args.workers) as executor,
-          sweep(grid.scenarios, Ask(grid.question), executor, timeout=args.timeout, progress=err) as results):
+          sweep(grid.scenarios, Ask(grid.question), executor, timeout=timeout, progress=err) as results):
         if args.output == "-":
             _write(rows(results), args.format, out)
         else:

@@ -40,7 +40,10 @@ TUTORIAL = DOCS / "tutorial" / "index.md"
 HOW_TO = ("custom-plugin-with-args.md", "embed-as-decision-engine.md", "read-a-cluster-dump.md",
           "plugin-entry-points.md", "long-running-host.md", "what-if-on-a-live-scheduler.md", "max-replicas.md",
           "drain-nodes.md", "nodes-needed.md", "compare-configs.md", "sweeps.md", "html-reports.md")
-OWN_PAGES = (TUTORIAL, *(DOCS / "how-to" / page for page in HOW_TO), DOCS / "index.md", DOCS / "reference" / "api.md",
+LIVE_HOW_TO = ("run-as-a-second-scheduler.md", "ask-a-live-cluster.md")
+"""Pages about a live cluster: tests/kube/test_docs_live.py runs them against a real API server."""
+OWN_PAGES = (TUTORIAL, *(DOCS / "how-to" / page for page in (*HOW_TO, *LIVE_HOW_TO)), DOCS / "index.md",
+             DOCS / "reference" / "api.md",
              DOCS / "explanation" / "cycle.md", DOCS / "explanation" / "design.md", ROOT / "examples" / "README.md",
              ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "tests" / "README.md")
 SKIP_MARK = "<!-- skip: next -->"
@@ -146,19 +149,24 @@ def run_command(command: str, cwd: Path) -> str:
     return completed.stdout
 
 
-def test_tutorial_console_blocks() -> None:
-    commands = console_commands(TUTORIAL)
+def check_console_blocks(page: Path, cwd: Path) -> None:
+    """Run the page's console commands in ``cwd``; each prints what the page says (timings aside)."""
+    commands = console_commands(page)
     assert commands
     updates: dict[int, tuple[Block, list[str]]] = {}
     for block, command, documented in commands:
-        printed = run_command(command, TUTORIAL.parent)
+        printed = run_command(command, cwd)
         if UPDATE:
             updates.setdefault(block.first, (block, []))[1].append(f"$ {command}\n{printed}")
             continue
         assert _TIMING.sub("<timing>", printed.rstrip("\n")) == _TIMING.sub("<timing>", documented.rstrip("\n")), (
             f"$ {command}\n--- printed\n{printed}--- documented\n{documented}")
     if updates:
-        rewrite(TUTORIAL, [(block, "".join(texts)) for block, texts in updates.values()])
+        rewrite(page, [(block, "".join(texts)) for block, texts in updates.values()])
+
+
+def test_tutorial_console_blocks() -> None:
+    check_console_blocks(TUTORIAL, TUTORIAL.parent)
 
 
 @pytest.mark.parametrize("page", HOW_TO)
@@ -219,8 +227,8 @@ def test_readme_commands_are_what_ci_runs() -> None:
 
 
 _SIGNATURE = re.compile(r"\*\*`([A-Za-z_][\w.]*)\(([^`]*)\)(?: -> [^`]*)?`\*\*")
-_NAMESPACES = ("kschedlib", "kschedlib.framework", "kschedlib.framework.events", "kschedlib.model",
-               "kschedlib.simulation", "kschedlib.testing", "kschedlib.sweeps", "kschedlib.capacity",
+_NAMESPACES = ("kschedlib", "kschedlib.kube", "kschedlib.framework", "kschedlib.framework.events",
+               "kschedlib.model", "kschedlib.simulation", "kschedlib.testing", "kschedlib.sweeps", "kschedlib.capacity",
                "kschedlib.progress", "kschedlib.report")
 
 
