@@ -434,7 +434,7 @@ MORE_COMPILE_ERRORS = {
     "uint-too-big": ("18446744073709551616u > 0u", "Syntax error: invalid uint literal"),
     "macro-arity": ("[1].map(x) == [1]", "Syntax error: no matching overload for 'map' with 1 arguments"),
     "bad-operator-start": ("* 1", "Syntax error: extraneous input '*' expecting an expression"),
-    "deep-nesting": ("(" * 2000 + "true" + ")" * 2000, "Syntax error: expression recursion limit exceeded"),
+    "deep-nesting": ("(" * 2000 + "true" + ")" * 2000, "ERROR: <input>:-1:0: expression recursion limit exceeded: 250"),
 }
 
 

@@ -30,7 +30,7 @@ import attrs
 from kschedlib.dra._cel._compile import CheckFault, Evaluator, compile_tree
 from kschedlib.dra._cel._ops import COST, COST_LIMIT
 from kschedlib.dra._cel._semver import Semver, SemverParseError, parse_semver
-from kschedlib.dra._cel._syntax import SyntaxFault, parse
+from kschedlib.dra._cel._syntax import SyntaxFault, ensure_headroom, parse
 from kschedlib.dra._cel._types import is_dyn
 from kschedlib.dra._cel._values import DeviceValue, Fault, type_name
 from kschedlib.errors import CelCompileError, CelError, CelRuntimeError, ModelError
@@ -217,12 +217,13 @@ def compile_selector(expression: str) -> Selector:
 
 @functools.lru_cache(maxsize=_COMPILE_CACHE_SIZE)
 def _compile(expression: str) -> Selector | str:
+    ensure_headroom()
     try:
         tree = parse(expression)
     except SyntaxFault as exc:
+        if exc.offset < 0:
+            return f"compilation failed: ERROR: <input>:-1:0: {exc.message}"
         return "compilation failed: " + _located(expression, exc.offset, f"Syntax error: {exc.message}")
-    except RecursionError:
-        return "compilation failed: " + _located(expression, 0, "Syntax error: expression recursion limit exceeded")
     try:
         result_type, evaluate = compile_tree(tree)
     except CheckFault as exc:

@@ -27,6 +27,7 @@ from kschedlib.dra._cel._nodes import (
     Node,
     Select,
     Unary,
+    children,
 )
 from kschedlib.dra._cel._ops import COST, COST_LIMIT, NOT_CONSTANT
 from kschedlib.dra._cel._overloads import Overload
@@ -266,19 +267,7 @@ _FOLDABLE: Final = (Call, Unary, Binary, Conditional, CreateList, CreateMap, Ind
 def _uses_variables(node: Node) -> bool:
     if isinstance(node, Ident):
         return True
-    return any(_uses_variables(child) for child in _children(node))
-
-
-def _children(node: Node) -> list[Node]:
-    found: list[Node] = []
-    for name in getattr(type(node), "__slots__", ()):
-        child = getattr(node, name, None)
-        if isinstance(child, Node):
-            found.append(child)
-        elif isinstance(child, list):
-            for item in child:
-                found.extend(i for i in (item if isinstance(item, tuple) else (item,)) if isinstance(i, Node))
-    return found
+    return any(_uses_variables(child) for child in children(node))
 
 
 def _require_bool(t: str, node: Node) -> None:
@@ -288,5 +277,5 @@ def _require_bool(t: str, node: Node) -> None:
 
 def _size(node: Node) -> int:
     """How many nodes a tree has: the cost one macro step is charged."""
-    return 1 + sum(_size(child) for child in _children(node))
+    return 1 + sum(_size(child) for child in children(node))
 

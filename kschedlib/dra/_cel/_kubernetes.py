@@ -37,15 +37,11 @@ _INT64_MAX: Final = 2**63 - 1
 
 
 def _find(text: str, pattern: str) -> str:
-    match = _regex(pattern).search(text)
-    return match.group() if match else ""
+    return _regex(pattern).find(text)
 
 
 def _find_all(text: str, pattern: str, limit: int = -1) -> tuple[str, ...]:
-    if limit == 0:
-        return ()
-    found = [m.group() for m in _regex(pattern).finditer(text)]
-    return tuple(found[:limit] if limit > 0 else found)
+    return _regex(pattern).find_all(text, limit)
 
 
 def _comparable(items: Sequence[object]) -> list[object]:

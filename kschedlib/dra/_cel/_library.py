@@ -29,7 +29,7 @@ def _size(value: Sized) -> int:
 
 
 def _matches(text: str, pattern: str) -> bool:
-    return _regex(pattern).search(text) is not None
+    return _regex(pattern).matches(text)
 
 
 def _to_int(value: object) -> int:

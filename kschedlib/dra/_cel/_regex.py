@@ -1,23 +1,145 @@
-"""Regular expressions of ``matches``, ``find`` and ``findAll``, compiled once per pattern.
+"""Regular expressions of ``matches``, ``find`` and ``findAll`` with Go's (RE2's) semantics, compiled
+once per pattern.
 
-Python's ``re`` stands in for RE2: the same syntax for what selectors use, but it also accepts
-backreferences and lookaround, which RE2 refuses.
+A pattern is read by :mod:`._regex_syntax` (Go's syntax and error texts) and then run by RE2
+through ``google-re2`` (``pip install kschedlib[dra]``) when installed, else by the pure-Python
+automaton of :mod:`._regex_vm`. Both take time linear in the text: no pattern can make a
+selector hang, unlike a backtracking matcher (Python's ``re`` on ``^(a+)+$``). The automaton
+refuses Unicode script classes (``\\p{Greek}``), which need RE2's tables, and gives up on a
+search after a few million steps with the cost-limit error.
 """
 
 from __future__ import annotations
 
 import functools
-import re
+from collections.abc import Callable
+from typing import Any, Final
 
-from kschedlib.dra._cel._values import Fault
+from kschedlib.dra._cel._regex_classes import RegexUnsupportedError
+from kschedlib.dra._cel._regex_syntax import Node, RegexSyntaxError, children, parse
+from kschedlib.dra._cel._regex_vm import Program, RegexBudgetError, compile_program, nullable
+from kschedlib.dra._cel._values import COST_EXCEEDED, Fault
 
-__all__ = ["compiled"]
+__all__ = ["Regex", "compiled", "re2_module"]
+
+
+@functools.cache
+def re2_module() -> Any:
+    """The ``re2`` module of ``google-re2``, or None when it is not installed."""
+    try:
+        import re2  # type: ignore[import-not-found, import-untyped, unused-ignore]
+    except ImportError:
+        return None
+    return re2
+
+
+class Regex:
+    """One compiled pattern: :meth:`matches`, :meth:`find` and :meth:`find_all` as Go answers them.
+
+    RE2 answers unless the pure-Python automaton must: without RE2; for ``\\B`` on non-ASCII text
+    (RE2 also tests it between the bytes of one UTF-8 character, Go only between characters); and
+    for the spans of patterns that repeat something able to match empty (``(a|)*``), where RE2's
+    priorities differ from Go's.
+    """
+
+    __slots__ = ("_program", "_re2", "_spans_by_program", "_unicode_by_program", "pattern")
+
+    def __init__(self, pattern: str, re2: Any, program: Program | None, tree: Node) -> None:
+        self.pattern = pattern
+        self._re2 = re2
+        self._program = program
+        self._unicode_by_program = program is not None and _contains(tree, _is_not_word_boundary)
+        self._spans_by_program = program is not None and _contains(tree, _is_nullable_loop)
+
+    def _search(self, text: str, pos: int, *, spans: bool) -> tuple[int, int] | None:
+        program = self._program
+        if program is None or (
+            self._re2 is not None
+            and not (spans and self._spans_by_program)
+            and not (self._unicode_by_program and not text.isascii())
+        ):
+            found = self._re2.search(text, pos)
+            return None if found is None else found.span()
+        try:
+            return program.search(text, pos, first=not spans)
+        except RegexBudgetError:
+            raise Fault(COST_EXCEEDED) from None
+
+    def matches(self, text: str) -> bool:
+        """Whether the pattern matches anywhere in ``text`` (cel-go's ``matches``)."""
+        return self._search(text, 0, spans=False) is not None
+
+    def find(self, text: str) -> str:
+        """The leftmost-first match, or "" (Go's ``FindString``)."""
+        span = self._search(text, 0, spans=True)
+        return "" if span is None else text[span[0] : span[1]]
+
+    def find_all(self, text: str, limit: int) -> tuple[str, ...]:
+        """Successive matches, at most ``limit`` (all if negative), as Go's ``FindAllString``:
+        an empty match right after the previous match is skipped."""
+        found: list[str] = []
+        pos, previous_end = 0, -1
+        while (limit < 0 or len(found) < limit) and pos <= len(text):
+            span = self._search(text, pos, spans=True)
+            if span is None:
+                break
+            start, end = span
+            accept = not (start == end == previous_end)
+            pos = end if end > pos else pos + 1
+            previous_end = end
+            if accept:
+                found.append(text[start:end])
+        return tuple(found)
+
+
+def _is_not_word_boundary(node: Node) -> bool:
+    return node[0] == "nwb"
+
+
+def _is_nullable_loop(node: Node) -> bool:
+    return node[0] in ("star", "plus", "repeat") and nullable(node[1])  # type: ignore[arg-type]
+
+
+def _contains(tree: Node, test: Callable[[Node], bool]) -> bool:
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if test(node):
+            return True
+        stack.extend(children(node))
+    return False
+
+
+_RE2_OPTIONS: Final[dict[str, object]] = {"log_errors": False}
 
 
 @functools.lru_cache(maxsize=256)
-def compiled(pattern: str) -> re.Pattern[str]:
-    """The compiled pattern, or a runtime error with Go's wording around Python's reason."""
+def _compile(pattern: str) -> Regex | str:
     try:
-        return re.compile(pattern)
-    except re.error as exc:
-        raise Fault(f"error parsing regexp: {exc}: `{pattern}`") from None
+        tree, re2_text = parse(pattern)
+    except RegexSyntaxError as exc:
+        return exc.message
+    try:
+        program: Program | None = compile_program(tree)
+    except RegexUnsupportedError as exc:
+        program, unsupported = None, str(exc)
+    re2 = re2_module()
+    if re2 is not None and re2_text is not None:
+        options = re2.Options()
+        for name, value in _RE2_OPTIONS.items():
+            setattr(options, name, value)
+        try:
+            return Regex(pattern, re2.compile(re2_text, options), program, tree)
+        except re2.error:
+            pass  # a pattern Go accepts and RE2 does not (sizes): the automaton runs it
+    if program is None:
+        return f"regular expression `{pattern}` uses {unsupported} (install kschedlib[dra] for RE2)"
+    return Regex(pattern, None, program, tree)
+
+
+def compiled(pattern: str) -> Regex:
+    """The compiled pattern; raises a :class:`Fault` with Go's parse error for an invalid one."""
+    result = _compile(pattern)
+    if isinstance(result, str):
+        raise Fault(result)
+    return result

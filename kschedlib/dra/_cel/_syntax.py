@@ -9,6 +9,7 @@ message types). Macros (``has``, ``all``, ``exists``, ``exists_one``, ``map``, `
 from __future__ import annotations
 
 import re
+import sys
 from typing import Final, NoReturn
 
 from kschedlib.dra._cel._nodes import (
@@ -26,9 +27,10 @@ from kschedlib.dra._cel._nodes import (
     Select,
     Uint,
     Unary,
+    children,
 )
 
-__all__ = ["SyntaxFault", "parse"]
+__all__ = ["MAX_RECURSION", "SyntaxFault", "ensure_headroom", "parse", "tree_depth"]
 
 _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
@@ -55,9 +57,28 @@ _ESCAPES: Final = {
 }  # fmt: skip
 _RELATIONS: Final = frozenset({"<", "<=", ">", ">=", "==", "!=", "in"})
 
+MAX_RECURSION: Final = 250
+"""cel-go's parser recursion limit: nested expressions (parentheses, list elements, arguments) and
+nested operations (operators, selections, calls on a receiver, indexing)."""
+MAX_CODE_POINTS: Final = 100_000
+"""cel-go's default limit on the length of an expression."""
+_HEADROOM: Final = 20_000
+"""Python frames an expression within cel-go's limits may need to parse, check and evaluate
+(a few per level of nesting; Python's default limit is 1,000)."""
+
+
+def ensure_headroom() -> None:
+    """Raise Python's recursion limit to :data:`_HEADROOM` if it is lower (never lower it)."""
+    if sys.getrecursionlimit() < _HEADROOM:
+        sys.setrecursionlimit(_HEADROOM)
+
 
 class SyntaxFault(Exception):
-    """A parse error at a source offset; turned into cel-go's ``Syntax error: ...`` text by the caller."""
+    """A parse error at a source offset; turned into cel-go's ``Syntax error: ...`` text by the caller.
+
+    An offset of -1 is cel-go's "no location" (limits), reported as ``<input>:-1:0`` without a
+    ``Syntax error:`` prefix.
+    """
 
     def __init__(self, message: str, offset: int) -> None:
         super().__init__(message)
@@ -147,6 +168,8 @@ class _Parser:
         self.tokens = _lex(source)
         self.pos = 0
         self.next_id = 0
+        self.depth = 0
+        """Nested ``expr`` rules, as cel-go's parse listener counts them."""
 
     # -- token helpers
     def peek(self) -> _Token:
@@ -180,20 +203,26 @@ class _Parser:
         return node
 
     def expr(self) -> Node:
+        self.depth += 1
+        if self.depth > MAX_RECURSION:
+            raise SyntaxFault(f"expression recursion limit exceeded: {MAX_RECURSION}", -1)
         cond = self.logical("||")
         token = self.accept("?")
-        if token is None:
-            return cond
-        when_true = self.logical("||")
-        self.expect(":")
-        return Conditional(token.offset, cond, when_true, self.expr())
+        if token is not None:
+            when_true = self.logical("||")
+            self.expect(":")
+            cond = Conditional(token.offset, cond, when_true, self.expr())
+        self.depth -= 1
+        return cond
 
     def logical(self, op: str) -> Node:
-        node = self.logical("&&") if op == "||" else self.relation()
+        """A chain of ``||`` (or ``&&``) as cel-go builds it: a balanced tree, not a deep one."""
+        terms = [self.logical("&&") if op == "||" else self.relation()]
+        offsets: list[int] = []
         while (token := self.accept(op)) is not None:
-            right = self.logical("&&") if op == "||" else self.relation()
-            node = Binary(token.offset, op, node, right)
-        return node
+            offsets.append(token.offset)
+            terms.append(self.logical("&&") if op == "||" else self.relation())
+        return _balanced(op, terms, offsets, 0, len(offsets) - 1) if offsets else terms[0]
 
     def relation(self) -> Node:
         node = self.addition()
@@ -217,17 +246,20 @@ class _Parser:
         return node
 
     def unary(self) -> Node:
+        """``!x``, ``-x``: cel-go keeps one operator of an odd run and none of an even one."""
         token = self.peek()
-        if token.kind == "!":
+        if token.kind not in ("!", "-"):
+            return self.member(self.primary())
+        run = 0
+        while self.peek().kind == token.kind:
             self.take()
-            return Unary(token.offset, "!", self.unary())
-        if token.kind == "-":
-            self.take()
-            nxt = self.peek()
-            if nxt.kind in ("int", "double", "hex") and not nxt.text.lower().endswith("u"):
-                return self.member(self.number(self.take(), negative=True, offset=token.offset))
-            return Unary(token.offset, "-", self.unary())
-        return self.member(self.primary())
+            run += 1
+        nxt = self.peek()
+        signed_number = nxt.kind in ("int", "double", "hex") and not nxt.text.lower().endswith("u")
+        if token.kind == "-" and run == 1 and signed_number:
+            return self.member(self.number(self.take(), negative=True, offset=token.offset))
+        operand = self.member(self.primary())
+        return Unary(token.offset, token.kind, operand) if run % 2 else operand
 
     def member(self, node: Node) -> Node:
         while True:
@@ -370,6 +402,54 @@ class _Parser:
         return node.name
 
 
+def _balanced(op: str, terms: list[Node], offsets: list[int], lo: int, hi: int) -> Node:
+    mid = (lo + hi + 1) // 2
+    left = terms[mid] if mid == lo else _balanced(op, terms, offsets, lo, mid - 1)
+    right = terms[mid + 1] if mid == hi else _balanced(op, terms, offsets, mid + 1, hi)
+    return Binary(offsets[mid], op, left, right)
+
+
 def parse(source: str) -> Node:
-    """Parse ``source`` or raise :class:`SyntaxFault`."""
-    return _Parser(source).parse()
+    """Parse ``source`` or raise :class:`SyntaxFault`, within cel-go's size and recursion limits."""
+    if len(source) > MAX_CODE_POINTS:
+        raise SyntaxFault(
+            f"expression code point size exceeds limit: size: {len(source)}, limit {MAX_CODE_POINTS}", -1
+        )
+    tree = _Parser(source).parse()
+    if _operation_depth(tree) > MAX_RECURSION:
+        raise SyntaxFault("max recursion depth exceeded", -1)
+    return tree
+
+
+def tree_depth(tree: Node) -> int:
+    """How many levels ``tree`` has."""
+    deepest = 0
+    stack: list[tuple[Node, int]] = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in children(node))
+    return deepest
+
+
+def _operation_depth(tree: Node) -> int:
+    """The most operations nested in one another, counted as cel-go's parser visits them:
+    ternaries, relations, arithmetic, selections, calls on a receiver and indexing (not ``&&``,
+    ``||``, ``!``, ``-``, global calls or literals)."""
+    deepest = 0
+    stack: list[tuple[Node, int]] = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if _counts(node):
+            depth += 1
+        deepest = max(deepest, depth)
+        stack.extend((child, depth) for child in children(node))
+    return deepest
+
+
+def _counts(node: Node) -> bool:
+    if isinstance(node, (Conditional, Select, Index, Comprehension, Bind)):
+        return True
+    if isinstance(node, Binary):
+        return node.op not in ("&&", "||")
+    return isinstance(node, Call) and node.target is not None

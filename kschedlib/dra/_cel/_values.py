@@ -34,6 +34,7 @@ class Fault(Exception):
 
 
 NO_SUCH_OVERLOAD: Final = "no such overload"
+COST_EXCEEDED: Final = "operation cancelled: actual cost limit exceeded"
 
 
 @final

@@ -1,0 +1,50 @@
+"""Device selectors against the real kube-scheduler v1.36.3: recorded outcomes, replayed.
+
+``data/cel_oracle_v136.json`` holds, per group, expressions and device attributes that were run
+through ``ksoracle-1.36.3 explain`` (see ``shared/oracles/README.md``): one node, one
+ResourceSlice with one device of driver ``gpu.example.com`` carrying the attributes, and a claim
+whose request has the expression as its only selector. The outcome is ``"true"`` (the node is
+feasible), ``"false"`` (it is not), or the error the DynamicResources filter reported, after its
+``running "DynamicResources" filter plugin: `` prefix. Each case is replayed through
+:func:`compile_selector` and :meth:`Selector.matches` on the same device.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kschedlib.dra._cel import AttributeValue, DeviceView, Version, compile_selector, selector_error
+from kschedlib.errors import CelError
+
+DATA = json.loads((Path(__file__).parent / "data" / "cel_oracle_v136.json").read_text())
+DRIVER = "gpu.example.com"
+OWNER = "claim default/c1"
+
+
+def device_of(attributes: dict[str, dict[str, Any]]) -> DeviceView:
+    """The ResourceSlice attributes (``{"model": {"string": "a100"}}``) as a selector sees them."""
+    values: dict[str, AttributeValue] = {}
+    for name, attribute in attributes.items():
+        ((kind, value),) = attribute.items()
+        values[name] = Version(value) if kind == "version" else value
+    return DeviceView(DRIVER, values)
+
+
+def outcome_of(expression: str, attributes: dict[str, dict[str, Any]]) -> str:
+    try:
+        return "true" if compile_selector(expression).matches(device_of(attributes)) else "false"
+    except CelError as exc:
+        return selector_error(OWNER, 0, exc)
+
+
+def cases(group: str) -> list[Any]:
+    return [pytest.param(case, id=name) for name, case in sorted(DATA[group].items())]
+
+
+@pytest.mark.parametrize("case", cases("regex"))
+def test_regular_expressions(case: dict[str, Any]) -> None:
+    assert outcome_of(case["expression"], case["attributes"]) == case["outcome"]
