@@ -11,8 +11,8 @@ import math
 import pytest
 
 from kschedlib.dra._cel._compile import compile_tree
+from kschedlib.dra._cel._cost import COST, COST_LIMIT
 from kschedlib.dra._cel._nodes import Uint
-from kschedlib.dra._cel._ops import COST, COST_LIMIT
 from kschedlib.dra._cel._semver import Semver, parse_semver
 from kschedlib.dra._cel._syntax import parse
 from kschedlib.dra._cel._values import Fault
@@ -20,8 +20,25 @@ from kschedlib.model.quantity import parse_quantity
 
 
 def value_of(expression: str) -> object:
-    _, evaluate = compile_tree(parse(expression))
-    return evaluate({COST: [COST_LIMIT]})
+    """The value (or error) of ``expression``: the same untracked (when its cost bound allows) and
+    with cost tracking."""
+    tree = parse(expression)
+    outcomes: list[object] = []
+    for tracked in (False, True):
+        compiled = compile_tree(tree, tracked=tracked)
+        if tracked or compiled.max_cost <= COST_LIMIT:
+            try:
+                outcomes.append(compiled.evaluator({COST: [COST_LIMIT]}))
+            except Fault as exc:
+                outcomes.append(exc)
+    fast, tracked_outcome = outcomes if len(outcomes) == 2 else (outcomes[0], outcomes[0])
+    if isinstance(fast, Fault):
+        assert isinstance(tracked_outcome, Fault)
+        assert tracked_outcome.message == fast.message
+        raise fast
+    assert type(tracked_outcome) is type(fast)
+    assert tracked_outcome == fast or (fast != fast and tracked_outcome != tracked_outcome)  # NaN
+    return fast
 
 
 def error_of(expression: str) -> str:

@@ -15,6 +15,7 @@ from kschedlib.dra._cel._overloads import member_overload as _m
 from kschedlib.dra._cel._regex import compiled as _regex
 from kschedlib.dra._cel._semver import Semver, SemverParseError, parse_semver
 from kschedlib.dra._cel._values import (
+    LIST_TYPES,
     NO_SUCH_OVERLOAD,
     QUANTITY_TYPE,
     SEMVER_TYPE,
@@ -107,7 +108,7 @@ def _sets_intersects(left: Sequence[object], right: Sequence[object]) -> bool:
 
 
 def _includes(target: object, value: object) -> bool:
-    if isinstance(target, (list, tuple)):
+    if isinstance(target, LIST_TYPES):
         for i, item in enumerate(target):
             if i >= MAX_INCLUDES_VALUES:
                 raise Fault(f"'includes' function cannot be applied to lists longer than {MAX_INCLUDES_VALUES} values")

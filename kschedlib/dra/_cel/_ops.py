@@ -9,7 +9,9 @@ from kschedlib.dra._cel._nodes import Uint
 from kschedlib.dra._cel._semver import Semver
 from kschedlib.dra._cel._types import DYN, element_type, is_dyn, map_types, match, runtime_fits
 from kschedlib.dra._cel._values import (
+    LIST_TYPES,
     NO_SUCH_OVERLOAD,
+    ConcatList,
     DeviceValue,
     Fault,
     cel_equal,
@@ -25,15 +27,29 @@ from kschedlib.model.quantity import Quantity
 if TYPE_CHECKING:
     from kschedlib.dra._cel._overloads import Impl, Overload
 
-__all__ = ["binary", "check_binary", "comprehension", "conditional"]
+__all__ = [
+    "as_bool",
+    "binary",
+    "binary_impl",
+    "check_binary",
+    "comprehension",
+    "conditional",
+    "device_field_of",
+    "dispatcher",
+    "has_field_of",
+    "index_step",
+    "is_primitive_list",
+    "iterate",
+    "select_field_of",
+    "unary_impl",
+]
 
 Activation = dict[str, object]
 Evaluator = Callable[[Activation], object]
 
-COST: Final = "#cost"
-COST_LIMIT: Final = 1_000_000
-"""``CELSelectorExpressionMaxCost``: the runtime budget of one evaluation (charged per macro step)."""
 NOT_CONSTANT: Final = object()
+_COPY_LIMIT: Final = 64
+"""Longer concatenations are made without copying (:class:`ConcatList`), as cel-go makes them."""
 _ORDERED: Final = frozenset({"int", "uint", "double", "string", "bytes", "bool"})
 _NUMBERS: Final = frozenset({"int", "uint", "double"})
 _ARITHMETIC: Final = {"+": ("int", "uint", "double", "string", "bytes", "list"), "-": ("int", "uint", "double"),
@@ -90,14 +106,20 @@ def device_field(operand: Evaluator, field: str) -> Evaluator:
     return lambda a: _device(operand(a)).allowMultipleAllocations
 
 
+def device_field_of(field: str) -> Callable[[object], object]:
+    """The field's value of a ``device`` value."""
+    return lambda value: getattr(_device(value), field)
+
+
 def _device(value: object) -> DeviceValue:
     assert isinstance(value, DeviceValue)
     return value
 
 
-def select_field(operand: Evaluator, field: str) -> Evaluator:
-    def select(a: Activation) -> object:
-        value = operand(a)
+def select_field_of(field: str) -> Callable[[object], object]:
+    """``value.field`` of a map value."""
+
+    def select(value: object) -> object:
         if isinstance(value, dict):
             try:
                 return value[field]
@@ -108,9 +130,15 @@ def select_field(operand: Evaluator, field: str) -> Evaluator:
     return select
 
 
-def has_field(operand: Evaluator, field: str) -> Evaluator:
-    def has(a: Activation) -> object:
-        value = operand(a)
+def select_field(operand: Evaluator, field: str) -> Evaluator:
+    select = select_field_of(field)
+    return lambda a: select(operand(a))
+
+
+def has_field_of(field: str) -> Callable[[object], object]:
+    """``has(value.field)`` of a map value."""
+
+    def has(value: object) -> object:
         if isinstance(value, dict):
             return field in value
         raise Fault(f"invalid type for field selection: {type_name(value)}")
@@ -118,17 +146,26 @@ def has_field(operand: Evaluator, field: str) -> Evaluator:
     return has
 
 
-def index(operand: Evaluator, key: Evaluator) -> Evaluator:
-    def lookup(a: Activation) -> object:
-        container = operand(a)
-        k = key(a)
-        if isinstance(container, dict):
-            return index_map(container, k)
-        if isinstance(container, (list, tuple)):
-            return _list_get(container, k)
-        raise Fault(NO_SUCH_OVERLOAD)
+def has_field(operand: Evaluator, field: str) -> Evaluator:
+    has = has_field_of(field)
+    return lambda a: has(operand(a))
 
-    return lookup
+
+def _lookup(container: object, k: object) -> object:
+    if isinstance(container, dict):
+        return index_map(container, k)
+    if isinstance(container, LIST_TYPES):
+        return _list_get(container, k)
+    raise Fault(NO_SUCH_OVERLOAD)
+
+
+def index(operand: Evaluator, key: Evaluator) -> Evaluator:
+    return lambda a: _lookup(operand(a), key(a))
+
+
+def index_step(key: Evaluator) -> Callable[[Activation, object], object]:
+    """``container[key]`` once the container is known (the key is evaluated after it)."""
+    return lambda a, container: _lookup(container, key(a))
 
 
 def _list_get(items: Sequence[object], key: object) -> object:
@@ -160,27 +197,27 @@ def create_map(pairs: tuple[tuple[Evaluator, Evaluator], ...]) -> Evaluator:
 # -- logic -------------------------------------------------------------------------------------------
 
 
-def _as_bool(value: object) -> bool:
+def as_bool(value: object) -> bool:
     if value is True or value is False:
         return value
     raise Fault(NO_SUCH_OVERLOAD)
 
 
 def logical_not(operand: Evaluator) -> Evaluator:
-    return lambda a: not _as_bool(operand(a))
+    return lambda a: not as_bool(operand(a))
 
 
 def _and(left: Evaluator, right: Evaluator) -> Evaluator:
     def conjunction(a: Activation) -> object:
         try:
-            if not _as_bool(left(a)):
+            if not as_bool(left(a)):
                 return False
         except Fault:
             # CEL's && is commutative over errors: a false right side still decides.
             if right(a) is False:
                 return False
             raise
-        return _as_bool(right(a))
+        return as_bool(right(a))
 
     return conjunction
 
@@ -188,19 +225,19 @@ def _and(left: Evaluator, right: Evaluator) -> Evaluator:
 def _or(left: Evaluator, right: Evaluator) -> Evaluator:
     def disjunction(a: Activation) -> object:
         try:
-            if _as_bool(left(a)):
+            if as_bool(left(a)):
                 return True
         except Fault:
             if right(a) is True:
                 return True
             raise
-        return _as_bool(right(a))
+        return as_bool(right(a))
 
     return disjunction
 
 
 def conditional(cond: Evaluator, when_true: Evaluator, when_false: Evaluator) -> Evaluator:
-    return lambda a: when_true(a) if _as_bool(cond(a)) else when_false(a)
+    return lambda a: when_true(a) if as_bool(cond(a)) else when_false(a)
 
 
 # -- comparison and arithmetic -----------------------------------------------------------------------
@@ -223,7 +260,7 @@ def _compare(left: object, right: object) -> int:
 def _contains(container: object, value: object) -> bool:
     if isinstance(container, dict):
         return contains_key(container, value)
-    if isinstance(container, (list, tuple)):
+    if isinstance(container, LIST_TYPES):
         return any(cel_equal(item, value) for item in container)
     raise Fault(NO_SUCH_OVERLOAD)
 
@@ -236,7 +273,9 @@ def _add(left: object, right: object) -> object:
         return left + right  # type: ignore[operator]
     if lt is Uint and rt is Uint:
         return check_uint(left + right)  # type: ignore[operator]
-    if isinstance(left, (list, tuple)) and isinstance(right, (list, tuple)):
+    if isinstance(left, LIST_TYPES) and isinstance(right, LIST_TYPES):
+        if len(left) + len(right) > _COPY_LIMIT:
+            return ConcatList(left, right)
         return (*left, *right)
     raise Fault(NO_SUCH_OVERLOAD)
 
@@ -272,16 +311,47 @@ def _float_div(left: float, right: float) -> float:
     return float("inf") if (left > 0) == (str(right)[0] != "-") else float("-inf")
 
 
-def negate(operand: Evaluator) -> Evaluator:
-    def neg(a: Activation) -> object:
-        value = operand(a)
-        if type(value) is int:
-            return check_int(-value)
-        if type(value) is float:
-            return -value
-        raise Fault(NO_SUCH_OVERLOAD)
+def _negated(value: object) -> object:
+    if type(value) is int:
+        return check_int(-value)
+    if type(value) is float:
+        return -value
+    raise Fault(NO_SUCH_OVERLOAD)
 
-    return neg
+
+def negate(operand: Evaluator) -> Evaluator:
+    return lambda a: _negated(operand(a))
+
+
+def unary_impl(op: str) -> Callable[[object], object]:
+    """``!`` or ``-`` of a value."""
+    if op == "!":
+        return lambda value: not as_bool(value)
+    return _negated
+
+
+def binary_impl(op: str) -> Callable[[object, object], object]:
+    """``left op right`` of two values (not ``&&`` or ``||``, which decide on errors)."""
+    comparisons: dict[str, Callable[[int], bool]] = {
+        "<": lambda c: c < 0, "<=": lambda c: c <= 0, ">": lambda c: c > 0, ">=": lambda c: c >= 0,
+    }  # fmt: skip
+    if op == "==":
+        return equal
+    if op == "!=":
+        return lambda left, right: not equal(left, right)
+    if op in comparisons:
+        test = comparisons[op]
+        return lambda left, right: test(_compare(left, right))
+    if op == "in":
+        return lambda left, right: _contains(right, left)
+    if op == "+":
+        return _add
+    return lambda left, right: _arith(op, left, right)
+
+
+def is_primitive_list(value: object) -> bool:
+    """A constant list cel-go turns ``x in list`` into a set lookup for (no cost but the lookup)."""
+    return isinstance(value, tuple) and all(type(v) in (bool, int, Uint, float, str) for v in value)
 
 
 def binary(op: str, left: Evaluator, right: Evaluator, right_constant: object) -> Evaluator:
@@ -346,12 +416,11 @@ def call_direct(impl: Impl, args: tuple[Evaluator, ...]) -> Evaluator:
     return lambda a: impl(*(arg(a) for arg in args))
 
 
-def call_dispatch(function: str, overloads: list[Overload], args: tuple[Evaluator, ...]) -> Evaluator:
+def dispatcher(function: str, overloads: list[Overload]) -> Impl:
     """A call on ``dyn`` arguments: pick the overload by the runtime types, else cel-go's
     ``no such overload: isGreaterThan(string, kubernetes.Semver)`` (the receiver first)."""
 
-    def dispatch(a: Activation) -> object:
-        values = [arg(a) for arg in args]
+    def dispatch(*values: object) -> object:
         names = [type_name(v) for v in values]
         for overload in overloads:
             if all(runtime_fits(p, n) for p, n in zip(overload.params, names, strict=True)):
@@ -364,38 +433,27 @@ def call_dispatch(function: str, overloads: list[Overload], args: tuple[Evaluato
 # -- macros ------------------------------------------------------------------------------------------
 
 
-def _iterate(value: object) -> Sequence[object]:
-    if isinstance(value, (list, tuple)):
+def iterate(value: object) -> Sequence[object]:
+    if isinstance(value, LIST_TYPES):
         return value
     if isinstance(value, dict):
         return list(value)
     raise Fault(f"got '{go_type_name(value)}', expected iterable type")
 
 
-def _charge(a: Activation, cost: int) -> None:
-    budget = a[COST]
-    assert isinstance(budget, list)
-    budget[0] -= cost
-    if budget[0] < 0:
-        raise Fault("operation cancelled: actual cost limit exceeded")
-
-
-def comprehension(
-    kind: str, range_: Evaluator, var: str, body: Evaluator, predicate: Evaluator | None, cost: int
-) -> Evaluator:
+def comprehension(kind: str, range_: Evaluator, var: str, body: Evaluator, predicate: Evaluator | None) -> Evaluator:
     """``all``/``exists`` absorb errors when another element decides; the others propagate them."""
 
     def run(a: Activation) -> object:
-        items = _iterate(range_(a))
+        items = iterate(range_(a))
         scope = dict(a)
         if kind in ("all", "exists"):
             decisive = kind == "exists"
             error: Fault | None = None
             for item in items:
-                _charge(a, cost)
                 scope[var] = item
                 try:
-                    if _as_bool(body(scope)) is decisive:
+                    if as_bool(body(scope)) is decisive:
                         return decisive
                 except Fault as exc:
                     error = error or exc
@@ -405,18 +463,16 @@ def comprehension(
         if kind == "exists_one":
             count = 0
             for item in items:
-                _charge(a, cost)
                 scope[var] = item
-                count += _as_bool(body(scope))
+                count += as_bool(body(scope))
             return count == 1
         out: list[object] = []
         for item in items:
-            _charge(a, cost)
             scope[var] = item
             if kind == "filter":
-                if _as_bool(body(scope)):
+                if as_bool(body(scope)):
                     out.append(item)
-            elif predicate is None or _as_bool(predicate(scope)):
+            elif predicate is None or as_bool(predicate(scope)):
                 out.append(body(scope))
         return tuple(out)
 
