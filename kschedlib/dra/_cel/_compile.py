@@ -279,7 +279,8 @@ class _Compiler:
         if not self.tracked or set_membership:
             evaluator = _ops.binary(op, left.evaluator, right.evaluator, right.value)
         else:
-            evaluator = _tracked.call(name, _ops.binary_impl(op), (left.evaluator, right.evaluator))
+            fixed = op in ("==", "!=") and _is_scalar(left.value if right.value is NOT_CONSTANT else right.value)
+            evaluator = _tracked.call(name, _ops.binary_impl(op), (left.evaluator, right.evaluator), fixed=fixed)
         return Part(result_type, evaluator, estimate, variable=variable)
 
     def _conditional(self, node: Conditional, scope: dict[str, _Var]) -> Part:
@@ -437,6 +438,11 @@ class _Compiler:
 _FOLDABLE: Final = (Call, Unary, Binary, Conditional, CreateList, CreateMap, Index)
 _STEP: Final = {"all": 3, "exists": 4, "exists_one": 2, "map": 12, "filter": 13}
 """Cost of one step of a macro besides its body: condition, accumulator, list built, addition."""
+
+
+def _is_scalar(value: object) -> bool:
+    """A constant whose size is 1, so that comparing it with anything costs 1."""
+    return value is not NOT_CONSTANT and not isinstance(value, (str, bytes, dict, tuple, list))
 
 
 def _require_bool(t: str, node: Node) -> None:

@@ -22,6 +22,7 @@ tracking at all, as it cannot run out.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Final, NamedTuple
 
 from kschedlib.dra._cel._values import COST_EXCEEDED, LIST_TYPES, Fault
@@ -30,11 +31,12 @@ __all__ = [
     "COST",
     "COST_LIMIT",
     "INFINITE",
-    "MAX_ELEMENTS",
+    "MAX_BUILT",
+    "MAX_WALKED",
     "UNKNOWN",
     "Estimate",
     "widest",
-    "call_cost",
+    "cost_of",
     "charge",
     "estimate_call",
     "join_cost",
@@ -45,10 +47,13 @@ COST: Final = "#cost"
 """The activation key of the remaining budget, a one-element list."""
 COST_LIMIT: Final = 1_000_000
 """``CELSelectorExpressionMaxCost``: the runtime budget of one evaluation."""
-MAX_ELEMENTS: Final = 1 << 24
-"""The largest string, list or map kschedlib builds or walks uncharged in one step; past it an
-evaluation stops with the cost-limit error (kube would build or walk it, and usually run out of
-budget on the next step, or hang)."""
+MAX_BUILT: Final = 1 << 26
+"""The longest string or list one call may build; past it an evaluation stops with the cost-limit
+error (kube builds it, as ``replace`` may for almost no cost, and usually runs out of budget on the
+next step, if memory lasts)."""
+MAX_WALKED: Final = 1 << 22
+"""The most values one call may walk without being charged for each (``join`` of empty strings,
+``isSorted`` of short ones); past it an evaluation stops with the cost-limit error."""
 
 _TRAVERSAL: Final = 0.1
 """``StringTraversalCostFactor``."""
@@ -84,7 +89,7 @@ def _traversal(value: object, budget: int) -> int:
     while stack:
         item = stack.pop()
         visited += 1
-        if visited > MAX_ELEMENTS:
+        if visited > MAX_WALKED:
             return budget + 1
         if isinstance(item, str):
             total += int(len(item.encode("utf-8", "surrogatepass")) * _TRAVERSAL)
@@ -103,40 +108,72 @@ def _traversal(value: object, budget: int) -> int:
     return total
 
 
-_SCANS: Final = frozenset(
-    {"lowerAscii", "upperAscii", "substring", "trim", "quantity", "isQuantity", "startsWith", "endsWith"}
-)
+CostFunction = Callable[[tuple[object, ...], int], int]
+"""What a call costs given its arguments (the receiver first) and the budget left (for walks)."""
 
 
-def call_cost(function: str, args: tuple[object, ...], budget: int) -> int:
-    """What cel-go charges for calling ``function`` on ``args`` (the receiver first), before the
-    result exists; ``budget`` lets walks stop early. ``join`` is priced by :func:`join_size`."""
-    if function in ("sets.contains", "sets.intersects", "sets.equivalent"):
-        factor = 2 if function == "sets.equivalent" else 1
-        return 1 + factor * size_of(args[0]) * size_of(args[1])
-    if function in ("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf"):
-        return _traversal(args[0], budget)
-    if function in _SCANS:
-        return _scan(size_of(args[0]))
-    if function in ("replace", "split"):
-        return math.ceil(size_of(args[0]) * 2 * _TRAVERSAL)
-    if function in ("matches", "find", "findAll"):
-        return math.ceil((1.0 + size_of(args[0])) * _TRAVERSAL) * math.ceil(size_of(args[1]) * _REGEX)
-    if function == "contains":
-        return _scan(size_of(args[0])) * _scan(size_of(args[1]))
-    if function in ("_==_", "_!=_"):
-        return _scan(min(size_of(args[0]), size_of(args[1])))
-    if function in ("_<_", "_<=_", "_>_", "_>=_"):
-        if isinstance(args[0], (str, bytes)) and type(args[0]) is type(args[1]):
-            return _scan(min(len(args[0]), len(args[1])))  # type: ignore[arg-type, unused-ignore]
-        return 1
-    if function == "_+_" and isinstance(args[0], (str, bytes)) and type(args[0]) is type(args[1]):
-        return _scan(len(args[0]) + len(args[1]))  # type: ignore[arg-type, unused-ignore]
-    if function == "@in" and isinstance(args[1], LIST_TYPES):
-        return size_of(args[1])
-    if (function == "bytes" and isinstance(args[0], str)) or (function == "string" and isinstance(args[0], bytes)):
-        return _scan(size_of(args[0]))
+def _sets(factor: int) -> CostFunction:
+    return lambda args, budget: 1 + factor * size_of(args[0]) * size_of(args[1])
+
+
+def _scan_first(args: tuple[object, ...], budget: int) -> int:
+    return _scan(size_of(args[0]))
+
+
+def _build(args: tuple[object, ...], budget: int) -> int:
+    return math.ceil(size_of(args[0]) * 2 * _TRAVERSAL)
+
+
+def _regex(args: tuple[object, ...], budget: int) -> int:
+    return math.ceil((1.0 + size_of(args[0])) * _TRAVERSAL) * math.ceil(size_of(args[1]) * _REGEX)
+
+
+def _equality(args: tuple[object, ...], budget: int) -> int:
+    return _scan(min(size_of(args[0]), size_of(args[1])))
+
+
+def _ordering(args: tuple[object, ...], budget: int) -> int:
+    left, right = args
+    if isinstance(left, (str, bytes)) and type(left) is type(right):
+        return _scan(min(len(left), len(right)))
     return 1
+
+
+def _addition(args: tuple[object, ...], budget: int) -> int:
+    left, right = args
+    if isinstance(left, (str, bytes)) and type(left) is type(right):
+        return _scan(len(left) + len(right))
+    return 1
+
+
+def _membership(args: tuple[object, ...], budget: int) -> int:
+    return size_of(args[1]) if isinstance(args[1], LIST_TYPES) else 1
+
+
+def _conversion(kind: type) -> CostFunction:
+    return lambda args, budget: _scan(size_of(args[0])) if isinstance(args[0], kind) else 1
+
+
+_COSTS: Final[dict[str, CostFunction]] = {
+    "sets.contains": _sets(1), "sets.intersects": _sets(1), "sets.equivalent": _sets(2),
+    **{name: (lambda args, budget: _traversal(args[0], budget))
+       for name in ("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf")},
+    **dict.fromkeys(("lowerAscii", "upperAscii", "substring", "trim", "quantity", "isQuantity", "startsWith",
+                     "endsWith"), _scan_first),
+    "replace": _build, "split": _build,
+    "matches": _regex, "find": _regex, "findAll": _regex,
+    "contains": lambda args, budget: _scan(size_of(args[0])) * _scan(size_of(args[1])),
+    "_==_": _equality, "_!=_": _equality,
+    "_<_": _ordering, "_<=_": _ordering, "_>_": _ordering, "_>=_": _ordering,
+    "_+_": _addition, "@in": _membership,
+    "bytes": _conversion(str), "string": _conversion(bytes),
+}  # fmt: skip
+
+
+def cost_of(function: str) -> CostFunction | int:
+    """How cel-go (with Kubernetes' libraries) prices a call of ``function``: a function of the
+    arguments, or a fixed cost (1 for most). ``join`` is priced by :func:`join_cost`."""
+    return _COSTS.get(function, 1)
 
 
 def join_cost(result_size: int) -> int:

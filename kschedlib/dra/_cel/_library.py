@@ -9,13 +9,14 @@ from collections.abc import Sequence, Sized
 from decimal import Decimal
 from typing import Final
 
+from kschedlib.dra._cel._cost import MAX_BUILT
 from kschedlib.dra._cel._kubernetes import KUBERNETES_FUNCTIONS, list_index_of, list_last_index_of
 from kschedlib.dra._cel._nodes import Uint
 from kschedlib.dra._cel._overloads import Overload
 from kschedlib.dra._cel._overloads import global_overload as _g
 from kschedlib.dra._cel._overloads import member_overload as _m
 from kschedlib.dra._cel._regex import compiled as _regex
-from kschedlib.dra._cel._values import Fault, check_int, check_uint, format_value
+from kschedlib.dra._cel._values import COST_EXCEEDED, Fault, check_int, check_uint, format_value
 
 __all__ = ["FUNCTIONS"]
 
@@ -162,6 +163,11 @@ def _upper_ascii(text: str) -> str:
 
 
 def _replace(text: str, old: str, new: str, limit: int = -1) -> str:
+    count = text.count(old) if old else len(text) + 1
+    if limit >= 0:
+        count = min(count, limit)
+    if len(text) + count * (len(new) - len(old)) > MAX_BUILT:
+        raise Fault(COST_EXCEEDED)
     return text.replace(old, new, limit if limit >= 0 else -1)
 
 

@@ -8,10 +8,11 @@ cost depends on it: every argument of a call is evaluated before the first error
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from kschedlib.dra._cel._cost import COST, MAX_ELEMENTS, call_cost, charge, join_cost, size_of
+from kschedlib.dra._cel._cost import COST, MAX_WALKED, charge, cost_of, join_cost, size_of
 from kschedlib.dra._cel._ops import as_bool, iterate
 from kschedlib.dra._cel._values import COST_EXCEEDED, LIST_TYPES, Fault
 
@@ -33,12 +34,13 @@ def charged(evaluator: Evaluator, cost: int) -> Evaluator:
     """``evaluator`` and then ``cost`` units, also when it fails (cel-go charges error values)."""
 
     def run(a: Activation) -> object:
+        budget: list[int] = a[COST]  # type: ignore[assignment]
         try:
             value = evaluator(a)
-        except Fault:
-            charge(a[COST], cost)  # type: ignore[arg-type]
-            raise
-        charge(a[COST], cost)  # type: ignore[arg-type]
+        finally:
+            budget[0] -= cost
+            if budget[0] < 0:
+                raise Fault(COST_EXCEEDED)
         return value
 
     return run
@@ -73,16 +75,55 @@ def _arguments(args: tuple[Evaluator, ...], a: Activation) -> tuple[list[object]
     return values, fault
 
 
-def call(function: str, impl: Callable[..., object], args: tuple[Evaluator, ...]) -> Evaluator:
-    """A call: all arguments, then the call's cost, then the first failure or the result."""
+def call(function: str, impl: Callable[..., object], args: tuple[Evaluator, ...], *, fixed: bool = False) -> Evaluator:
+    """A call: all arguments, then the call's cost, then the first failure or the result.
+
+    ``fixed``: the arguments' sizes are known to make it cost 1 (an equality with a scalar constant).
+    """
+    cost = 1 if fixed else cost_of(function)
+    if isinstance(cost, int) and len(args) == 1:
+        return _fixed_unary(cost, impl, args[0])
+    if isinstance(cost, int) and len(args) == 2:
+        return _fixed_binary(cost, impl, args[0], args[1])
 
     def run(a: Activation) -> object:
         values, fault = _arguments(args, a)
         budget: list[int] = a[COST]  # type: ignore[assignment]
-        charge(budget, call_cost(function, tuple(values), budget[0]))
+        charge(budget, cost if isinstance(cost, int) else cost(tuple(values), budget[0]))
         if fault is not None:
             raise fault
         return impl(*values)
+
+    return run
+
+
+def _fixed_unary(cost: int, impl: Callable[..., object], arg: Evaluator) -> Evaluator:
+    def run(a: Activation) -> object:
+        try:
+            value = arg(a)
+        except Fault:
+            charge(a[COST], cost)  # type: ignore[arg-type]
+            raise
+        charge(a[COST], cost)  # type: ignore[arg-type]
+        return impl(value)
+
+    return run
+
+
+def _fixed_binary(cost: int, impl: Callable[..., object], first: Evaluator, second: Evaluator) -> Evaluator:
+    def run(a: Activation) -> object:
+        try:
+            left = first(a)
+        except Fault:
+            with contextlib.suppress(Fault):  # the first failure is the call's
+                second(a)
+            charge(a[COST], cost)  # type: ignore[arg-type]
+            raise
+        try:
+            right = second(a)
+        finally:
+            charge(a[COST], cost)  # type: ignore[arg-type]
+        return impl(left, right)
 
     return run
 
@@ -109,7 +150,7 @@ def _joined_length(items: object, separator: object, budget: int) -> int:
     total = len(separator) * max(len(items) - 1, 0)
     for count, item in enumerate(items):
         total += size_of(item)
-        if count > MAX_ELEMENTS or join_cost(total) > budget:
+        if count > MAX_WALKED or join_cost(total) > budget:
             raise Fault(COST_EXCEEDED)
     return total
 
