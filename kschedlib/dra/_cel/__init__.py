@@ -247,7 +247,8 @@ def _compile(expression: str) -> Selector | str:
     except SyntaxFault as exc:
         if exc.offset < 0:
             return f"compilation failed: ERROR: <input>:-1:0: {exc.message}"
-        return "compilation failed: " + _located(expression, exc.offset, f"Syntax error: {exc.message}")
+        message = f"Syntax error: {exc.message}" if exc.syntax else exc.message
+        return "compilation failed: " + _located(expression, exc.offset, message)
     try:
         compiled = compile_tree(tree)
     except CheckFault as exc:

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Final
 
+from kschedlib.dra._cel._nodes import Uint
 from kschedlib.dra._cel._overloads import Overload
 from kschedlib.dra._cel._overloads import global_overload as _g
 from kschedlib.dra._cel._overloads import member_overload as _m
@@ -22,6 +23,7 @@ from kschedlib.dra._cel._values import (
     Fault,
     cel_equal,
     check_int,
+    check_uint,
     type_name,
 )
 from kschedlib.errors import QuantityError
@@ -66,6 +68,8 @@ def _sum(items: Sequence[object]) -> object:
         total = total + item  # type: ignore[operator]
     if type(items[0]) is int:
         return check_int(total)  # type: ignore[arg-type]
+    if type(items[0]) is Uint:
+        return check_uint(total)  # type: ignore[arg-type]
     return total
 
 

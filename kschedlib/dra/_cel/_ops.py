@@ -48,6 +48,7 @@ Activation = dict[str, object]
 Evaluator = Callable[[Activation], object]
 
 NOT_CONSTANT: Final = object()
+_INT64_MIN: Final = -(2**63)
 _COPY_LIMIT: Final = 64
 """Longer concatenations are made without copying (:class:`ConcatList`), as cel-go makes them."""
 _ORDERED: Final = frozenset({"int", "uint", "double", "string", "bytes", "bool"})
@@ -296,6 +297,8 @@ def _arith(op: str, left: object, right: object) -> object:
         return left / right if right else _float_div(left, right)
     elif right == 0:
         raise Fault("division by zero" if op == "/" else "modulus by zero")
+    elif lt is int and left == _INT64_MIN and right == -1:
+        raise Fault("integer overflow")  # cel-go refuses MinInt64 / -1 and MinInt64 % -1 alike
     else:
         # Go truncates toward zero; Python floors.
         quotient = abs(int(left)) // abs(int(right)) * (1 if (left < 0) == (right < 0) else -1)

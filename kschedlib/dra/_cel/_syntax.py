@@ -8,6 +8,7 @@ message types). Macros (``has``, ``all``, ``exists``, ``exists_one``, ``map``, `
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 from typing import Final, NoReturn
@@ -80,10 +81,12 @@ class SyntaxFault(Exception):
     ``Syntax error:`` prefix.
     """
 
-    def __init__(self, message: str, offset: int) -> None:
+    def __init__(self, message: str, offset: int, *, syntax: bool = True) -> None:
         super().__init__(message)
         self.message = message
         self.offset = offset
+        self.syntax = syntax
+        """A grammar error (``Syntax error: ...``), not a bad literal (``invalid int literal``)."""
 
 
 class _Token:
@@ -351,21 +354,28 @@ class _Parser:
                 return CreateMap(opening.offset, entries)
 
     def number(self, token: _Token, *, negative: bool, offset: int) -> Node:
+        """A numeric literal; out of range (or past 64 bits) it is cel-go's ``invalid ... literal``."""
         text = token.text
         if token.kind == "double":
             value = float(text)
+            if math.isinf(value):
+                raise SyntaxFault("invalid double literal", offset, syntax=False)
             return Literal(offset, -value if negative else value)
         unsigned = text[-1] in "uU"
         digits = text[:-1] if unsigned else text
-        number = int(digits, 16) if token.kind == "hex" else int(digits, 10)
+        hexadecimal = token.kind == "hex"
+        significant = (digits[2:] if hexadecimal else digits).lstrip("0")
+        if len(significant) > (16 if hexadecimal else 20):  # past 64 bits (and Python's digit limit)
+            raise SyntaxFault(f"invalid {'uint' if unsigned else 'int'} literal", offset, syntax=False)
+        number = int(digits, 16) if hexadecimal else int(digits, 10)
         if negative:
             number = -number
         if unsigned:
             if number > _UINT64_MAX:
-                self.fail_at(token, f"invalid uint literal: {text}")
+                raise SyntaxFault("invalid uint literal", offset, syntax=False)
             return Literal(offset, Uint(number))
         if not _INT64_MIN <= number <= _INT64_MAX:
-            self.fail_at(token, f"invalid int literal: {'-' if negative else ''}{text}")
+            raise SyntaxFault("invalid int literal", offset, syntax=False)
         return Literal(offset, number)
 
     def call(self, name: _Token, target: Node | None, args: list[Node]) -> Node:
