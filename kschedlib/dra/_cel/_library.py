@@ -16,7 +16,7 @@ from kschedlib.dra._cel._overloads import Overload
 from kschedlib.dra._cel._overloads import global_overload as _g
 from kschedlib.dra._cel._overloads import member_overload as _m
 from kschedlib.dra._cel._regex import compiled as _regex
-from kschedlib.dra._cel._values import COST_EXCEEDED, Fault, check_int, check_uint, format_value
+from kschedlib.dra._cel._values import COST_EXCEEDED, Fault, check_uint, format_value
 
 __all__ = ["FUNCTIONS"]
 
