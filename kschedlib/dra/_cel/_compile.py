@@ -35,7 +35,7 @@ from kschedlib.dra._cel._nodes import (
 )
 from kschedlib.dra._cel._ops import NOT_CONSTANT
 from kschedlib.dra._cel._overloads import Overload
-from kschedlib.dra._cel._regex import compiled as compiled_regex
+from kschedlib.dra._cel._regex import syntax_error as regex_syntax_error
 from kschedlib.dra._cel._types import DYN, element_type, is_dyn, join, map_types, match, substitute
 from kschedlib.dra._cel._values import DEVICE_TYPE, Fault, Lazy, type_name
 
@@ -375,16 +375,13 @@ class _Compiler:
     def check_plan(self, name: str, member: bool, nodes: list[Node], args: list[Part]) -> None:
         """cel-go's checks of constant arguments: regular expressions, conversions."""
         if name == "matches" and member and isinstance(nodes[1], Literal) and isinstance(nodes[1].value, str):
-            try:
-                compiled_regex(nodes[1].value)
-            except Fault:
+            if regex_syntax_error(nodes[1].value) is not None:
                 self.issues.append((nodes[1].offset, "invalid matches argument"))
             return
         if name in ("matches", "find", "findAll") and args[1].const and isinstance(args[1].value, str):
-            try:
-                compiled_regex(args[1].value)
-            except Fault as exc:
-                self.plan_errors.append(exc.message)
+            error = regex_syntax_error(args[1].value)
+            if error is not None:
+                self.plan_errors.append(error)
         if name in _CONVERSIONS and len(args) == 1 and args[0].const:
             impl = _ops.dispatcher(name, list(FUNCTIONS[name]))
             try:

@@ -20,7 +20,7 @@ from kschedlib.dra._cel._regex_syntax import Node, RegexSyntaxError, children, p
 from kschedlib.dra._cel._regex_vm import Program, RegexBudgetError, compile_program, nullable
 from kschedlib.dra._cel._values import COST_EXCEEDED, Fault
 
-__all__ = ["Regex", "compiled", "re2_module"]
+__all__ = ["Regex", "compiled", "re2_module", "syntax_error"]
 
 
 @functools.cache
@@ -135,6 +135,15 @@ def _compile(pattern: str) -> Regex | str:
     if program is None:
         return f"regular expression `{pattern}` uses {unsupported} (install kschedlib[dra] for RE2)"
     return Regex(pattern, None, program, tree)
+
+
+def syntax_error(pattern: str) -> str | None:
+    """Go's error for an invalid pattern, or None (whether or not this engine can run it)."""
+    try:
+        parse(pattern)
+    except RegexSyntaxError as exc:
+        return exc.message
+    return None
 
 
 def compiled(pattern: str) -> Regex:
