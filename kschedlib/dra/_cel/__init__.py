@@ -31,7 +31,7 @@ from kschedlib.dra._cel._compile import CheckFault, Evaluator, compile_tree
 from kschedlib.dra._cel._cost import COST, COST_LIMIT
 from kschedlib.dra._cel._nodes import Node
 from kschedlib.dra._cel._semver import Semver, SemverParseError, parse_semver
-from kschedlib.dra._cel._syntax import SyntaxFault, ensure_headroom, parse
+from kschedlib.dra._cel._syntax import SHALLOW, SyntaxFault, headroom, parse, tree_depth
 from kschedlib.dra._cel._types import is_dyn
 from kschedlib.dra._cel._values import COST_EXCEEDED, DeviceValue, Fault, type_name, valid_text
 from kschedlib.errors import CelCompileError, CelError, CelRuntimeError, ModelError
@@ -160,7 +160,7 @@ class Selector:
     build one view per published device and reuse it across pods and cycles.
     """
 
-    __slots__ = ("__weakref__", "_fast", "_tracked", "_tree", "expression")
+    __slots__ = ("__weakref__", "_deep", "_fast", "_tracked", "_tree", "expression")
 
     def __init__(self, expression: str, tree: Node, fast: Evaluator | None) -> None:
         self.expression = expression
@@ -168,6 +168,8 @@ class Selector:
         self._fast = fast
         """The untracked evaluator, when the selector's cost bound fits the budget."""
         self._tracked: Evaluator | None = None
+        self._deep = tree_depth(tree) > SHALLOW
+        """Evaluated with Python's recursion limit raised (see :func:`._syntax.headroom`)."""
 
     def matches(self, device: DeviceView) -> bool:
         """Whether ``device`` is selected; raises :class:`~kschedlib.errors.CelRuntimeError`."""
@@ -186,6 +188,12 @@ class Selector:
         """Evaluate without the memo: the result, or the runtime error's message."""
         if device._error is not None:
             return device._error
+        if self._deep:
+            with headroom():
+                return self._evaluate(device)
+        return self._evaluate(device)
+
+    def _evaluate(self, device: DeviceView) -> bool | str:
         try:
             if self._fast is not None and device._bounded:
                 value = self._fast({"device": device._value})
@@ -203,8 +211,8 @@ class Selector:
     def _tracked_evaluator(self) -> Evaluator:
         """The evaluator that charges cel-go's cost as it goes, compiled on first need."""
         if self._tracked is None:
-            ensure_headroom()
-            self._tracked = compile_tree(self._tree, tracked=True).evaluator
+            with headroom():
+                self._tracked = compile_tree(self._tree, tracked=True).evaluator
         return self._tracked
 
     def __repr__(self) -> str:
@@ -241,7 +249,13 @@ def compile_selector(expression: str) -> Selector:
 def _compile(expression: str) -> Selector | str:
     """The selector, or cel-go's error in the order cel-go finds them: syntax, types, the checks
     after type-checking, the result type, then program planning."""
-    ensure_headroom()
+    if len(expression) <= SHALLOW:
+        return _compile_in(expression)
+    with headroom():
+        return _compile_in(expression)
+
+
+def _compile_in(expression: str) -> Selector | str:
     try:
         tree = parse(expression)
     except SyntaxFault as exc:

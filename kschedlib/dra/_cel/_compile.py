@@ -374,6 +374,8 @@ class _Compiler:
 
     def check_plan(self, name: str, member: bool, nodes: list[Node], args: list[Part]) -> None:
         """cel-go's checks of constant arguments: regular expressions, conversions."""
+        if self.tracked:
+            return  # found by the untracked compilation, which always comes first
         if name == "matches" and member and isinstance(nodes[1], Literal) and isinstance(nodes[1].value, str):
             if regex_syntax_error(nodes[1].value) is not None:
                 self.issues.append((nodes[1].offset, "invalid matches argument"))
@@ -385,7 +387,7 @@ class _Compiler:
         if name in _CONVERSIONS and len(args) == 1 and args[0].const:
             impl = _ops.dispatcher(name, list(FUNCTIONS[name]))
             try:
-                impl(args[0].evaluator({}))
+                impl(args[0].evaluator({COST: [COST_LIMIT]}))
             except Fault as exc:
                 self.plan_errors.append(exc.message)
 

@@ -8,9 +8,12 @@ message types). Macros (``has``, ``all``, ``exists``, ``exists_one``, ``map``, `
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 import sys
+import threading
+from collections.abc import Iterator
 from typing import Final, NoReturn
 
 from kschedlib.dra._cel._nodes import (
@@ -31,7 +34,7 @@ from kschedlib.dra._cel._nodes import (
     children,
 )
 
-__all__ = ["MAX_RECURSION", "SyntaxFault", "ensure_headroom", "parse", "tree_depth"]
+__all__ = ["MAX_RECURSION", "SHALLOW", "SyntaxFault", "headroom", "parse", "tree_depth"]
 
 _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
@@ -66,12 +69,31 @@ MAX_CODE_POINTS: Final = 100_000
 _HEADROOM: Final = 20_000
 """Python frames an expression within cel-go's limits may need to parse, check and evaluate
 (a few per level of nesting; Python's default limit is 1,000)."""
+SHALLOW: Final = 60
+"""Expressions this short, and trees this shallow, fit in Python's default recursion limit."""
+
+_headroom_lock = threading.Lock()
+_headroom_users = 0
+_headroom_saved = 0
 
 
-def ensure_headroom() -> None:
-    """Raise Python's recursion limit to :data:`_HEADROOM` if it is lower (never lower it)."""
-    if sys.getrecursionlimit() < _HEADROOM:
-        sys.setrecursionlimit(_HEADROOM)
+@contextlib.contextmanager
+def headroom() -> Iterator[None]:
+    """Python's recursion limit raised to :data:`_HEADROOM` while deep expressions are handled
+    (by any thread), and put back afterwards."""
+    global _headroom_users, _headroom_saved
+    with _headroom_lock:
+        if _headroom_users == 0:
+            _headroom_saved = sys.getrecursionlimit()
+            sys.setrecursionlimit(max(_headroom_saved, _HEADROOM))
+        _headroom_users += 1
+    try:
+        yield
+    finally:
+        with _headroom_lock:
+            _headroom_users -= 1
+            if _headroom_users == 0:
+                sys.setrecursionlimit(_headroom_saved)
 
 
 class SyntaxFault(Exception):
