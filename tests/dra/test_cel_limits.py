@@ -8,6 +8,7 @@ only values or CEL errors.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Iterator
 
@@ -16,9 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kschedlib.dra._cel import DeviceView, compile_selector
-from kschedlib.dra._cel._compile import compile_tree
+from kschedlib.dra._cel._compile import CheckFault, compile_tree
 from kschedlib.dra._cel._cost import COST, COST_LIMIT
-from kschedlib.dra._cel._syntax import parse
+from kschedlib.dra._cel._syntax import SyntaxFault, parse
 from kschedlib.dra._cel._values import Fault
 from kschedlib.errors import CelError
 
@@ -76,7 +77,7 @@ COSTS = {
     "list-literal-constant": ("[1, 2, 3].size() == 3", 2),
     "list-literal-built": (f"[{A}.count].size() == 1", 4 + 10 + 1 + 1),
     "in-constant-list": (f'{A}.name in ["fish", "bird"]', 4),
-    "in-list": (f'{A}.name in [{A}.name, "bird"]', 4 + 4 + 10 + 2),
+    "in-list": (f"{A}.name in [{A}.name, {A}.name]", 4 + 4 + 4 + 10 + 2),
     "exists": ("[1, 2, 3].exists(x, x == 2)", (3 + 1 + 1 + 1) * 2 + 3 + 1),
     "all": ("[1, 2, 3].all(x, x > 0)", (2 + 1 + 1 + 1) * 3 + 1),
     "map": ("[1, 2, 3].map(x, x * 2).size() == 3", (12 + 1 + 1) * 3 + 1 + 1 + 1),
@@ -95,7 +96,8 @@ def test_budget_stops_an_evaluation_at_kubes_limit() -> None:
     # Each step costs 19: condition 3, accumulator 1, the list 10 and its 3 elements, size 1, == 1.
     def exists_over(doublings: int) -> str:
         ten = "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]"
-        return f"cel.bind(l, {ten}, " + "cel.bind(l, l + l, " * doublings + "l.exists(x, [x, x, x].size() == -1)" + ")" * (doublings + 1)
+        body = "l.exists(x, [x, x, x].size() == -1)"
+        return f"cel.bind(l, {ten}, " + "cel.bind(l, l + l, " * doublings + body + ")" * (doublings + 1)
 
     device = DeviceView(DRIVER)
     assert compile_selector(exists_over(12)).matches(device) is False  # 40,960 steps: 778,241
@@ -115,7 +117,8 @@ UNARY = ["!{}", "-{}", "size({})", "int({})", "uint({})", "double({})", "string(
          "dyn({})", "{}.lowerAscii()", "{}.reverse()", "{}.sum()", "{}.isSorted()", "{}.min()", "[{}]",
          "{{{}: 1}}", "{}.exists(x, x == 1)", "{}.all(x, x != 2)", "{}.map(x, x)", "{}.filter(x, true)",
          "{}.exists_one(x, true)", "cel.bind(v, {}, v)", "has({}.a)", "{}.split(\"\")", "{}.join()",
-         "quantity({})", "semver({})", "{}.isGreaterThan(quantity(\"1\"))", "{}.charAt(0)", "{}.asInteger()"]  # fmt: skip
+         "quantity({})", "semver({})", "{}.isGreaterThan(quantity(\"1\"))", "{}.charAt(0)",
+         "{}.asInteger()"]  # fmt: skip
 BINARY = ["{} + {}", "{} - {}", "{} * {}", "{} / {}", "{} % {}", "{} == {}", "{} != {}", "{} < {}",
           "{} >= {}", "{} && {}", "{} || {}", "{} in {}", "{}[{}]", "{}.matches({})", "{}.contains({})",
           "{}.replace({}, \"xx\")", "{}.indexOf({})", "{}.find({})", "{}.findAll({})", "sets.intersects({}, {})",
@@ -149,10 +152,8 @@ def test_only_values_or_cel_errors_come_out(expression: str, device: DeviceView)
         selector = compile_selector(expression)
     except CelError:
         return
-    try:
+    with contextlib.suppress(CelError):
         selector.matches(device)
-    except CelError:
-        pass
 
 
 @settings(max_examples=300, deadline=None)
@@ -161,7 +162,7 @@ def test_untracked_and_tracked_evaluations_agree(expression: str, device: Device
     try:
         tree = parse(expression)
         fast = compile_tree(tree)
-    except Exception:  # noqa: BLE001 - compile errors are another test's business
+    except (CelError, CheckFault, SyntaxFault):  # compile errors are another test's business
         return
     if fast.max_cost > COST_LIMIT or not device._bounded:
         return

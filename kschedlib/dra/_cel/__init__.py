@@ -266,7 +266,8 @@ def _compile_in(expression: str) -> Selector | str:
     try:
         compiled = compile_tree(tree)
     except CheckFault as exc:
-        return "compilation failed: " + _located(expression, exc.offset, exc.message)
+        issues = [(exc.offset, exc.message), *exc.more]
+        return "compilation failed: " + "\n".join(_located(expression, o, m) for o, m in issues)
     if compiled.issues:
         return "compilation failed: " + "\n".join(_located(expression, o, m) for o, m in compiled.issues)
     if compiled.type != "bool" and not is_dyn(compiled.type):

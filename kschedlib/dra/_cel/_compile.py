@@ -63,12 +63,14 @@ _FOLD_SIZE: Final = 1 << 20
 
 
 class CheckFault(Exception):
-    """A type-check error at a source offset, with cel-go's message."""
+    """A type-check error at a source offset, with cel-go's message (and any further ones cel-go
+    reports with it, as (offset, message))."""
 
-    def __init__(self, message: str, offset: int) -> None:
+    def __init__(self, message: str, offset: int, more: list[tuple[int, str]] | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.offset = offset
+        self.more = more or []
 
 
 class Part(NamedTuple):
@@ -205,7 +207,6 @@ class _Compiler:
             value_type = map_types(operand.type)[1] if operand.type.startswith("map(") else DYN
             fast = _ops.select_field(operand.evaluator, field)
             evaluator = self._qualify(operand, _ops.select_field_of(field), 1, fast)
-            value_type = DYN if value_type == "any" else value_type
             return self._derived(operand, value_type, evaluator, operand.estimate.inner().sizes, 1 + extra)
         raise CheckFault(f"type '{operand.type}' does not support field selection", node.offset)
 
@@ -222,9 +223,9 @@ class _Compiler:
             numeric = key_type in _NUMBERS and index_type in _NUMBERS
             if not (match(key_type, index_type, {}) or numeric):
                 raise _no_overload("_[_]", [operand_type, index_type], node.offset)
-            result_type = DYN if value_type == "any" else value_type
+            result_type = value_type
         elif operand_type.startswith("list("):
-            if index_type not in ("int", "uint", "double") and not is_dyn(index_type):
+            if index_type != "int" and not is_dyn(index_type):
                 raise _no_overload("_[_]", [operand_type, index_type], node.offset)
             result_type = element_type(operand_type)
         elif is_dyn(operand_type):
@@ -289,6 +290,9 @@ class _Compiler:
         when_false = self.compile(node.when_false, scope)
         if cond.type != "bool" and not is_dyn(cond.type):
             raise _no_overload("_?_:_", [cond.type, when_true.type, when_false.type], node.offset)
+        bound: dict[str, str] = {}
+        if not match("A", when_true.type, bound) or not match("A", when_false.type, bound):
+            raise _no_overload("_?_:_", [cond.type, when_true.type, when_false.type], node.offset)
         branches = [when_true.estimate, when_false.estimate]
         estimate = Estimate(cond.estimate.cost + max(b.cost for b in branches), widest([b.sizes for b in branches]))
         evaluator = _ops.conditional(cond.evaluator, when_true.evaluator, when_false.evaluator)
@@ -298,6 +302,7 @@ class _Compiler:
     # -- literals with parts
     def _createlist(self, node: CreateList, scope: dict[str, _Var]) -> Part:
         items = [self.compile(item, scope) for item in node.items]
+        _homogeneous([(i.type, n.offset) for i, n in zip(items, node.items, strict=True)], first_only=True)
         elem = DYN
         if items:
             elem = items[0].type
@@ -313,6 +318,10 @@ class _Compiler:
     def _createmap(self, node: CreateMap, scope: dict[str, _Var]) -> Part:
         keys = [self.compile(k, scope) for k, _ in node.entries]
         values = [self.compile(v, scope) for _, v in node.entries]
+        _homogeneous(
+            [(k.type, kn.offset) for k, (kn, _) in zip(keys, node.entries, strict=True)],
+            [(v.type, vn.offset) for v, (_, vn) in zip(values, node.entries, strict=True)],
+        )
         key_type = value_type = DYN
         if keys:
             key_type, value_type = keys[0].type, values[0].type
@@ -437,6 +446,28 @@ class _Compiler:
 _FOLDABLE: Final = (Call, Unary, Binary, Conditional, CreateList, CreateMap, Index)
 _STEP: Final = {"all": 3, "exists": 4, "exists_one": 2, "map": 12, "filter": 13}
 """Cost of one step of a macro besides its body: condition, accumulator, list built, addition."""
+
+
+def _homogeneous(*groups: list[tuple[str, int]], first_only: bool = False) -> None:
+    """cel-go's homogeneous aggregate literals: elements (keys, values) of the first one's type.
+    cel-go reports every map key or value that differs, but only a list's first."""
+    issues: list[tuple[int, str]] = []
+    for group in groups:
+        if not group:
+            continue
+        first = group[0][0]
+        for t, offset in group[1:]:
+            if t != first and (first == DYN or t == DYN or not match(first, t, {})):
+                issues.append((offset, f"expected type '{_shown(first)}' but found '{_shown(t)}'"))
+                if first_only:
+                    break
+    if issues:
+        (offset, message), *more = sorted(issues)
+        raise CheckFault(message, offset, more)
+
+
+def _shown(t: str) -> str:
+    return "null" if t == "null_type" else t
 
 
 def _is_scalar(value: object) -> bool:

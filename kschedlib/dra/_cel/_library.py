@@ -96,7 +96,7 @@ def _parse_float(text: str) -> float | None:
         if _GO_HEX_FLOAT.fullmatch(text):
             number = float.fromhex(text.replace("_", ""))
         elif _GO_FLOAT.fullmatch(text):
-            number = float(text)
+            number = float(text.replace("_", ""))
         else:
             return None
     except OverflowError:
@@ -143,7 +143,8 @@ def _format_double(value: float) -> str:
 
 _GO_INT: Final = re.compile(r"[+-]?[0-9]+")
 _GO_UINT: Final = re.compile(r"[0-9]+")
-_GO_FLOAT: Final = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_DIGITS: Final = r"[0-9](?:_?[0-9])*"
+_GO_FLOAT: Final = re.compile(rf"[+-]?(?:{_DIGITS}\.?(?:{_DIGITS})?|\.{_DIGITS})(?:[eE][+-]?{_DIGITS})?")
 _GO_HEX_FLOAT: Final = re.compile(r"[+-]?0[xX](?:_?[0-9a-fA-F])*(?:\.(?:[0-9a-fA-F]_?)*)?[pP][+-]?[0-9]+")
 _BOOL_STRINGS: Final = {"1": True, "t": True, "T": True, "true": True, "TRUE": True, "True": True,
                         "0": False, "f": False, "F": False, "false": False, "FALSE": False, "False": False}  # fmt: skip

@@ -18,6 +18,7 @@ from kschedlib.dra._cel._values import (
     check_int,
     check_uint,
     contains_key,
+    format_value,
     go_type_name,
     index_map,
     type_name,
@@ -172,7 +173,7 @@ def index_step(key: Evaluator) -> Callable[[Activation, object], object]:
 def _list_get(items: Sequence[object], key: object) -> object:
     if isinstance(key, float):
         if not key.is_integer():
-            raise Fault(f"unsupported index value {key} in list")
+            raise Fault(f"unsupported index value {format_value(key)} in list")
         key = int(key)
     if type(key) not in (int, Uint):
         raise Fault(f"unsupported index type '{type_name(key)}' in list")
@@ -187,8 +188,10 @@ def create_map(pairs: tuple[tuple[Evaluator, Evaluator], ...]) -> Evaluator:
         result: dict[object, object] = {}
         for key, value in pairs:
             k = key(a)
-            if k in result and any(cel_equal(k, seen) for seen in result):
-                raise Fault(f"Failed with repeated key: {k}")
+            if isinstance(k, (dict, ConcatList)):
+                raise Fault(f"unsupported map key type: {type_name(k)}")
+            for seen in [s for s in result if s is not k and cel_equal(k, s)]:
+                del result[seen]  # a repeated key: the last value wins, as in cel-go
             result[k] = value(a)
         return result
 

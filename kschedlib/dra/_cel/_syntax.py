@@ -292,8 +292,9 @@ class _Parser:
             if token.kind == ".":
                 self.take()
                 name = self.expect_ident()
-                if self.accept("(") is not None:
-                    node = self.call(name, node, self.arguments(")"))
+                opening = self.accept("(")
+                if opening is not None:
+                    node = self.call(name, node, self.arguments(")"), opening.offset)
                 else:
                     node = Select(name.offset - 1, node, name.text)
             elif token.kind == "[":
@@ -333,8 +334,9 @@ class _Parser:
         if kind == "ident":
             if token.text in _RESERVED:
                 self.fail_at(token, f"reserved identifier: {token.text}")
-            if self.accept("(") is not None:
-                return self.call(token, None, self.arguments(")"))
+            opening = self.accept("(")
+            if opening is not None:
+                return self.call(token, None, self.arguments(")"), opening.offset)
             if self.peek().kind == "{":
                 self.fail_at(self.peek(), f"message construction is not supported: {token.text}{{...}}")
             return Ident(token.offset, token.text)
@@ -400,11 +402,11 @@ class _Parser:
             raise SyntaxFault("invalid int literal", offset, syntax=False)
         return Literal(offset, number)
 
-    def call(self, name: _Token, target: Node | None, args: list[Node]) -> Node:
+    def call(self, name: _Token, target: Node | None, args: list[Node], offset: int) -> Node:
+        """A call, located as cel-go locates it: at its opening parenthesis."""
         function = name.text
-        offset = name.offset
         if target is None and function == "has":
-            return self.has_macro(name, args)
+            return self.has_macro(name, args, offset)
         if target is not None and function in ("all", "exists", "exists_one", "map", "filter"):
             return self.comprehension(name, target, args)
         if function == "bind" and isinstance(target, Ident) and target.name == "cel" and len(args) == 3:
@@ -412,11 +414,11 @@ class _Parser:
             return Bind(offset, var, args[1], args[2])
         return Call(offset, function, target, args)
 
-    def has_macro(self, name: _Token, args: list[Node]) -> Node:
+    def has_macro(self, name: _Token, args: list[Node], offset: int) -> Node:
         if len(args) != 1 or not isinstance(args[0], Select):
             raise SyntaxFault("invalid argument to has() macro", name.offset)
         select = args[0]
-        return Select(select.offset, select.operand, select.field, test_only=True)
+        return Select(offset, select.operand, select.field, test_only=True)
 
     def comprehension(self, name: _Token, target: Node, args: list[Node]) -> Node:
         kind = name.text

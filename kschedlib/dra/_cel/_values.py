@@ -8,6 +8,7 @@ int is ``int``, uint is :class:`Uint`, double is ``float``, string ``str``, byte
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Final, final, overload
@@ -290,6 +291,8 @@ def format_value(value: object) -> str:
         return "true" if value else "false"
     if value is None:
         return "NULL_VALUE"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("+Inf" if value > 0 else "-Inf")
     return str(value)
 
 
