@@ -18,6 +18,7 @@ from kschedlib.errors import (
     ModelError,
     QuantityError,
     RegistryError,
+    ReportError,
     ScenarioError,
     SelectorError,
 )
@@ -67,6 +68,7 @@ __all__ = [
     "QuantityError",
     "Registry",
     "RegistryError",
+    "ReportError",
     "Scenario",
     "ScenarioError",
     "ScheduleResult",

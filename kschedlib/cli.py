@@ -20,6 +20,7 @@ from kschedlib.capacity import expand_controllers
 from kschedlib.errors import KschedError
 from kschedlib.extender import command as serve_extender
 from kschedlib.progress import Progress
+from kschedlib.report import command as report_command
 from kschedlib.simulation.explain import explain
 from kschedlib.simulation.report import explanation_text, simulation_text
 from kschedlib.simulation.simulate import simulate
@@ -45,6 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     sweep_command.add_parser(sub)
     sub.choices["sweep"].set_defaults(run=sweep_command.run)
     serve_extender.add_parser(sub)
+    report_command.add_parser(sub)
     return parser
 
 
@@ -60,7 +62,7 @@ def _add_explain(sub: Subparsers) -> None:
     ex.add_argument("--config", help="KubeSchedulerConfiguration file")
     ex.add_argument("--start-index", type=int, default=0, help="node search start (rotating index)")
     ex.add_argument("--seed", type=int, default=0)
-    ex.add_argument("--format", choices=("json", "text"), default="json")
+    ex.add_argument("--format", choices=("json", "text", "html"), default="json")
     add_version_arguments(ex)
     ex.set_defaults(run=_explain)
 
@@ -72,7 +74,7 @@ def _add_simulate(sub: Subparsers) -> None:
     sim.add_argument("--seed", type=int, default=0)
     sim.add_argument("--once", action="store_true", help="give every pending pod exactly one attempt")
     sim.add_argument("--events", help="timeline of cluster changes to apply while simulating (JSON/YAML list)")
-    sim.add_argument("--format", choices=("json", "text"), default="text")
+    sim.add_argument("--format", choices=("json", "text", "html"), default="text")
     sim.add_argument("--expand-controllers", action="store_true",
                      help="create the pods of Deployments, ReplicaSets, StatefulSets, Jobs and DaemonSets first")
     add_version_arguments(sim)
@@ -97,6 +99,8 @@ def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     meter.close(f"{sum(report.attempts.values())} attempts, {summary['pods']} pods: {summary['scheduled']} scheduled")
     if args.format == "json":
         _dump(report.to_dict(), out)
+    elif args.format == "html":
+        report_command.html_writer("simulate", report, out)
     else:
         out.write(simulation_text(report) + "\n")
     return 0
@@ -107,6 +111,8 @@ def _explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                      kube_version=args.kube_version, feature_gates=args.feature_gates)
     if args.format == "json":
         _dump(result.to_dict(), out)
+    elif args.format == "html":
+        report_command.html_writer("explain", result, out)
     else:
         out.write(explanation_text(result) + "\n")
     if result.refused:

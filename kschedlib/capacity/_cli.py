@@ -13,12 +13,13 @@ from kschedlib.capacity._nodes_needed import nodes_needed
 from kschedlib.capacity._replicas import max_replicas
 from kschedlib.errors import ManifestError
 from kschedlib.progress import Progress
+from kschedlib.report.command import html_writer
 from kschedlib.versions import add_version_arguments
 
 __all__ = ["COMMANDS", "add_parsers", "run"]
 
 COMMANDS = ("capacity", "drain", "nodes-needed", "compare")
-FORMATS = ("json", "yaml", "csv", "text")
+FORMATS = ("json", "yaml", "csv", "text", "html")
 
 
 class _Answer(Protocol):
@@ -113,5 +114,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
         _yaml(answer.to_dict(), out)
     elif args.format == "csv":
         _csv(answer.rows(), out)
+    elif args.format == "html":
+        html_writer(args.command, answer, out)
     else:
         out.write(answer.text() + "\n")

@@ -15,6 +15,7 @@ from kschedlib.framework.registry import Registry
 from kschedlib.model.convert import node_from_dict
 from kschedlib.model.objects import Node
 from kschedlib.scheduler import ConfigSource, Scheduler
+from kschedlib.simulation._settings import config_section
 from kschedlib.simulation.cluster import load_cluster
 from kschedlib.versions import KubeSettings
 
@@ -163,7 +164,7 @@ def nodes_needed(
         count += 1
     placements = {key: node for key, node in placed.items() if node is not None}
     pending_pods = [pod for key in base.pending() if (pod := base.get_pod(key)) is not None]
-    extra = before_after(base, trial, shapes_of(base, pending_pods))
+    extra = {**before_after(base, trial, shapes_of(base, pending_pods)), "config": config_section(config)}
     return NodesNeededReport(count, template.name, limit, dict(sorted(placements.items())),
                              dict(sorted(at_most.items())), tuple(n.name for n in _copies(template, count)),
                              extra, base.kube)

@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TextIO
 
+from kschedlib.report.command import write_html
 from kschedlib.sweeps.driver import sweep
 from kschedlib.sweeps.executors import open_executor
 from kschedlib.sweeps.grid import Grid, load_grid
@@ -16,7 +17,7 @@ from kschedlib.sweeps.scenario import SweepResult
 
 __all__ = ["add_parser", "run"]
 
-FORMATS = ("jsonl", "json", "csv")
+FORMATS = ("jsonl", "json", "csv", "html")
 
 
 def add_parser(sub: Any) -> None:
@@ -31,7 +32,8 @@ def add_parser(sub: Any) -> None:
                                                                      "the stream before it counts as failed")
     parser.add_argument("--output", "-o", default="-", help="file to write (default: standard output)")
     parser.add_argument("--format", choices=FORMATS, default="jsonl",
-                        help="jsonl: one result per line as they come (default); json: one array; csv: flat columns")
+                        help="jsonl: one result per line as they come (default); json: one array; csv: flat columns; "
+                             "html: a page with the scenarios side by side")
 
 
 def _row(grid: Grid, result: SweepResult[Any]) -> dict[str, Any]:
@@ -57,6 +59,8 @@ def _write(rows: Iterable[dict[str, Any]], form: str, out: TextIO) -> None:
     elif form == "json":
         json.dump(list(rows), out, indent=2)
         out.write("\n")
+    elif form == "html":
+        write_html(list(rows), "sweep", out)
     else:
         flat = [dict(_flat("", row)) for row in rows]
         columns = list(dict.fromkeys(key for row in flat for key in row))

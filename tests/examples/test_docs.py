@@ -39,7 +39,7 @@ DOCS = ROOT / "docs"
 TUTORIAL = DOCS / "tutorial" / "index.md"
 HOW_TO = ("custom-plugin-with-args.md", "embed-as-decision-engine.md", "read-a-cluster-dump.md",
           "plugin-entry-points.md", "long-running-host.md", "what-if-on-a-live-scheduler.md", "max-replicas.md",
-          "drain-nodes.md", "nodes-needed.md", "compare-configs.md", "sweeps.md")
+          "drain-nodes.md", "nodes-needed.md", "compare-configs.md", "sweeps.md", "html-reports.md")
 OWN_PAGES = (TUTORIAL, *(DOCS / "how-to" / page for page in HOW_TO), DOCS / "index.md", DOCS / "reference" / "api.md",
              DOCS / "explanation" / "cycle.md", DOCS / "explanation" / "design.md", ROOT / "examples" / "README.md",
              ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "tests" / "README.md")
@@ -221,7 +221,7 @@ def test_readme_commands_are_what_ci_runs() -> None:
 _SIGNATURE = re.compile(r"\*\*`([A-Za-z_][\w.]*)\(([^`]*)\)(?: -> [^`]*)?`\*\*")
 _NAMESPACES = ("kschedlib", "kschedlib.framework", "kschedlib.framework.events", "kschedlib.model",
                "kschedlib.simulation", "kschedlib.testing", "kschedlib.sweeps", "kschedlib.capacity",
-               "kschedlib.progress")
+               "kschedlib.progress", "kschedlib.report")
 
 
 def _documented_parameters(text: str) -> list[str]:
