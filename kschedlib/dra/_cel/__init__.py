@@ -188,25 +188,30 @@ class Selector:
         """Evaluate without the memo: the result, or the runtime error's message."""
         if device._error is not None:
             return device._error
-        if self._deep:
-            with headroom():
-                return self._evaluate(device)
-        return self._evaluate(device)
-
-    def _evaluate(self, device: DeviceView) -> bool | str:
+        fast = self._fast
+        if fast is None or self._deep or not device._bounded:
+            return self._evaluate_slowly(device)
         try:
-            if self._fast is not None and device._bounded:
-                value = self._fast({"device": device._value})
-            else:
-                value = self._tracked_evaluator()({"device": device._value, COST: [COST_LIMIT]})
+            value = fast({"device": device._value})
+        except Fault as exc:
+            return exc.message
+        if value is True or value is False:
+            return value
+        return _not_bool(value)
+
+    def _evaluate_slowly(self, device: DeviceView) -> bool | str:
+        """With cost tracking (unless the bound allows none) and room for deep recursion."""
+        evaluator = self._fast if self._fast is not None and device._bounded else self._tracked_evaluator()
+        try:
+            with headroom():
+                value = evaluator({"device": device._value, COST: [COST_LIMIT]})
         except Fault as exc:
             return exc.message
         except (RecursionError, MemoryError):  # a safety net: cel-go's limits are meant to prevent both
             return COST_EXCEEDED
         if value is True or value is False:
             return value
-        name = type_name(value)
-        return f"CEL result of type {name} could not be converted to bool: {_NOT_BOOL.get(name, name)}"
+        return _not_bool(value)
 
     def _tracked_evaluator(self) -> Evaluator:
         """The evaluator that charges cel-go's cost as it goes, compiled on first need."""
@@ -217,6 +222,11 @@ class Selector:
 
     def __repr__(self) -> str:
         return f"Selector({self.expression!r})"
+
+
+def _not_bool(value: object) -> str:
+    name = type_name(value)
+    return f"CEL result of type {name} could not be converted to bool: {_NOT_BOOL.get(name, name)}"
 
 
 # cel-go's ConvertToNative errors for a result that is not a bool, by result type.

@@ -35,6 +35,7 @@ from kschedlib.dra._cel._nodes import (
 )
 from kschedlib.dra._cel._ops import NOT_CONSTANT
 from kschedlib.dra._cel._overloads import Overload
+from kschedlib.dra._cel._regex import compiled as compiled_regex
 from kschedlib.dra._cel._regex import syntax_error as regex_syntax_error
 from kschedlib.dra._cel._types import DYN, element_type, is_dyn, join, map_types, match, substitute
 from kschedlib.dra._cel._values import DEVICE_TYPE, Fault, Lazy, type_name
@@ -368,7 +369,7 @@ class _Compiler:
         chosen = [c for c, _ in candidates]
         direct = len(chosen) == 1 and not any(is_dyn(t) or "dyn" in t for t in arg_types)
         if direct:
-            impl = chosen[0].impl
+            impl = _prebound(name, args) or chosen[0].impl
         else:
             impl = _ops.dispatcher(name, chosen)
         if not self.tracked:
@@ -433,14 +434,20 @@ class _Compiler:
 
     def _bind(self, node: Bind, scope: dict[str, _Var]) -> Part:
         init = self.compile(node.init, scope)
-        body = self.compile(node.body, {**scope, node.var: _Var(init.type, init.estimate, lazy=True)})
+        # cel-go evaluates the expression on first use; one that cannot fail and costs nothing
+        # untracked (a literal, a device's attribute domain) is as well evaluated at once.
+        lazy = self.tracked or not _infallible(node.init)
+        body = self.compile(node.body, {**scope, node.var: _Var(init.type, init.estimate, lazy=lazy)})
         var, init_evaluator, body_evaluator = node.var, init.evaluator, body.evaluator
 
         def bind(a: Activation) -> object:
             return body_evaluator({**a, var: Lazy(init_evaluator, a)})
 
+        def bind_now(a: Activation) -> object:
+            return body_evaluator({**a, var: init_evaluator(a)})
+
         estimate = Estimate(init.estimate.cost + body.estimate.cost, body.estimate.sizes)
-        return Part(body.type, bind, estimate, variable=init.variable or body.variable)
+        return Part(body.type, bind if lazy else bind_now, estimate, variable=init.variable or body.variable)
 
 
 _FOLDABLE: Final = (Call, Unary, Binary, Conditional, CreateList, CreateMap, Index)
@@ -468,6 +475,31 @@ def _homogeneous(*groups: list[tuple[str, int]], first_only: bool = False) -> No
 
 def _shown(t: str) -> str:
     return "null" if t == "null_type" else t
+
+
+def _prebound(name: str, args: list[Part]) -> Callable[..., object] | None:
+    """``matches`` with a constant pattern, compiled once here rather than looked up per call."""
+    if name != "matches" or not isinstance(args[1].value, str):
+        return None
+    try:
+        regex = compiled_regex(args[1].value)
+    except Fault:
+        return None  # the error is the evaluation's
+    return lambda text, pattern: regex.matches(text)
+
+
+def _infallible(node: Node) -> bool:
+    """A literal, ``device``, one of its fields, or ``device.attributes[...]`` by a literal domain
+    (an unknown domain reads as an empty map): nothing that can fail."""
+    if isinstance(node, (Literal, Ident)):
+        return isinstance(node, Literal) or node.name == "device"
+    if isinstance(node, Select):
+        return not node.test_only and isinstance(node.operand, Ident) and node.operand.name == "device"
+    if isinstance(node, Index):
+        operand = node.operand
+        return (isinstance(node.index, Literal) and isinstance(node.index.value, str) and isinstance(operand, Select)
+                and operand.field in ("attributes", "capacity") and _infallible(operand))  # fmt: skip
+    return False
 
 
 def _is_scalar(value: object) -> bool:

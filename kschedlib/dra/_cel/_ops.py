@@ -133,8 +133,16 @@ def select_field_of(field: str) -> Callable[[object], object]:
 
 
 def select_field(operand: Evaluator, field: str) -> Evaluator:
-    select = select_field_of(field)
-    return lambda a: select(operand(a))
+    def select(a: Activation) -> object:  # select_field_of inlined: selections are the hot path
+        value = operand(a)
+        if isinstance(value, dict):
+            try:
+                return value[field]
+            except KeyError:
+                raise Fault(f"no such key: {field}") from None
+        raise Fault(f"type '{type_name(value)}' does not support field selection")
+
+    return select
 
 
 def has_field_of(field: str) -> Callable[[object], object]:
@@ -162,7 +170,16 @@ def _lookup(container: object, k: object) -> object:
 
 
 def index(operand: Evaluator, key: Evaluator) -> Evaluator:
-    return lambda a: _lookup(operand(a), key(a))
+    def lookup(a: Activation) -> object:  # _lookup inlined: indexing is the hot path
+        container = operand(a)
+        k = key(a)
+        if isinstance(container, dict):
+            return index_map(container, k)
+        if isinstance(container, LIST_TYPES):
+            return _list_get(container, k)
+        raise Fault(NO_SUCH_OVERLOAD)
+
+    return lookup
 
 
 def index_step(key: Evaluator) -> Callable[[Activation, object], object]:

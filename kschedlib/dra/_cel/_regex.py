@@ -42,12 +42,18 @@ class Regex:
     priorities differ from Go's.
     """
 
-    __slots__ = ("_program", "_re2", "_spans_by_program", "_unicode_by_program", "pattern")
+    __slots__ = (
+        "_anchor", "_literal", "_low", "_program", "_re2", "_spans_by_program", "_unicode_by_program", "pattern",
+    )  # fmt: skip
 
     def __init__(self, pattern: str, re2: Any, program: Program | None, tree: Node) -> None:
         self.pattern = pattern
         self._re2 = re2
+        # google-re2's own Match on UTF-8 bytes: several times faster than its search() for a yes/no.
+        self._low = getattr(re2, "_regexp", None)
+        self._anchor = re2_module()._Anchor.UNANCHORED if self._low is not None else None
         self._program = program
+        self._literal = _literal_test(tree)
         self._unicode_by_program = program is not None and _contains(tree, _is_not_word_boundary)
         self._spans_by_program = program is not None and _contains(tree, _is_nullable_loop)
 
@@ -67,6 +73,12 @@ class Regex:
 
     def matches(self, text: str) -> bool:
         """Whether the pattern matches anywhere in ``text`` (cel-go's ``matches``)."""
+        if self._literal is not None:
+            return self._literal(text)
+        low = self._low
+        if low is not None and (not self._unicode_by_program or text.isascii()):
+            encoded = text.encode()
+            return bool(low.Match(self._anchor, encoded, 0, len(encoded))[0][1] >= 0)
         return self._search(text, 0, spans=False) is not None
 
     def find(self, text: str) -> str:
@@ -92,6 +104,24 @@ class Regex:
         return tuple(found)
 
 
+def _literal_test(tree: Node) -> Callable[[str], bool] | None:
+    """For ``abc``, ``^abc``, ``abc$`` and ``^abc$`` (plain characters): a string test instead."""
+    parts = list(tree[1]) if tree[0] == "cat" else [tree]  # type: ignore[call-overload]
+    start = bool(parts) and parts[0] == ("bot",)
+    end = len(parts) > start and parts[-1] == ("eot",)
+    middle = parts[int(start) : len(parts) - int(end)]
+    if not all(p[0] == "lit" and not p[2] for p in middle):
+        return None
+    text = "".join(chr(p[1]) for p in middle)  # type: ignore[arg-type]
+    if start and end:
+        return text.__eq__
+    if start:
+        return lambda s: s.startswith(text)
+    if end:
+        return lambda s: s.endswith(text)
+    return lambda s: text in s
+
+
 def _is_not_word_boundary(node: Node) -> bool:
     return node[0] == "nwb"
 
@@ -110,7 +140,7 @@ def _contains(tree: Node, test: Callable[[Node], bool]) -> bool:
     return False
 
 
-_RE2_OPTIONS: Final[dict[str, object]] = {"log_errors": False}
+_RE2_OPTIONS: Final[dict[str, object]] = {"log_errors": False, "never_capture": True}
 
 
 @functools.lru_cache(maxsize=256)
