@@ -12,6 +12,7 @@ search after a few million steps with the cost-limit error.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -43,7 +44,8 @@ class Regex:
     """
 
     __slots__ = (
-        "_anchor", "_literal", "_low", "_program", "_re2", "_spans_by_program", "_unicode_by_program", "pattern",
+        "_anchor", "_literal", "_low", "_program", "_python", "_re2", "_spans_by_program", "_unicode_by_program",
+        "pattern",
     )  # fmt: skip
 
     def __init__(self, pattern: str, re2: Any, program: Program | None, tree: Node) -> None:
@@ -54,6 +56,7 @@ class Regex:
         self._anchor = re2_module()._Anchor.UNANCHORED if self._low is not None else None
         self._program = program
         self._literal = _literal_test(tree)
+        self._python = _python_test(tree)
         self._unicode_by_program = program is not None and _contains(tree, _is_not_word_boundary)
         self._spans_by_program = program is not None and _contains(tree, _is_nullable_loop)
 
@@ -75,6 +78,8 @@ class Regex:
         """Whether the pattern matches anywhere in ``text`` (cel-go's ``matches``)."""
         if self._literal is not None:
             return self._literal(text)
+        if self._python is not None and len(text) <= _SHORT_TEXT:
+            return self._python(text) is not None
         low = self._low
         if low is not None and (not self._unicode_by_program or text.isascii()):
             encoded = text.encode()
@@ -120,6 +125,103 @@ def _literal_test(tree: Node) -> Callable[[str], bool] | None:
     if end:
         return lambda s: s.endswith(text)
     return lambda s: text in s
+
+
+_SHORT_TEXT: Final = 256
+"""Texts this short are searched by Python's ``re`` when the pattern cannot make it backtrack."""
+
+
+def _python_test(tree: Node) -> Callable[[str], object] | None:
+    """Python's ``re`` search for a pattern it runs as Go does and without backtracking: a sequence
+    of plain characters, classes of ranges and ``.``, optionally repeated, each repeated one
+    disjoint from whatever can follow it, between an optional ``^`` and ``$``. Else None."""
+    parts = list(tree[1]) if tree[0] == "cat" else [tree]  # type: ignore[call-overload]
+    start = bool(parts) and parts[0] == ("bot",)
+    end = len(parts) > start and parts[-1] == ("eot",)
+    middle = parts[int(start) : len(parts) - int(end)]
+    sets: list[tuple[tuple[int, int], ...]] = []
+    text = "\\A" if start else ""
+    for part in middle:
+        single = part[1] if part[0] in ("star", "plus", "quest", "repeat") else part
+        ranges = _ranges(single)  # type: ignore[arg-type]
+        if ranges is None:
+            return None
+        sets.append(ranges)
+        text += _re_class(ranges) + _re_repeat(part)
+    for i, part in enumerate(middle):
+        if part[0] in ("star", "plus", "quest", "repeat") and not _disjoint(sets[i], _first(middle, sets, i + 1)):
+            return None
+    return re.compile(text + ("\\Z" if end else "")).search
+
+
+def _ranges(node: Node) -> tuple[tuple[int, int], ...] | None:
+    """The characters one plain character, ``.`` or class of ranges matches; None for others."""
+    kind = node[0]
+    if kind == "lit" and not node[2]:
+        cp = node[1]
+        assert isinstance(cp, int)
+        return ((cp, cp),)
+    if kind == "anynl":
+        return ((0, 9), (11, 0x10FFFF))
+    if kind != "class" or node[3] or any(item[0] != "range" for item in node[1]):  # type: ignore[attr-defined]
+        return None
+    points: list[tuple[int, int]] = []
+    for _, ranges, negated in node[1]:  # type: ignore[attr-defined]
+        points.extend(_complement(ranges) if negated else ranges)
+    merged = _merge(points)
+    return _complement(merged) if node[2] else merged
+
+
+def _merge(ranges: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    out: list[tuple[int, int]] = []
+    for lo, hi in sorted(ranges):
+        if out and lo <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return tuple(out)
+
+
+def _complement(ranges: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
+    out, low = [], 0
+    for lo, hi in _merge(list(ranges)):
+        if lo > low:
+            out.append((low, lo - 1))
+        low = hi + 1
+    if low <= 0x10FFFF:
+        out.append((low, 0x10FFFF))
+    return tuple(out)
+
+
+def _disjoint(a: tuple[tuple[int, int], ...], b: tuple[tuple[int, int], ...]) -> bool:
+    return all(hi1 < lo2 or hi2 < lo1 for lo1, hi1 in a for lo2, hi2 in b)
+
+
+def _first(parts: list[Node], sets: list[tuple[tuple[int, int], ...]], i: int) -> tuple[tuple[int, int], ...]:
+    """What the parts from ``i`` on can start with (up to the first that cannot be skipped)."""
+    out: list[tuple[int, int]] = []
+    for part, chars in zip(parts[i:], sets[i:], strict=True):
+        out.extend(chars)
+        if not (part[0] in ("star", "quest") or (part[0] == "repeat" and part[2] == 0)):
+            break
+    return tuple(out)
+
+
+def _re_class(ranges: tuple[tuple[int, int], ...]) -> str:
+    def char(cp: int) -> str:
+        return f"\\U{cp:08x}"
+
+    return "[" + "".join(char(lo) if lo == hi else f"{char(lo)}-{char(hi)}" for lo, hi in ranges) + "]"
+
+
+def _re_repeat(part: Node) -> str:
+    kind = part[0]
+    if kind in ("star", "plus", "quest"):
+        return {"star": "*", "plus": "+", "quest": "?"}[str(kind)] + ("" if part[2] else "?")
+    if kind == "repeat":
+        lo, hi, greedy = part[2], part[3], part[4]
+        return f"{{{lo},{'' if hi == -1 else hi}}}" + ("" if greedy else "?")
+    return ""
 
 
 def _is_not_word_boundary(node: Node) -> bool:
