@@ -6,8 +6,20 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Final
 
 from kschedlib.dra._cel._nodes import Uint
-from kschedlib.dra._cel._semver import Semver
-from kschedlib.dra._cel._types import DYN, element_type, is_dyn, map_types, match, runtime_fits
+from kschedlib.dra._cel._operators import (
+    add,
+    arith,
+    as_bool,
+    binary_impl,
+    check_binary,
+    compare,
+    contains,
+    equal,
+    is_primitive_list,
+    negated,
+    unary_impl,
+)
+from kschedlib.dra._cel._types import runtime_fits
 from kschedlib.dra._cel._values import (
     LIST_TYPES,
     NO_SUCH_OVERLOAD,
@@ -15,15 +27,11 @@ from kschedlib.dra._cel._values import (
     DeviceValue,
     Fault,
     cel_equal,
-    check_int,
-    check_uint,
-    contains_key,
     format_value,
     go_type_name,
     index_map,
     type_name,
 )
-from kschedlib.model.quantity import Quantity
 
 if TYPE_CHECKING:
     from kschedlib.dra._cel._overloads import Impl, Overload
@@ -49,52 +57,6 @@ Activation = dict[str, object]
 Evaluator = Callable[[Activation], object]
 
 NOT_CONSTANT: Final = object()
-_INT64_MIN: Final = -(2**63)
-_COPY_LIMIT: Final = 64
-"""Longer concatenations are made without copying (:class:`ConcatList`), as cel-go makes them."""
-_ORDERED: Final = frozenset({"int", "uint", "double", "string", "bytes", "bool"})
-_NUMBERS: Final = frozenset({"int", "uint", "double"})
-_ARITHMETIC: Final = {"+": ("int", "uint", "double", "string", "bytes", "list"), "-": ("int", "uint", "double"),
-                      "*": ("int", "uint", "double"), "/": ("int", "uint", "double"), "%": ("int", "uint")}  # fmt: skip
-
-
-# -- static checks of operators ----------------------------------------------------------------------
-
-
-def check_binary(op: str, left: str, right: str) -> str | None:
-    """The result type of ``left op right``, or None when cel-go's checker finds no overload."""
-    if op in ("&&", "||"):
-        return "bool" if all(t == "bool" or is_dyn(t) for t in (left, right)) else None
-    if op in ("==", "!="):
-        bound: dict[str, str] = {}
-        return "bool" if match("A", left, bound) and match("A", right, bound) else None
-    if op in ("<", "<=", ">", ">="):
-        if is_dyn(left) or is_dyn(right):
-            return "bool"
-        if left == right and left in _ORDERED:
-            return "bool"
-        return "bool" if left in _NUMBERS and right in _NUMBERS else None
-    if op == "in":
-        if is_dyn(right):
-            return "bool"
-        if right.startswith("list("):
-            return "bool" if match(element_type(right), left, {}) else None
-        if right.startswith("map("):
-            return "bool" if match(map_types(right)[0], left, {}) else None
-        return None
-    allowed = _ARITHMETIC[op]
-    if is_dyn(left) or is_dyn(right):
-        known = right if is_dyn(left) else left
-        if not is_dyn(known) and known.split("(")[0] not in allowed:
-            return None
-        return known if not is_dyn(known) else DYN
-    if left.split("(")[0] != right.split("(")[0] or left.split("(")[0] not in allowed:
-        return None
-    if left.startswith("list("):
-        return left if left == right else "list(dyn)"
-    return left
-
-
 # -- leaves and selection ----------------------------------------------------------------------------
 
 
@@ -218,12 +180,6 @@ def create_map(pairs: tuple[tuple[Evaluator, Evaluator], ...]) -> Evaluator:
 # -- logic -------------------------------------------------------------------------------------------
 
 
-def as_bool(value: object) -> bool:
-    if value is True or value is False:
-        return value
-    raise Fault(NO_SUCH_OVERLOAD)
-
-
 def logical_not(operand: Evaluator) -> Evaluator:
     return lambda a: not as_bool(operand(a))
 
@@ -264,117 +220,8 @@ def conditional(cond: Evaluator, when_true: Evaluator, when_false: Evaluator) ->
 # -- comparison and arithmetic -----------------------------------------------------------------------
 
 
-def equal(left: object, right: object) -> bool:
-    """``left == right``; Kubernetes' own types refuse a comparison with another type, as in cel-go."""
-    if isinstance(left, (Quantity, Semver)) and right is not None and type(right) is not type(left):
-        raise Fault(NO_SUCH_OVERLOAD)
-    return cel_equal(left, right)
-
-
-def _compare(left: object, right: object) -> int:
-    lt, rt = type_name(left), type_name(right)
-    if (lt == rt and lt in _ORDERED) or (lt in _NUMBERS and rt in _NUMBERS):
-        return int((left > right) - (left < right))  # type: ignore[operator]
-    raise Fault(NO_SUCH_OVERLOAD)
-
-
-def _contains(container: object, value: object) -> bool:
-    if isinstance(container, dict):
-        return contains_key(container, value)
-    if isinstance(container, LIST_TYPES):
-        return any(cel_equal(item, value) for item in container)
-    raise Fault(NO_SUCH_OVERLOAD)
-
-
-def _add(left: object, right: object) -> object:
-    lt, rt = type(left), type(right)
-    if lt is int and rt is int:
-        return check_int(left + right)  # type: ignore[operator]
-    if lt is rt and lt in (float, str, bytes):
-        return left + right  # type: ignore[operator]
-    if lt is Uint and rt is Uint:
-        return check_uint(left + right)  # type: ignore[operator]
-    if isinstance(left, LIST_TYPES) and isinstance(right, LIST_TYPES):
-        if len(left) + len(right) > _COPY_LIMIT:
-            return ConcatList(left, right)
-        return (*left, *right)
-    raise Fault(NO_SUCH_OVERLOAD)
-
-
-def _arith(op: str, left: object, right: object) -> object:
-    lt, rt = type(left), type(right)
-    if lt is not rt or lt not in (int, Uint, float):
-        raise Fault(NO_SUCH_OVERLOAD)
-    assert isinstance(left, (int, float))
-    assert isinstance(right, (int, float))
-    if op == "-":
-        result = left - right
-    elif op == "*":
-        result = left * right
-    elif lt is float:
-        if op == "%":
-            raise Fault(NO_SUCH_OVERLOAD)
-        return left / right if right else _float_div(left, right)
-    elif right == 0:
-        raise Fault("division by zero" if op == "/" else "modulus by zero")
-    elif lt is int and left == _INT64_MIN and right == -1:
-        raise Fault("integer overflow")  # cel-go refuses MinInt64 / -1 and MinInt64 % -1 alike
-    else:
-        # Go truncates toward zero; Python floors.
-        quotient = abs(int(left)) // abs(int(right)) * (1 if (left < 0) == (right < 0) else -1)
-        result = quotient if op == "/" else left - right * quotient
-    if lt is float:
-        return result
-    return check_uint(int(result)) if lt is Uint else check_int(int(result))
-
-
-def _float_div(left: float, right: float) -> float:
-    if left == 0 or left != left:
-        return float("nan")
-    return float("inf") if (left > 0) == (str(right)[0] != "-") else float("-inf")
-
-
-def _negated(value: object) -> object:
-    if type(value) is int:
-        return check_int(-value)
-    if type(value) is float:
-        return -value
-    raise Fault(NO_SUCH_OVERLOAD)
-
-
 def negate(operand: Evaluator) -> Evaluator:
-    return lambda a: _negated(operand(a))
-
-
-def unary_impl(op: str) -> Callable[[object], object]:
-    """``!`` or ``-`` of a value."""
-    if op == "!":
-        return lambda value: not as_bool(value)
-    return _negated
-
-
-def binary_impl(op: str) -> Callable[[object, object], object]:
-    """``left op right`` of two values (not ``&&`` or ``||``, which decide on errors)."""
-    comparisons: dict[str, Callable[[int], bool]] = {
-        "<": lambda c: c < 0, "<=": lambda c: c <= 0, ">": lambda c: c > 0, ">=": lambda c: c >= 0,
-    }  # fmt: skip
-    if op == "==":
-        return equal
-    if op == "!=":
-        return lambda left, right: not equal(left, right)
-    if op in comparisons:
-        test = comparisons[op]
-        return lambda left, right: test(_compare(left, right))
-    if op == "in":
-        return lambda left, right: _contains(right, left)
-    if op == "+":
-        return _add
-    return lambda left, right: _arith(op, left, right)
-
-
-def is_primitive_list(value: object) -> bool:
-    """A constant list cel-go turns ``x in list`` into a set lookup for (no cost but the lookup)."""
-    return isinstance(value, tuple) and all(type(v) in (bool, int, Uint, float, str) for v in value)
+    return lambda a: negated(operand(a))
 
 
 def binary(op: str, left: Evaluator, right: Evaluator, right_constant: object) -> Evaluator:
@@ -391,32 +238,32 @@ def binary(op: str, left: Evaluator, right: Evaluator, right_constant: object) -
     if op == "!=":
         return lambda a: not equal(left(a), right(a))
     if op == "<":
-        return lambda a: _compare(left(a), right(a)) < 0
+        return lambda a: compare(left(a), right(a)) < 0
     if op == "<=":
-        return lambda a: _compare(left(a), right(a)) <= 0
+        return lambda a: compare(left(a), right(a)) <= 0
     if op == ">":
-        return lambda a: _compare(left(a), right(a)) > 0
+        return lambda a: compare(left(a), right(a)) > 0
     if op == ">=":
-        return lambda a: _compare(left(a), right(a)) >= 0
+        return lambda a: compare(left(a), right(a)) >= 0
     if op == "in":
         if isinstance(right_constant, tuple) and all(type(i) is str for i in right_constant):
             return _in_strings(left, right_constant)
-        return lambda a: _contains(right(a), left(a))
+        return lambda a: contains(right(a), left(a))
     if op == "+":
-        return lambda a: _add(left(a), right(a))
-    return lambda a: _arith(op, left(a), right(a))
+        return lambda a: add(left(a), right(a))
+    return lambda a: arith(op, left(a), right(a))
 
 
 def _in_strings(left: Evaluator, items: tuple[str, ...]) -> Evaluator:
     members = frozenset(items)
 
-    def contains(a: Activation) -> object:
+    def is_member(a: Activation) -> object:
         value = left(a)
         if type(value) is str:
             return value in members
-        return _contains(items, value)
+        return contains(items, value)
 
-    return contains
+    return is_member
 
 
 def _equal_string(value: object, constant: str) -> bool:
