@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Final, NamedTuple
 
 from kschedlib.dra._cel import _ops, _tracked
+from kschedlib.dra._cel._checks import CheckFault, homogeneous, infallible, is_scalar, no_overload, require_bool
 from kschedlib.dra._cel._cost import COST, COST_LIMIT, INFINITE, Estimate, charge, estimate_call, widest
 from kschedlib.dra._cel._library import FUNCTIONS
 from kschedlib.dra._cel._nodes import (
@@ -63,17 +64,6 @@ _FOLD_SIZE: Final = 1 << 20
 """Constant sub-expressions are computed at compile time when their values are at most this large."""
 
 
-class CheckFault(Exception):
-    """A type-check error at a source offset, with cel-go's message (and any further ones cel-go
-    reports with it, as (offset, message))."""
-
-    def __init__(self, message: str, offset: int, more: list[tuple[int, str]] | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.offset = offset
-        self.more = more or []
-
-
 class Part(NamedTuple):
     """A compiled node."""
 
@@ -114,14 +104,6 @@ def compile_tree(node: Node, *, tracked: bool = False) -> Compiled:
     compiler = _Compiler(tracked)
     part = compiler.compile(node, {})
     return Compiled(part.type, part.evaluator, part.estimate.cost, compiler.issues, compiler.plan_errors)
-
-
-def _no_overload(name: str, arg_types: list[str], offset: int, *, member: bool = False) -> CheckFault:
-    if member:
-        shown = f"{arg_types[0]}.({', '.join(arg_types[1:])})"
-    else:
-        shown = f"({', '.join(arg_types)})"
-    return CheckFault(f"found no matching overload for '{name}' applied to '{shown}'", offset)
 
 
 def _charged(evaluator: Evaluator, cost: float, tracked: bool) -> Evaluator:
@@ -223,16 +205,16 @@ class _Compiler:
             key_type, value_type = map_types(operand_type)
             numeric = key_type in _NUMBERS and index_type in _NUMBERS
             if not (match(key_type, index_type, {}) or numeric):
-                raise _no_overload("_[_]", [operand_type, index_type], node.offset)
+                raise no_overload("_[_]", [operand_type, index_type], node.offset)
             result_type = value_type
         elif operand_type.startswith("list("):
             if index_type != "int" and not is_dyn(index_type):
-                raise _no_overload("_[_]", [operand_type, index_type], node.offset)
+                raise no_overload("_[_]", [operand_type, index_type], node.offset)
             result_type = element_type(operand_type)
         elif is_dyn(operand_type):
             result_type = DYN
         else:
-            raise _no_overload("_[_]", [operand_type, index_type], node.offset)
+            raise no_overload("_[_]", [operand_type, index_type], node.offset)
         key = index.evaluator
         # An attribute used as a key is read by the qualification itself, which cel-go charges once.
         step_cost = 0 if index.attribute else 1
@@ -250,11 +232,11 @@ class _Compiler:
         operand = self.compile(node.operand, scope)
         if node.op == "!":
             if operand.type != "bool" and not is_dyn(operand.type):
-                raise _no_overload("!_", [operand.type], node.offset)
+                raise no_overload("!_", [operand.type], node.offset)
             result_type, build = "bool", _ops.logical_not
         else:
             if operand.type not in ("int", "double") and not is_dyn(operand.type):
-                raise _no_overload("-_", [operand.type], node.offset)
+                raise no_overload("-_", [operand.type], node.offset)
             result_type, build = (operand.type if not is_dyn(operand.type) else DYN), _ops.negate
         if self.tracked:
             evaluator = _tracked.call(node.op, _ops.unary_impl(node.op), (operand.evaluator,))
@@ -269,7 +251,7 @@ class _Compiler:
         op = node.op
         result_type = _ops.check_binary(op, left.type, right.type)
         if result_type is None:
-            raise _no_overload(_OPERATOR_NAMES[op], [left.type, right.type], node.offset)
+            raise no_overload(_OPERATOR_NAMES[op], [left.type, right.type], node.offset)
         variable = left.variable or right.variable
         if op in ("&&", "||"):
             estimate = Estimate(left.estimate.cost + right.estimate.cost)
@@ -281,7 +263,7 @@ class _Compiler:
         if not self.tracked or set_membership:
             evaluator = _ops.binary(op, left.evaluator, right.evaluator, right.value)
         else:
-            fixed = op in ("==", "!=") and _is_scalar(left.value if right.value is NOT_CONSTANT else right.value)
+            fixed = op in ("==", "!=") and is_scalar(left.value if right.value is NOT_CONSTANT else right.value)
             evaluator = _tracked.call(name, _ops.binary_impl(op), (left.evaluator, right.evaluator), fixed=fixed)
         return Part(result_type, evaluator, estimate, variable=variable)
 
@@ -290,10 +272,10 @@ class _Compiler:
         when_true = self.compile(node.when_true, scope)
         when_false = self.compile(node.when_false, scope)
         if cond.type != "bool" and not is_dyn(cond.type):
-            raise _no_overload("_?_:_", [cond.type, when_true.type, when_false.type], node.offset)
+            raise no_overload("_?_:_", [cond.type, when_true.type, when_false.type], node.offset)
         bound: dict[str, str] = {}
         if not match("A", when_true.type, bound) or not match("A", when_false.type, bound):
-            raise _no_overload("_?_:_", [cond.type, when_true.type, when_false.type], node.offset)
+            raise no_overload("_?_:_", [cond.type, when_true.type, when_false.type], node.offset)
         branches = [when_true.estimate, when_false.estimate]
         estimate = Estimate(cond.estimate.cost + max(b.cost for b in branches), widest([b.sizes for b in branches]))
         evaluator = _ops.conditional(cond.evaluator, when_true.evaluator, when_false.evaluator)
@@ -303,7 +285,7 @@ class _Compiler:
     # -- literals with parts
     def _createlist(self, node: CreateList, scope: dict[str, _Var]) -> Part:
         items = [self.compile(item, scope) for item in node.items]
-        _homogeneous([(i.type, n.offset) for i, n in zip(items, node.items, strict=True)], first_only=True)
+        homogeneous([(i.type, n.offset) for i, n in zip(items, node.items, strict=True)], first_only=True)
         elem = DYN
         if items:
             elem = items[0].type
@@ -319,7 +301,7 @@ class _Compiler:
     def _createmap(self, node: CreateMap, scope: dict[str, _Var]) -> Part:
         keys = [self.compile(k, scope) for k, _ in node.entries]
         values = [self.compile(v, scope) for _, v in node.entries]
-        _homogeneous(
+        homogeneous(
             [(k.type, kn.offset) for k, (kn, _) in zip(keys, node.entries, strict=True)],
             [(v.type, vn.offset) for v, (_, vn) in zip(values, node.entries, strict=True)],
         )
@@ -360,7 +342,7 @@ class _Compiler:
             if all(match(p, t, bound) for p, t in zip(overload.params, arg_types, strict=True)):
                 candidates.append((overload, substitute(overload.result, bound)))
         if not candidates:
-            raise _no_overload(name, arg_types, node.offset, member=member)
+            raise no_overload(name, arg_types, node.offset, member=member)
         result = candidates[0][1]
         for _, other in candidates[1:]:
             result = join(result, other)
@@ -405,7 +387,7 @@ class _Compiler:
     def _comprehension(self, node: Comprehension, scope: dict[str, _Var]) -> Part:
         range_ = self.compile(node.range, scope)
         if not (range_.type.startswith(("list(", "map(")) or is_dyn(range_.type)):
-            raise _no_overload(node.kind, [range_.type], node.offset)
+            raise no_overload(node.kind, [range_.type], node.offset)
         element = range_.estimate.inner()
         inner = {**scope, node.var: _Var(element_type(range_.type), element, lazy=False)}
         body = self.compile(node.body, inner)
@@ -413,10 +395,10 @@ class _Compiler:
         step = body.estimate.cost + _STEP.get(node.kind, 1)
         if node.predicate is not None:
             predicate = self.compile(node.predicate, inner)
-            _require_bool(predicate.type, node.predicate)
+            require_bool(predicate.type, node.predicate)
             step += predicate.estimate.cost
         if node.kind in ("all", "exists", "exists_one", "filter"):
-            _require_bool(body.type, node.body)
+            require_bool(body.type, node.body)
         evaluators = (range_.evaluator, node.var, body.evaluator, predicate.evaluator if predicate else None)
         if self.tracked:
             evaluator = _tracked.comprehension(node.kind, *evaluators, 0 if body.const else 10)
@@ -436,7 +418,7 @@ class _Compiler:
         init = self.compile(node.init, scope)
         # cel-go evaluates the expression on first use; one that cannot fail and costs nothing
         # untracked (a literal, a device's attribute domain) is as well evaluated at once.
-        lazy = self.tracked or not _infallible(node.init)
+        lazy = self.tracked or not infallible(node.init)
         body = self.compile(node.body, {**scope, node.var: _Var(init.type, init.estimate, lazy=lazy)})
         var, init_evaluator, body_evaluator = node.var, init.evaluator, body.evaluator
 
@@ -455,28 +437,6 @@ _STEP: Final = {"all": 3, "exists": 4, "exists_one": 2, "map": 12, "filter": 13}
 """Cost of one step of a macro besides its body: condition, accumulator, list built, addition."""
 
 
-def _homogeneous(*groups: list[tuple[str, int]], first_only: bool = False) -> None:
-    """cel-go's homogeneous aggregate literals: elements (keys, values) of the first one's type.
-    cel-go reports every map key or value that differs, but only a list's first."""
-    issues: list[tuple[int, str]] = []
-    for group in groups:
-        if not group:
-            continue
-        first = group[0][0]
-        for t, offset in group[1:]:
-            if t != first and (first == DYN or t == DYN or not match(first, t, {})):
-                issues.append((offset, f"expected type '{_shown(first)}' but found '{_shown(t)}'"))
-                if first_only:
-                    break
-    if issues:
-        (offset, message), *more = sorted(issues)
-        raise CheckFault(message, offset, more)
-
-
-def _shown(t: str) -> str:
-    return "null" if t == "null_type" else t
-
-
 def _prebound(name: str, args: list[Part]) -> Callable[..., object] | None:
     """``matches`` with a constant pattern, compiled once here rather than looked up per call."""
     if name != "matches" or not isinstance(args[1].value, str):
@@ -486,28 +446,3 @@ def _prebound(name: str, args: list[Part]) -> Callable[..., object] | None:
     except Fault:
         return None  # the error is the evaluation's
     return lambda text, pattern: regex.matches(text)
-
-
-def _infallible(node: Node) -> bool:
-    """A literal, ``device``, one of its fields, or ``device.attributes[...]`` by a literal domain
-    (an unknown domain reads as an empty map): nothing that can fail."""
-    if isinstance(node, (Literal, Ident)):
-        return isinstance(node, Literal) or node.name == "device"
-    if isinstance(node, Select):
-        return not node.test_only and isinstance(node.operand, Ident) and node.operand.name == "device"
-    if isinstance(node, Index):
-        operand = node.operand
-        return (isinstance(node.index, Literal) and isinstance(node.index.value, str) and isinstance(operand, Select)
-                and operand.field in ("attributes", "capacity") and _infallible(operand))  # fmt: skip
-    return False
-
-
-def _is_scalar(value: object) -> bool:
-    """A constant whose size is 1, so that comparing it with anything costs 1."""
-    return value is not NOT_CONSTANT and not isinstance(value, (str, bytes, dict, tuple, list))
-
-
-def _require_bool(t: str, node: Node) -> None:
-    if t != "bool" and not is_dyn(t):
-        raise CheckFault(f"expected type 'bool' but found '{t}'", node.offset)
-
