@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import math
-import re
 import sys
 import threading
 from collections.abc import Iterator
 from typing import Final, NoReturn
 
+from kschedlib.dra._cel._lexer import SyntaxFault, Token, lex
 from kschedlib.dra._cel._nodes import (
     Binary,
     Bind,
@@ -40,25 +40,9 @@ _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
 _UINT64_MAX: Final = 2**64 - 1
 
-_TOKEN: Final = re.compile(
-    r"""
-    (?P<space>[ \t\n\r\f]+|//[^\n]*)
-  | (?P<double>(?:[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+|\.[0-9]+(?:[eE][+-]?[0-9]+)?))
-  | (?P<hex>0[xX][0-9a-fA-F]+[uU]?)
-  | (?P<int>[0-9]+[uU]?)
-  | (?P<string>[rR]?[bB]?[rR]?(?:\"\"\"|'''|"|'))
-  | (?P<ident>[_a-zA-Z][_a-zA-Z0-9]*)
-  | (?P<op>\|\||&&|==|!=|<=|>=|[<>!+\-*/%?:.,\[\](){}])
-    """,
-    re.VERBOSE,
-)
 _RESERVED: Final = frozenset(
     "as break const continue else for function if import let loop package namespace return var void while".split()  # noqa: SIM905
 )
-_ESCAPES: Final = {
-    "a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v",
-    "\\": "\\", "'": "'", '"': '"', "`": "`", "?": "?",
-}  # fmt: skip
 _RELATIONS: Final = frozenset({"<", "<=", ">", ">=", "==", "!=", "in"})
 
 MAX_RECURSION: Final = 250
@@ -96,127 +80,35 @@ def headroom() -> Iterator[None]:
                 sys.setrecursionlimit(_headroom_saved)
 
 
-class SyntaxFault(Exception):
-    """A parse error at a source offset; turned into cel-go's ``Syntax error: ...`` text by the caller.
-
-    An offset of -1 is cel-go's "no location" (limits), reported as ``<input>:-1:0`` without a
-    ``Syntax error:`` prefix.
-    """
-
-    def __init__(self, message: str, offset: int, *, syntax: bool = True) -> None:
-        super().__init__(message)
-        self.message = message
-        self.offset = offset
-        self.syntax = syntax
-        """A grammar error (``Syntax error: ...``), not a bad literal (``invalid int literal``)."""
-
-
-class _Token:
-    __slots__ = ("kind", "offset", "text", "value")
-
-    def __init__(self, kind: str, text: str, offset: int, value: object = None) -> None:
-        self.kind = kind
-        self.text = text
-        self.offset = offset
-        self.value = value
-
-
-def _lex(source: str) -> list[_Token]:
-    tokens: list[_Token] = []
-    pos = 0
-    while pos < len(source):
-        match = _TOKEN.match(source, pos)
-        if match is None:
-            raise SyntaxFault(f"token recognition error at: '{source[pos]}'", pos)
-        kind = match.lastgroup or ""
-        if kind == "string":
-            token, pos = _lex_string(source, pos, match.group())
-            tokens.append(token)
-            continue
-        text = match.group()
-        if (kind == "ident" and text in ("true", "false", "null", "in")) or kind == "op":
-            kind = text
-        if kind != "space":
-            tokens.append(_Token(kind, text, pos))
-        pos = match.end()
-    tokens.append(_Token("<EOF>", "<EOF>", len(source)))
-    return tokens
-
-
-def _lex_string(source: str, start: int, prefix: str) -> tuple[_Token, int]:
-    """Read one string or bytes literal starting at ``start``; ``prefix`` ends with its opening quote."""
-    flags = prefix.rstrip("'\"").lower()
-    quote = prefix[len(flags) :]
-    raw, is_bytes = "r" in flags, "b" in flags
-    pos = start + len(prefix)
-    out: list[str] = []
-    octets = bytearray()  # a bytes literal: escapes give single octets, other characters their UTF-8
-    while True:
-        if pos >= len(source) or (len(quote) == 1 and source[pos] == "\n"):
-            raise SyntaxFault(f"token recognition error at: '{source[start:pos]}'", start)
-        if source.startswith(quote, pos):
-            pos += len(quote)
-            break
-        char = source[pos]
-        if char == "\\" and not raw:
-            text, pos = _escape(source, pos)
-            out.append(text)
-            octets.extend(text.encode("latin-1") if ord(text) < 256 else text.encode())
-            continue
-        out.append(char)
-        octets.extend(char.encode())
-        pos += 1
-    value: object = bytes(octets) if is_bytes else "".join(out)
-    return _Token("bytes" if is_bytes else "string", source[start:pos], start, value), pos
-
-
-def _escape(source: str, pos: int) -> tuple[str, int]:
-    nxt = source[pos + 1 : pos + 2]
-    if nxt in _ESCAPES:
-        return _ESCAPES[nxt], pos + 2
-    widths = {"x": 2, "X": 2, "u": 4, "U": 8}
-    if nxt in widths:
-        digits = source[pos + 2 : pos + 2 + widths[nxt]]
-        if len(digits) == widths[nxt] and all(c in "0123456789abcdefABCDEF" for c in digits):
-            point = int(digits, 16)
-            if 0xD800 <= point <= 0xDFFF or point > 0x10FFFF:
-                raise SyntaxFault(f"invalid unicode code point: {source[pos:pos + 2 + widths[nxt]]}", pos)
-            return chr(point), pos + 2 + widths[nxt]
-    octal = source[pos + 1 : pos + 4]
-    if len(octal) == 3 and all(c in "01234567" for c in octal) and octal[0] in "0123":
-        return chr(int(octal, 8)), pos + 4
-    raise SyntaxFault(f"token recognition error at: '{source[pos:pos + 2]}'", pos)
-
-
 class _Parser:
     def __init__(self, source: str) -> None:
-        self.tokens = _lex(source)
+        self.tokens = lex(source)
         self.pos = 0
         self.next_id = 0
         self.depth = 0
         """Nested ``expr`` rules, as cel-go's parse listener counts them."""
 
     # -- token helpers
-    def peek(self) -> _Token:
+    def peek(self) -> Token:
         return self.tokens[self.pos]
 
-    def take(self) -> _Token:
+    def take(self) -> Token:
         token = self.tokens[self.pos]
         self.pos += 1
         return token
 
-    def accept(self, kind: str) -> _Token | None:
+    def accept(self, kind: str) -> Token | None:
         if self.tokens[self.pos].kind == kind:
             return self.take()
         return None
 
-    def expect(self, kind: str) -> _Token:
+    def expect(self, kind: str) -> Token:
         token = self.peek()
         if token.kind != kind:
             self.fail_at(token, f"mismatched input '{token.text}' expecting '{kind}'")
         return self.take()
 
-    def fail_at(self, token: _Token, message: str) -> NoReturn:
+    def fail_at(self, token: Token, message: str) -> NoReturn:
         raise SyntaxFault(message, token.offset)
 
     # -- grammar
@@ -305,7 +197,7 @@ class _Parser:
             else:
                 return node
 
-    def expect_ident(self) -> _Token:
+    def expect_ident(self) -> Token:
         token = self.peek()
         if token.kind != "ident":
             self.fail_at(token, f"no viable alternative at input '.{token.text}'")
@@ -363,7 +255,7 @@ class _Parser:
             self.fail_at(token, "mismatched input '<EOF>' expecting an expression")
         raise SyntaxFault(f"extraneous input '{token.text}' expecting an expression", token.offset)
 
-    def map_literal(self, opening: _Token) -> Node:
+    def map_literal(self, opening: Token) -> Node:
         entries: list[tuple[Node, Node]] = []
         if self.accept("}") is not None:
             return CreateMap(opening.offset, entries)
@@ -377,7 +269,7 @@ class _Parser:
             if self.accept("}") is not None:
                 return CreateMap(opening.offset, entries)
 
-    def number(self, token: _Token, *, negative: bool, offset: int) -> Node:
+    def number(self, token: Token, *, negative: bool, offset: int) -> Node:
         """A numeric literal; out of range (or past 64 bits) it is cel-go's ``invalid ... literal``."""
         text = token.text
         if token.kind == "double":
@@ -402,7 +294,7 @@ class _Parser:
             raise SyntaxFault("invalid int literal", offset, syntax=False)
         return Literal(offset, number)
 
-    def call(self, name: _Token, target: Node | None, args: list[Node], offset: int) -> Node:
+    def call(self, name: Token, target: Node | None, args: list[Node], offset: int) -> Node:
         """A call, located as cel-go locates it: at its opening parenthesis."""
         function = name.text
         if target is None and function == "has":
@@ -414,13 +306,13 @@ class _Parser:
             return Bind(offset, var, args[1], args[2])
         return Call(offset, function, target, args)
 
-    def has_macro(self, name: _Token, args: list[Node], offset: int) -> Node:
+    def has_macro(self, name: Token, args: list[Node], offset: int) -> Node:
         if len(args) != 1 or not isinstance(args[0], Select):
             raise SyntaxFault("invalid argument to has() macro", name.offset)
         select = args[0]
         return Select(offset, select.operand, select.field, test_only=True)
 
-    def comprehension(self, name: _Token, target: Node, args: list[Node]) -> Node:
+    def comprehension(self, name: Token, target: Node, args: list[Node]) -> Node:
         kind = name.text
         arity = (2, 3) if kind == "map" else (2,)
         if len(args) not in arity:
@@ -430,7 +322,7 @@ class _Parser:
             return Comprehension(name.offset - 1, kind, target, var, args[2], args[1])
         return Comprehension(name.offset - 1, kind, target, var, args[1], None)
 
-    def macro_var(self, name: _Token, node: Node) -> str:
+    def macro_var(self, name: Token, node: Node) -> str:
         if not isinstance(node, Ident):
             raise SyntaxFault("argument must be a simple name", node.offset if node else name.offset)
         return node.name
