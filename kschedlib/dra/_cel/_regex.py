@@ -17,7 +17,8 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from kschedlib.dra._cel._regex_classes import RegexUnsupportedError
-from kschedlib.dra._cel._regex_syntax import Node, RegexSyntaxError, children, parse
+from kschedlib.dra._cel._regex_syntax import parse
+from kschedlib.dra._cel._regex_tree import Node, RegexSyntaxError, children
 from kschedlib.dra._cel._regex_vm import Program, RegexBudgetError, compile_program, nullable
 from kschedlib.dra._cel._values import COST_EXCEEDED, Fault
 

@@ -12,7 +12,7 @@ spelled as RE2 spells them).
 
 from __future__ import annotations
 
-from typing import Final, NoReturn
+from typing import Final
 
 from kschedlib.dra._cel._regex_classes import (
     PERL_GROUPS,
@@ -20,14 +20,15 @@ from kschedlib.dra._cel._regex_classes import (
     ClassItem,
     unicode_group,
 )
+from kschedlib.dra._cel._regex_tree import (
+    Node,
+    RegexSyntaxError,
+    check_limits,
+    fail,
+    repeat_is_valid,
+)
 
 __all__ = ["Node", "RegexSyntaxError", "parse"]
-
-Node = tuple[object, ...]
-"""``("lit", cp, fold)``, ``("class", items, negated, fold)``, ``("any",)``, ``("anynl",)``,
-``("bot",)``, ``("eot",)``, ``("bol",)``, ``("eol",)``, ``("wb",)``, ``("nwb",)``, ``("empty",)``,
-``("cap", sub)``, ``("star"|"plus"|"quest", sub, greedy)``, ``("repeat", sub, min, max, greedy)``
-(max -1: unbounded), ``("cat", subs)``, ``("alt", subs)``."""
 
 _FOLD: Final = 1
 _DOT_NL: Final = 2
@@ -36,24 +37,10 @@ _NON_GREEDY: Final = 8
 _PERL: Final = _ONE_LINE
 
 _MAX_REPEAT: Final = 1000
-_MAX_HEIGHT: Final = 1000
-_MAX_SIZE: Final = (128 << 20) // 40
 _MAX_RUNE: Final = 0x10FFFF
 
 _LEFT: Final = "("
 _BAR: Final = "|"
-
-
-class RegexSyntaxError(Exception):
-    """Go's ``error parsing regexp: <code>: `<fragment>``` text."""
-
-    def __init__(self, code: str, fragment: str) -> None:
-        self.message = f"error parsing regexp: {code}: `{fragment}`"
-        super().__init__(self.message)
-
-
-def _fail(code: str, fragment: str) -> NoReturn:
-    raise RegexSyntaxError(code, fragment)
 
 
 class _Pseudo:
@@ -75,7 +62,7 @@ def parse(pattern: str) -> tuple[Node, str | None]:
     raises :class:`RegexSyntaxError`."""
     parser = _Parser(pattern)
     tree = parser.run()
-    _check_limits(tree, pattern)
+    check_limits(tree, pattern)
     return tree, parser.re2_text()
 
 
@@ -139,7 +126,7 @@ class _Parser:
                 else:
                     lo, hi, after = bounds
                     if lo < 0 or lo > _MAX_REPEAT or hi > _MAX_REPEAT or (hi >= 0 and lo > hi):
-                        _fail("invalid repeat count", s[pos:after])
+                        fail("invalid repeat count", s[pos:after])
                     repeat = pos
                     pos = self.repeat("repeat", lo, hi, pos, after, last_repeat)
             elif c == "\\":
@@ -153,7 +140,7 @@ class _Parser:
             self.stack.pop()
         self.alternate()
         if len(self.stack) != 1:
-            _fail("missing closing )", s)
+            fail("missing closing )", s)
         top = self.stack[0]
         assert not isinstance(top, _Pseudo)
         return top
@@ -172,15 +159,15 @@ class _Parser:
             after += 1
             flags ^= _NON_GREEDY
         if last_repeat >= 0:
-            _fail("invalid nested repetition operator", s[last_repeat:after])
+            fail("invalid nested repetition operator", s[last_repeat:after])
         if not self.stack or isinstance(self.stack[-1], _Pseudo):
-            _fail("missing argument to repetition operator", s[before:after])
+            fail("missing argument to repetition operator", s[before:after])
         sub = self.stack[-1]
         greedy = not flags & _NON_GREEDY
         node: Node = ("repeat", sub, lo, hi, greedy) if op == "repeat" else (op, sub, greedy)
         self.stack[-1] = node
-        if op == "repeat" and (lo >= 2 or hi >= 2) and not _repeat_is_valid(node, _MAX_REPEAT):
-            _fail("invalid repeat count", s[before:after])
+        if op == "repeat" and (lo >= 2 or hi >= 2) and not repeat_is_valid(node, _MAX_REPEAT):
+            fail("invalid repeat count", s[before:after])
         return after
 
     def concat(self) -> None:
@@ -230,11 +217,11 @@ class _Parser:
             self.stack.pop()
         self.alternate()
         if len(self.stack) < 2:
-            _fail("unexpected )", self.whole)
+            fail("unexpected )", self.whole)
         inner = self.stack.pop()
         marker = self.stack.pop()
         if not isinstance(marker, _Pseudo) or marker.kind != _LEFT:
-            _fail("unexpected )", self.whole)
+            fail("unexpected )", self.whole)
         assert not isinstance(inner, _Pseudo)
         self.flags = marker.flags
         self.push(("cap", inner) if marker.capture else inner)
@@ -246,10 +233,10 @@ class _Parser:
         if named or (s.startswith("(?<", start) and len(s) - start > 3):
             end = s.find(">", start)
             if end < 0:
-                _fail("invalid named capture", s[start:])
+                fail("invalid named capture", s[start:])
             name = s[start + (4 if named else 3) : end]
             if not name or any(not (ch == "_" or (ch.isascii() and ch.isalnum())) for ch in name):
-                _fail("invalid named capture", s[start : end + 1])
+                fail("invalid named capture", s[start : end + 1])
             self.stack.append(_Pseudo(_LEFT, self.flags, capture=True))
             return end + 1
         pos = start + 2
@@ -274,7 +261,7 @@ class _Parser:
                 return pos
             else:
                 break
-        _fail("invalid or unsupported Perl syntax", s[start:pos])
+        raise RegexSyntaxError("invalid or unsupported Perl syntax", s[start:pos])
 
     # -- escapes
     def backslash(self, pos: int) -> int:
@@ -285,7 +272,7 @@ class _Parser:
             self.push(simple[nxt])
             return pos + 2
         if nxt == "C":
-            _fail("invalid escape sequence", s[pos : pos + 2])
+            fail("invalid escape sequence", s[pos : pos + 2])
         if nxt == "Q":
             end = s.find("\\E", pos + 2)
             text = s[pos + 2 :] if end < 0 else s[pos + 2 : end]
@@ -310,20 +297,20 @@ class _Parser:
         s = self.whole
         negated = s[pos + 1] == "P"
         if pos + 2 >= len(s):
-            _fail("invalid character class range", s[pos:])
+            fail("invalid character class range", s[pos:])
         if s[pos + 2] != "{":
             seq, name, end = s[pos : pos + 3], s[pos + 2], pos + 3
         else:
             close = s.find("}", pos)
             if close < 0:
-                _fail("invalid character class range", s[pos:])
+                fail("invalid character class range", s[pos:])
             seq, name, end = s[pos : close + 1], s[pos + 3 : close], close + 1
         braced = s[pos + 2] == "{"
         if name.startswith("^"):
             negated, name = not negated, name[1:]
         found = unicode_group(name, negated)
         if found is None:
-            _fail("invalid character class range", seq)
+            fail("invalid character class range", seq)
         item, re2_name = found
         if re2_name is None:
             self.re2_ok = False
@@ -349,7 +336,7 @@ class _Parser:
                     name = s[pos : close + 2]
                     group = POSIX_GROUPS.get(name)
                     if group is None:
-                        _fail("invalid character class range", name)
+                        fail("invalid character class range", name)
                     items.append(group)
                     pos = close + 2
                     continue
@@ -368,7 +355,7 @@ class _Parser:
             if pos + 1 < len(s) and s[pos] == "-" and s[pos + 1] != "]":
                 hi, pos = _class_char(s, pos + 1, start)
                 if ord(hi) < ord(lo):
-                    _fail("invalid character class range", s[range_start:pos])
+                    fail("invalid character class range", s[range_start:pos])
             items.append(("range", ((ord(lo), ord(hi)),), False))
         self.push(("class", tuple(items), negated, fold))
         return pos + 1
@@ -376,7 +363,7 @@ class _Parser:
 
 def _class_char(s: str, pos: int, class_start: int) -> tuple[str, int]:
     if pos >= len(s):
-        _fail("missing closing ]", s[class_start:])
+        fail("missing closing ]", s[class_start:])
     if s[pos] == "\\":
         return _escape(s, pos)
     return s[pos], pos + 1
@@ -385,7 +372,7 @@ def _class_char(s: str, pos: int, class_start: int) -> tuple[str, int]:
 def _escape(s: str, pos: int) -> tuple[str, int]:
     """One escaped character at ``s[pos] == '\\'``: the character and where the escape ends."""
     if pos + 1 >= len(s):
-        _fail("trailing backslash at end of expression", "")
+        fail("trailing backslash at end of expression", "")
     c = s[pos + 1]
     t = pos + 2
     if c.isascii() and not c.isalnum():
@@ -419,7 +406,7 @@ def _escape(s: str, pos: int) -> tuple[str, int]:
     controls = {"a": "\a", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
     if c in controls:
         return controls[c], t
-    _fail("invalid escape sequence", s[pos:t])
+    raise RegexSyntaxError("invalid escape sequence", s[pos:t])
 
 
 def _unhex(c: str) -> int:
@@ -462,78 +449,4 @@ def _parse_int(s: str, pos: int) -> tuple[int, int]:
         return 0, -1
     return (int(digits) if len(digits) <= 8 else -1), end
 
-
-def _repeat_is_valid(node: Node, n: int) -> bool:
-    if node[0] == "repeat":
-        hi = node[3]
-        assert isinstance(hi, int)
-        if hi == 0:
-            return True
-        m = node[2] if hi < 0 else hi
-        assert isinstance(m, int)
-        if m > n:
-            return False
-        if m > 0:
-            n //= m
-    return all(_repeat_is_valid(sub, n) for sub in children(node))
-
-
-def children(node: Node) -> tuple[Node, ...]:
-    """The sub-trees of ``node``."""
-    kind = node[0]
-    if kind in ("cat", "alt"):
-        return node[1]  # type: ignore[return-value]
-    if kind in ("cap", "star", "plus", "quest", "repeat"):
-        return (node[1],)  # type: ignore[return-value]
-    return ()
-
-
-def _check_limits(tree: Node, pattern: str) -> None:
-    """Go's limits: nesting height 1000 and a compiled size of 128 MiB of instructions."""
-    height: dict[int, int] = {}
-    size: dict[int, int] = {}
-    for node in _postorder(tree):
-        subs = children(node)
-        height[id(node)] = 1 + max((height[id(sub)] for sub in subs), default=0)
-        size[id(node)] = _node_size(node, [size[id(sub)] for sub in subs])
-    if height[id(tree)] > _MAX_HEIGHT:
-        _fail("expression nests too deeply", pattern)
-    if size[id(tree)] > _MAX_SIZE:
-        _fail("expression too large", pattern)
-
-
-def _postorder(tree: Node) -> list[Node]:
-    out: list[Node] = []
-    stack: list[tuple[Node, bool]] = [(tree, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            out.append(node)
-            continue
-        stack.append((node, True))
-        stack.extend((sub, False) for sub in children(node))
-    return out
-
-
-def _node_size(node: Node, subs: list[int]) -> int:
-    kind = node[0]
-    if kind in ("cap", "star"):
-        size = 2 + subs[0]
-    elif kind in ("plus", "quest"):
-        size = 1 + subs[0]
-    elif kind == "cat":
-        size = sum(subs)
-    elif kind == "alt":
-        size = sum(subs) + len(subs) - 1
-    elif kind == "repeat":
-        lo, hi = node[2], node[3]
-        assert isinstance(lo, int)
-        assert isinstance(hi, int)
-        if hi == -1:
-            size = 2 + subs[0] if lo == 0 else 1 + lo * subs[0]
-        else:
-            size = hi * subs[0] + hi - lo
-    else:
-        size = 1
-    return max(1, size)
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Final
 
 from kschedlib.dra._cel._regex_classes import RegexUnsupportedError, class_predicate, fold_orbit
-from kschedlib.dra._cel._regex_syntax import Node
+from kschedlib.dra._cel._regex_tree import Node
 
 __all__ = ["MAX_PROGRAM", "STEP_BUDGET", "Program", "RegexBudgetError", "compile_program", "nullable"]
 
