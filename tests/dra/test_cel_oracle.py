@@ -12,14 +12,12 @@ feasible), ``"false"`` (it is not), or the error the DynamicResources filter rep
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from kschedlib.dra import _cel
-from kschedlib.dra._cel import AttributeValue, DeviceView, Version, _regex, compile_selector, selector_error
+from kschedlib.dra._cel import AttributeValue, DeviceView, Version, compile_selector, selector_error
 from kschedlib.errors import CelError
 
 DATA = json.loads((Path(__file__).parent / "data" / "cel_oracle_v136.json").read_text())
@@ -34,17 +32,6 @@ def device_of(attributes: dict[str, dict[str, Any]]) -> DeviceView:
         ((kind, value),) = attribute.items()
         values[name] = Version(value) if kind == "version" else value
     return DeviceView(DRIVER, values)
-
-
-@pytest.fixture
-def automaton_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Run as if google-re2 were not installed (and compile selectors afresh)."""
-    monkeypatch.setattr(_regex, "re2_module", lambda: None)
-    _regex._compile.cache_clear()
-    _cel._compile.cache_clear()
-    yield
-    _regex._compile.cache_clear()
-    _cel._compile.cache_clear()
 
 
 def outcome_of(expression: str, attributes: dict[str, dict[str, Any]]) -> str:

@@ -11,15 +11,13 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kschedlib.dra import _cel as cel
 from kschedlib.dra._cel import DeviceView, _regex_vm, compile_selector
-from kschedlib.dra._cel import _regex as regex_module
 from kschedlib.dra._cel._regex import Regex, compiled, re2_module
 from kschedlib.dra._cel._regex_classes import RegexUnsupportedError
 from kschedlib.dra._cel._regex_syntax import RegexSyntaxError, parse
@@ -38,17 +36,6 @@ def answers_within(seconds: float, work: Callable[[], object]) -> object:
     thread.join(seconds)
     assert result, f"no answer within {seconds} s"
     return result[0]
-
-
-@pytest.fixture
-def automaton_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Run as if google-re2 were not installed (and compile selectors afresh)."""
-    monkeypatch.setattr(regex_module, "re2_module", lambda: None)
-    regex_module._compile.cache_clear()
-    cel._compile.cache_clear()
-    yield
-    regex_module._compile.cache_clear()
-    cel._compile.cache_clear()
 
 
 CATASTROPHIC = {
