@@ -16,7 +16,8 @@ from kschedlib.model.resources import accounting_for
 from kschedlib.scheduler import ConfigSource, Scheduler
 from kschedlib.simulation.cluster import Cluster, load_cluster
 
-__all__ = ["ClusterSource", "ProgressCallback", "Versions", "before_after", "load", "new_scheduler", "shapes_of"]
+__all__ = ["ClusterSource", "ProgressCallback", "Versions", "before_after", "held_reason", "load", "new_scheduler",
+           "shapes_of"]
 
 ClusterSource = Cluster | str | PathLike[str] | Mapping[str, Any] | Sequence[Any]
 """A cluster as :func:`kschedlib.load_cluster` reads it."""
@@ -51,3 +52,20 @@ def before_after(before: Scheduler, after: Scheduler, shapes: Sequence[Shape]) -
     first, last = before.snapshot(), after.snapshot()
     return {"utilisation": {"before": utilisation(first), "after": utilisation(last)},
             "fragmentation": {"before": fragmentation(first, shapes), "after": fragmentation(last, shapes)}}
+
+
+def held_reason(scheduler: Scheduler, pod: Pod) -> tuple[str, str]:
+    """Why kube-scheduler never tries ``pod`` (one that got no attempt): ``(what holds it, kube's words)``.
+
+    A PreEnqueue plugin (``SchedulingGates``: its gates; ``DynamicResources``: a ResourceClaim not
+    created yet), a deletion in progress, or a scheduler name without a profile.  Nothing is scheduled
+    to find out: :meth:`Scheduler.explain` answers these before any cycle.
+    """
+    answer = scheduler.explain(pod)
+    if answer.pre_enqueue is not None:
+        return answer.pre_enqueue.plugin, answer.pre_enqueue.message()
+    if answer.skip_reason is not None:
+        return "deletion", answer.skip_reason
+    if answer.error is not None:
+        return "schedulerName", answer.error
+    return "", "not tried"
