@@ -87,7 +87,7 @@ def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                           feature_gates=args.feature_gates)
     summary = report.summary()
     meter.close(f"{sum(report.attempts.values())} attempts, {summary['pods']} pods: {summary['scheduled']} scheduled")
-    files = [*args.cluster] if args.cluster else [str(example)]
+    files = tuple(args.cluster) if args.cluster else (str(example),)
     write("simulate", SimulationAnswer(report, source, files, bundled=not args.cluster), args.format, out)
     if args.fail_on_unschedulable and report.unschedulable:
         return UNSCHEDULABLE_STATUS

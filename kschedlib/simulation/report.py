@@ -240,7 +240,7 @@ class SimulationAnswer:
     report: SimulationReport
     source: str | None = None
     """The input, as the text names it."""
-    files: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    files: tuple[str, ...] = ()
     """The cluster files read, for the commands the text suggests."""
     bundled: bool = False
     """Whether ``files`` is the bundled example."""

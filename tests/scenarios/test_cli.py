@@ -260,8 +260,8 @@ def test_explain_text(small: Path) -> None:
     rows = {line.split()[0]: line for line in lines[3:] if line.startswith("node-")}
     assert set(rows) == {"node-a", "node-b", "node-c"}
     assert rows["node-a"].split()[1] == "selected"
-    assert rows["node-a"].split()[-1] == str(json.loads(cli("explain", str(small), "--pod", "default/web", "--format", "json")[1])[
-        "scores"]["node-a"]["total"])
+    data = json.loads(cli("explain", str(small), "--pod", "default/web", "--format", "json")[1])
+    assert rows["node-a"].split()[-1] == str(data["scores"]["node-a"]["total"])
     assert "TaintToleration: node(s) had untolerated taint {dedicated: gpu}" in rows["node-b"]
     assert "NodeResourcesFit: Insufficient cpu" in rows["node-c"]
     assert "evaluated 3 of 3 nodes" in lines
