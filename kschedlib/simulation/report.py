@@ -11,7 +11,7 @@ import attrs
 from kschedlib.simulation._groups import group_lines, quota_lines
 from kschedlib.simulation.explain import Explanation
 from kschedlib.simulation.simulate import SimulationReport
-from kschedlib.simulation.skipped import skipped_text
+from kschedlib.simulation.skipped import listing, skipped_text
 
 __all__ = ["ExplainAnswer", "SimulationAnswer", "explanation_rows", "explanation_text", "listing",
            "simulation_rows", "simulation_text", "table"]
@@ -29,26 +29,19 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
-def listing(names: Sequence[str], most: int = 5) -> str:
-    """``a, b, c`` — or ``a, b, c, d, e and 7 more`` past ``most`` names."""
-    if len(names) <= most:
-        return ", ".join(names)
-    return f"{', '.join(names[:most])} and {len(names) - most} more"
-
-
 def explanation_text(explanation: Explanation) -> str:
     """A table of every node: verdict or first failing plugin and reason, per-plugin scores, total."""
     data = explanation.to_dict()
     lines = [f"pod {data['pod']} ({explanation.kube.describe()})", *(f"note: {n}" for n in explanation.notes)]
     if data.get("bound_to"):
-        lines.append(f"bound to {data['bound_to']}: kube-scheduler does not schedule it again; below is the "
-                     f"cycle it would get as written (spec.nodeName {data['bound_to']} included)")
+        lines.append(f"bound to {data['bound_to']}: kube-scheduler never schedules a bound pod again; below, the "
+                     f"cycle it would get as written (spec.nodeName included), itself taken off {data['bound_to']}")
     skipped = skipped_text(data["skipped"]) if data["skipped"] else None
     held = data["preenqueue"]
     if data.get("error") or data["skipped_pod"] or held:
         if held:
-            lines.append(f"not tried: {held['plugin']} holds the pod back ({'; '.join(held['reasons'])}); "
-                         "it is scheduled once every gate is removed")
+            until = "; it is tried once every gate is removed" if held["plugin"] == "SchedulingGates" else ""
+            lines.append(f"not tried: {held['plugin']} holds the pod back ({'; '.join(held['reasons'])}){until}")
         else:
             lines.append(f"error: {data['error']}" if data.get("error") else data["skipped_pod"])
         lines.extend([skipped] if skipped else [])
