@@ -166,9 +166,17 @@ def _identity(obj: object) -> tuple[str, str, str] | None:
     return kind, namespace if type(namespace) is str else "", name
 
 
+def _uid(obj: object) -> str:
+    """The uid the input gave ``obj`` ("" when none: a pod's default uid is its namespace/name)."""
+    uid = getattr(obj, "uid", "")
+    if not isinstance(uid, str) or (isinstance(obj, Pod) and uid == obj.key):
+        return ""
+    return uid
+
+
 def _deduplicate(objects: Sequence[object]) -> tuple[list[object], list[str]]:
     """One object per kind and name: a second copy with the same uid replaces the first (in its place);
-    one with another uid is the API server's "already exists"."""
+    one with another uid, or without any (two creates of one manifest), is the API server's "already exists"."""
     kept: list[object] = []
     where: dict[tuple[str, str, str], int] = {}
     duplicates: list[str] = []
@@ -184,12 +192,14 @@ def _deduplicate(objects: Sequence[object]) -> tuple[list[object], list[str]]:
             continue
         kind, namespace, name = identity
         label = f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
-        first, second = getattr(kept[index], "uid", ""), getattr(obj, "uid", "")
-        if first != second:
-            plural = kind.lower() + ("es" if kind.endswith("s") else "s")  # the API server's resource name
-            raise ManifestError(f'{plural} "{name}" already exists (the input holds two objects of this name, '
-                                f"uids {first or '(none)'} and {second or '(none)'})", obj=label,
-                                field="metadata.uid", value=second)
+        first, second = _uid(kept[index]), _uid(obj)
+        if not first or first != second:
+            resource = kind.lower() + ("es" if kind.endswith("s") else "s")  # the API server's resource name
+            if first and second:
+                raise ManifestError(f'{resource} "{name}" already exists (the input holds two objects of this name, '
+                                    f"uids {first} and {second})", obj=label, field="metadata.uid", value=second)
+            raise ManifestError(f'{resource} "{name}" already exists (the input holds it twice)', obj=label,
+                                field="metadata.name", value=name)
         kept[index] = obj
         duplicates.append(label)
     return kept, duplicates
