@@ -26,7 +26,7 @@ from typing import Final
 
 from kschedlib.model._convert_base import Reader, join
 from kschedlib.model.quantity import Quantity, parse_quantity
-from kschedlib.model.resources import is_extended_resource, is_pod_level_resource
+from kschedlib.model.resources import is_extended_resource, is_overcommit_allowed, is_pod_level_resource
 
 __all__ = ["check_container_resources", "check_pod_resources"]
 
@@ -42,10 +42,6 @@ _STANDARD_RESOURCES: Final = frozenset({
 
 def _native(name: str) -> bool:
     return "/" not in name or "kubernetes.io/" in name
-
-
-def _overcommit_allowed(name: str) -> bool:
-    return _native(name) and not name.startswith(_HUGEPAGES)
 
 
 def _invalid(value: object, message: str) -> str:
@@ -96,9 +92,9 @@ def _check(r: Reader, path: str, requests: Mapping[str, Quantity], limits: Mappi
     for name in sorted(requests):
         request, limit = requests[name], limits.get(name)
         if limit is None:
-            if not _overcommit_allowed(name):
+            if not is_overcommit_allowed(name):
                 r.fail(join(path, "limits"), "Required value: Limit must be set for non overcommitable resources")
-        elif request != limit and not _overcommit_allowed(name):
+        elif request != limit and not is_overcommit_allowed(name):
             r.fail(join(path, "requests"), _invalid(request, f"must be equal to {name} limit of {limit}"))
         elif request > limit:
             r.fail(join(path, "requests"), _invalid(request, f"must be less than or equal to {name} limit of {limit}"))

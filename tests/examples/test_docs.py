@@ -5,10 +5,11 @@
   block directly follows a ``python`` block, it is the block's exact output.
 * Every ``console`` block of the tutorial holds ``$ python -m kschedlib ...`` commands,
   each followed by its exact output (the timing line of ``simulate`` is not compared).
-* The ``python`` blocks of the how-to guides listed in ``HOW_TO`` run the same way,
-  one namespace per page, in a temporary directory holding a copy of the tutorial's
-  ``cluster.json``; a block preceded by ``<!-- skip: next -->`` is shown but not run
-  (it needs an installed package or a real cluster).
+* The ``python`` and ``console`` blocks of every how-to guide run the same way, one namespace
+  per page, in a temporary directory holding a copy of the tutorial's files (``cluster.json`` and
+  the inputs the guides' commands name) and of ``examples/sweep``; a block preceded by
+  ``<!-- skip: next -->`` is shown but not run (it needs an installed package, a real cluster or
+  runs until stopped).
 * The API reference mentions every name of ``kschedlib.__all__``, ``kschedlib.framework.__all__``
   and ``kschedlib.framework.events.__all__``; relative links in the pages listed in
   ``OWN_PAGES`` lead to existing files and headings.
@@ -37,9 +38,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 TUTORIAL = DOCS / "tutorial" / "index.md"
-HOW_TO = ("custom-plugin-with-args.md", "embed-as-decision-engine.md", "read-a-cluster-dump.md",
-          "plugin-entry-points.md", "long-running-host.md", "what-if-on-a-live-scheduler.md", "max-replicas.md",
-          "drain-nodes.md", "nodes-needed.md", "compare-configs.md", "sweeps.md")
+HOW_TO = tuple(sorted(page.name for page in (DOCS / "how-to").glob("*.md")))
+"""Every how-to page: none is left out of the doc tests."""
 OWN_PAGES = (TUTORIAL, *(DOCS / "how-to" / page for page in HOW_TO), DOCS / "index.md", DOCS / "reference" / "api.md",
              DOCS / "explanation" / "cycle.md", DOCS / "explanation" / "design.md", ROOT / "examples" / "README.md",
              ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "tests" / "README.md")
@@ -146,25 +146,56 @@ def run_command(command: str, cwd: Path) -> str:
     return completed.stdout
 
 
-def test_tutorial_console_blocks() -> None:
-    commands = console_commands(TUTORIAL)
-    assert commands
+def run_console_blocks(path: Path, cwd: Path) -> None:
+    """Run the page's ``$ python -m kschedlib ...`` commands; compare each with its documented output."""
+    commands = [entry for entry in console_commands(path) if not entry[0].skip]
     updates: dict[int, tuple[Block, list[str]]] = {}
     for block, command, documented in commands:
-        printed = run_command(command, TUTORIAL.parent)
+        printed = run_command(command, cwd)
         if UPDATE:
             updates.setdefault(block.first, (block, []))[1].append(f"$ {command}\n{printed}")
             continue
         assert _TIMING.sub("<timing>", printed.rstrip("\n")) == _TIMING.sub("<timing>", documented.rstrip("\n")), (
             f"$ {command}\n--- printed\n{printed}--- documented\n{documented}")
     if updates:
-        rewrite(TUTORIAL, [(block, "".join(texts)) for block, texts in updates.values()])
+        rewrite(path, [(block, "".join(texts)) for block, texts in updates.values()])
+
+
+def test_tutorial_console_blocks() -> None:
+    assert console_commands(TUTORIAL)
+    run_console_blocks(TUTORIAL, TUTORIAL.parent)
+
+
+@pytest.fixture
+def how_to_dir(tmp_path: Path) -> Path:
+    """A directory as a reader of the guides has it: the tutorial's files and the sweep examples."""
+    for file in TUTORIAL.parent.iterdir():
+        if file.name != TUTORIAL.name:
+            shutil.copy(file, tmp_path / file.name)
+    shutil.copytree(ROOT / "examples" / "sweep", tmp_path / "examples" / "sweep")
+    return tmp_path
 
 
 @pytest.mark.parametrize("page", HOW_TO)
-def test_how_to_python_blocks(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    shutil.copy(TUTORIAL.parent / "cluster.json", tmp_path / "cluster.json")
-    run_python_blocks(DOCS / "how-to" / page, tmp_path, monkeypatch)
+def test_how_to_python_blocks(page: str, how_to_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_python_blocks(DOCS / "how-to" / page, how_to_dir, monkeypatch)
+
+
+@pytest.mark.parametrize("page", [page for page in HOW_TO if console_commands(DOCS / "how-to" / page)])
+def test_how_to_console_blocks(page: str, how_to_dir: Path) -> None:
+    run_console_blocks(DOCS / "how-to" / page, how_to_dir)
+
+
+def test_every_command_example_is_run() -> None:
+    """Commands are shown in console blocks (run, or marked skipped with a reason), never in plain ``sh`` ones."""
+    shown = [f"{page}:{block.first}" for page in (TUTORIAL, *(DOCS / "how-to" / p for p in HOW_TO))
+             for block in blocks(page) if block.lang in ("sh", "bash") and "kschedlib " in block.text
+             and "pip install" not in block.text]
+    assert shown == []
+
+
+def test_reference_python_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_python_blocks(DOCS / "reference" / "api.md", tmp_path, monkeypatch)
 
 
 def test_reference_documents_every_public_name() -> None:
