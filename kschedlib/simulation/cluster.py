@@ -15,11 +15,13 @@ from kschedlib.errors import ManifestError
 from kschedlib.model.convert import ObjectCollector, PriorityClass
 from kschedlib.model.objects import Namespace, Node, OwnerSelector, Pod, PodDisruptionBudget
 
-__all__ = ["CONTROLLER_KINDS", "FINISHED_PHASES", "Cluster", "load_cluster", "resolve_pod"]
+__all__ = ["CONFIG_KINDS", "CONTROLLER_KINDS", "FINISHED_PHASES", "Cluster", "load_cluster", "resolve_pod"]
 
 CONTROLLER_KINDS: Final = frozenset({"Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "ReplicaSet",
                                      "ReplicationController"})
 """Controllers: their pods exist only once the controller creates them, which kschedlib does not do."""
+CONFIG_KINDS: Final = frozenset({"KubeSchedulerConfiguration", "Policy"})
+"""Scheduler configurations: a file holding one is the ``--config``, never the cluster."""
 FINISHED_PHASES: Final = frozenset({"Succeeded", "Failed"})
 """Pods in these phases hold nothing on their node; kube-scheduler's informers never hand them over."""
 
@@ -136,8 +138,10 @@ def _collect(collector: ObjectCollector, source: object, notes: dict[str, list[s
     """Add ``source`` (a file, a document, a Cluster, or an iterable of those and model objects)."""
     if isinstance(source, str | PathLike):
         for doc in read_documents(source):
+            _not_a_config(doc, fspath(source))
             collector.add(doc)
     elif isinstance(source, Mapping):
+        _not_a_config(source, "<cluster>")
         collector.add(source)
     elif isinstance(source, Cluster):
         collector.objects.extend(source.objects)  # type: ignore[arg-type]
@@ -154,6 +158,14 @@ def _collect(collector: ObjectCollector, source: object, notes: dict[str, list[s
                 _collect(collector, item, notes)
             else:
                 collector.objects.append(item)
+
+
+def _not_a_config(doc: object, source: str) -> None:
+    """A scheduler configuration given where cluster objects go: say which file, and where it goes."""
+    kind = doc.get("kind") if isinstance(doc, Mapping) else None
+    if kind in CONFIG_KINDS:
+        raise ManifestError(f"holds a {kind} (a scheduler configuration), not cluster objects: give it with "
+                            "--config (config= in Python), and the cluster's objects as the cluster", obj=source)
 
 
 def _identity(obj: object) -> tuple[str, str, str] | None:

@@ -9,6 +9,7 @@ from typing import Any, final
 import attrs
 
 from kschedlib.simulation._groups import group_lines, quota_lines
+from kschedlib.simulation.cluster import CONTROLLER_KINDS
 from kschedlib.simulation.explain import Explanation
 from kschedlib.simulation.simulate import SimulationReport
 from kschedlib.simulation.skipped import listing, skipped_text
@@ -124,6 +125,9 @@ def _next_steps(report: SimulationReport, files: Sequence[str], bundled: bool) -
     if bundled:
         steps.append("kubectl get nodes,pods,pdb,priorityclasses -A -o json > cluster.json   # your own cluster, "
                      "then: kschedlib simulate cluster.json")
+    if report.skipped.get("kinds", {}).keys() & CONTROLLER_KINDS:
+        steps.append(f"kschedlib simulate {given} --expand-controllers   # create the pods of its Deployments, "
+                     "StatefulSets, Jobs, ... first")
     stuck = [pod for pod in report.unschedulable if pod not in report.errors]
     if stuck:
         steps.append(f"kschedlib explain {given} --pod {stuck[0]}   # why it fits nowhere, node by node")

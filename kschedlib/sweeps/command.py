@@ -87,8 +87,9 @@ class SweepAnswer:
         return [summary_row(row) for row in self.results]
 
     def text(self) -> str:
+        """The summary rows as a table (without timings: the answers, which runs repeat; errors below)."""
         rows = self.rows()
-        columns = list(dict.fromkeys(key for row in rows for key in row if key != "error"))
+        columns = list(dict.fromkeys(key for row in rows for key in row if key not in ("error", "seconds")))
         lines = [table(columns, [["" if row.get(c) is None else str(row.get(c)) for c in columns] for row in rows])]
         lines.extend(f"{row['scenario']}: error: {row['error']}" for row in rows if row.get("error"))
         return "\n".join(lines)

@@ -40,6 +40,9 @@ DOCS = ROOT / "docs"
 TUTORIAL = DOCS / "tutorial" / "index.md"
 HOW_TO = tuple(sorted(page.name for page in (DOCS / "how-to").glob("*.md")))
 """Every how-to page: none is left out of the doc tests."""
+EXCERPTS = {"property-test-your-plugin.md": (ROOT / "examples" / "property_testing" / "app_density.py",
+                                             ROOT / "tests" / "examples" / "test_property_testing_example.py")}
+"""Pages whose python blocks are excerpts, verbatim, of files that run (an example and its tests)."""
 OWN_PAGES = (TUTORIAL, *(DOCS / "how-to" / page for page in HOW_TO), DOCS / "index.md", DOCS / "reference" / "api.md",
              DOCS / "explanation" / "cycle.md", DOCS / "explanation" / "design.md", ROOT / "examples" / "README.md",
              ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "tests" / "README.md")
@@ -176,9 +179,17 @@ def how_to_dir(tmp_path: Path) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize("page", HOW_TO)
+@pytest.mark.parametrize("page", [page for page in HOW_TO if page not in EXCERPTS])
 def test_how_to_python_blocks(page: str, how_to_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     run_python_blocks(DOCS / "how-to" / page, how_to_dir, monkeypatch)
+
+
+@pytest.mark.parametrize("page", sorted(EXCERPTS))
+def test_excerpt_pages_quote_files_that_run(page: str) -> None:
+    sources = "\n".join(path.read_text(encoding="utf-8") for path in EXCERPTS[page])
+    quoted = [block for block in blocks(DOCS / "how-to" / page) if block.lang == "python"]
+    assert quoted
+    assert [block.first for block in quoted if block.text.rstrip("\n") not in sources] == []
 
 
 @pytest.mark.parametrize("page", [page for page in HOW_TO if console_commands(DOCS / "how-to" / page)])
