@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from kschedlib import FakeClock, Scheduler, ScheduleResult
 from kschedlib.model import POD_GROUP_LABEL, Container, Node, Pod, PodGroup, parse_quantity
 from kschedlib.plugins.batch import batch_scheduling_config
-from kschedlib.plugins.coscheduling import pod_group_statuses
+from kschedlib.plugins.batch.coscheduling import pod_group_statuses
 
 __all__ = ["drive", "gang", "main", "make_node", "new_scheduler"]
 

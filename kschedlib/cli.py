@@ -18,7 +18,7 @@ import textwrap
 from collections.abc import Callable, Sequence
 from typing import Final, TextIO
 
-from kschedlib._cli.options import EXIT_STATUS, HelpFormatter, new_command
+from kschedlib._cli.help import EXIT_STATUS, HelpFormatter, new_command
 from kschedlib.errors import KschedError
 
 __all__ = ["main"]
@@ -32,6 +32,7 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     "compare": ("kschedlib.capacity._cli", "the cluster scheduled under two or more configs, side by side"),
     "sweep": ("kschedlib.sweeps.command", "ask one question of every scenario of a grid (clusters x workloads x ...)"),
     "serve-extender": ("kschedlib.extender.command", "serve a profile's Filter and Score plugins as an HTTP extender"),
+    "report": ("kschedlib.report.command", "render a saved JSON result as one HTML page to share"),
 }
 """Command -> (the module that adds its arguments and runs it, its one-line summary)."""
 

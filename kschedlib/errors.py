@@ -18,6 +18,7 @@ semantically is, so callers can catch what they expect::
     ├── WireError (ValueError)            an extender protocol message could not be decoded
     ├── BadRequestError (ValueError)      the extender service cannot act on a request
     ├── ScenarioError (RuntimeError)      a scenario of a sweep ended in an error
+    ├── ReportError (ValueError)          a document is not a kschedlib result an HTML report can show
     └── ExtraNotInstalledError (ImportError)  an optional dependency (an extra) is not installed
 
 "Does not fit" is never an exception: it is a :class:`~kschedlib.framework.Status`.
@@ -42,6 +43,7 @@ __all__ = [
     "ModelError",
     "QuantityError",
     "RegistryError",
+    "ReportError",
     "ScenarioError",
     "SelectorError",
     "WireError",
@@ -121,12 +123,8 @@ class CelRuntimeError(CelError):
     """A selector failed on one device (``no such key: model``, ``no such overload``, cost limit)."""
 
 
-@final
-class ConfigError(KschedError, ValueError):
-    """A KubeSchedulerConfiguration, profile or plugin argument is invalid.
-
-    ``field`` is the path of the offending field (``profiles[0].plugins.score.enabled[1].weight``).
-    """
+class _FieldError(KschedError, ValueError):
+    """An error about one field of a document: ``field: message (got value)``."""
 
     def __init__(self, message: str, *, field: str = "", value: object = None) -> None:
         self.field = field
@@ -136,6 +134,14 @@ class ConfigError(KschedError, ValueError):
         if value is not None:
             text += f" (got {value!r})"
         super().__init__(text)
+
+
+@final
+class ConfigError(_FieldError):
+    """A KubeSchedulerConfiguration, profile or plugin argument is invalid.
+
+    ``field`` is the path of the offending field (``profiles[0].plugins.score.enabled[1].weight``).
+    """
 
 
 @final
@@ -180,6 +186,14 @@ def install_hint(extra: str) -> str:
     if (checkout / "pyproject.toml").is_file() and (checkout / "kschedlib").is_dir():
         command += f" (from this checkout: pip install -e '.[{extra}]' in {checkout})"
     return command
+
+
+@final
+class ReportError(_FieldError):
+    """A document given to :func:`kschedlib.report.render_html` is not a kschedlib result it can show.
+
+    ``field`` names where it differs (``<top level>``, a missing key) and ``value`` what was found.
+    """
 
 
 @final

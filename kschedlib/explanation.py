@@ -50,6 +50,9 @@ class Explanation:
     groups: Mapping[str, Any] = attrs.field(factory=dict)
     """The pod's PodGroup state (``pod_group``) and the ElasticQuotas (``elastic_quotas``), when the
     cluster has them (``kschedlib.explain`` fills it in)."""
+    config: Mapping[str, Any] = attrs.field(factory=dict)
+    """The config the answer is for, ``{"source", "document"}`` (``kschedlib.explain`` fills it in;
+    ``to_dict`` leaves it out when empty)."""
 
     @property
     def bound_to(self) -> str | None:
@@ -68,8 +71,11 @@ class Explanation:
         return self.outcome.selected if self.outcome is not None else None
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``explain`` JSON of DESIGN.md (plus ``dra_allocations`` for a pod with resource claims)."""
+        """The ``explain`` JSON of DESIGN.md (plus ``dra_allocations`` for a pod with resource claims, and
+        ``config`` when known)."""
         data = self._to_dict()
+        if self.config:
+            data["config"] = dict(self.config)
         if self.outcome is not None and self.pod.resource_claims:
             allocations = dra_allocations(self.outcome.state, self.outcome.feasible)
             if allocations is not None:  # None: DynamicResources did not run (v1.30-v1.33, or PreFilter stopped)

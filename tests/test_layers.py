@@ -29,7 +29,7 @@ TOP_LEVEL = {
     "dra": "model",
     "cli": EDGES, "_cli": EDGES, "__main__": EDGES, "capacity": EDGES,
     "simulation": EDGES, "testing": EDGES, "extender": EDGES, "prometheus": EDGES,
-    "sweeps": EDGES, "progress": "base",
+    "sweeps": EDGES, "report": EDGES, "progress": "base",
 }
 
 
@@ -82,13 +82,55 @@ def imports(path: Path, source: str | None = None) -> Iterator[tuple[int, str]]:
                 yield node.lineno, candidate if _is_package(candidate) else target
 
 
+EDGE_ONLY_LIBRARIES = frozenset({
+    "kubernetes", "kubernetes_asyncio", "lightkube", "kr8s",  # Kubernetes clients
+    "dask", "distributed", "ray",  # sweep executors
+    "matplotlib", "plotly", "pygal", "bokeh", "altair", "playwright", "selenium",  # charts and browsers
+})
+"""Libraries only the edges may import (each behind an extra): the core stays free of them."""
+
+BATCH = "kschedlib.plugins.batch"
+"""scheduler-plugins' plugins: kube's in-tree plugins never import them (only the registration does)."""
+BATCH_IMPORTERS = frozenset({
+    "kschedlib.plugins",  # the registration
+    "kschedlib.plugins.coscheduling", "kschedlib.plugins.capacity_scheduling",  # deprecated aliases of moved modules
+})
+
+
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def foreign_imports(path: Path, source: str | None = None) -> Iterator[tuple[int, str]]:
+    """The top-level name of every non-kschedlib module the file imports (also lazily, in functions)."""
+    tree = ast.parse(source if source is not None else path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names = [node.module]
+        else:
+            continue
+        for name in names:
+            if name.split(".")[0] != "kschedlib":
+                yield node.lineno, name.split(".")[0]
+
+
 def violations(path: Path, source: str | None = None) -> list[str]:
-    mine = layer_of(module_name(path))
+    here = module_name(path)
+    mine = layer_of(here)
+    where = path.relative_to(PACKAGE.parent)
     out = []
     for line, target in imports(path, source):
         theirs = layer_of(target)
         if theirs in FORBIDDEN[mine]:
-            out.append(f"{path.relative_to(PACKAGE.parent)}:{line}: {mine} imports {target} ({theirs})")
+            out.append(f"{where}:{line}: {mine} imports {target} ({theirs})")
+        in_tree = mine == "plugins" and here not in BATCH_IMPORTERS and not _within(here, BATCH)
+        if in_tree and _within(target, BATCH):
+            out.append(f"{where}:{line}: an in-tree plugin imports scheduler-plugins' {target}")
+    if mine != EDGES:
+        out.extend(f"{where}:{line}: the core imports {name}, an edge-only library"
+                   for line, name in foreign_imports(path, source) if name in EDGE_ONLY_LIBRARIES)
     return out
 
 
@@ -108,6 +150,45 @@ def test_layer_has_modules(layer: str) -> None:
 @pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(PACKAGE.parent)) for p in FILES])
 def test_imports_point_down(path: Path) -> None:
     assert violations(path) == []
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of ``graph`` (module -> modules it imports): its strongly connected parts of 2+."""
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(module: str) -> None:  # Tarjan's algorithm; the package is shallow enough for recursion
+        order[module] = low[module] = len(order)
+        stack.append(module)
+        for target in graph.get(module, ()):
+            if target not in order:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], order[target])
+        if low[module] == order[module]:
+            part = stack[stack.index(module):]
+            del stack[stack.index(module):]
+            if len(part) > 1:
+                circles.append(sorted(part))
+
+    for module in sorted(graph):
+        if module not in order:
+            visit(module)
+    return circles
+
+
+def test_no_module_imports_itself_back() -> None:
+    """A helper never imports the plugin it serves: shared code moves down (imports inside functions count)."""
+    graph = {module_name(p): {t for _, t in imports(p)} - {module_name(p)} for p in FILES}
+    assert import_circles(graph) == []
+
+
+def test_import_circles_are_found() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}}
+    assert import_circles(graph) == [["a", "b", "c"]]
 
 
 # --- the checker itself -------------------------------------------------------------------------
@@ -132,6 +213,16 @@ CHECKER_CASES = [
     ("errors-imports-clock", "errors.py", "from kschedlib import clock", True),
     ("clock-imports-nothing", "clock.py", "import time", False),
     ("cli-imports-anything", "cli.py", "from kschedlib._internal.cache import Cache\nimport kschedlib", False),
+    ("in-tree-plugin-imports-batch", "plugins/node_name.py", "from kschedlib.plugins.batch import coscheduling", True),
+    ("in-tree-plugin-imports-batch-package", "plugins/node_name.py", "import kschedlib.plugins.batch", True),
+    ("registration-imports-batch", "plugins/__init__.py", "from kschedlib.plugins import batch", False),
+    ("batch-imports-in-tree", "plugins/batch/coscheduling.py", "from kschedlib.plugins import default_preemption",
+     False),
+    ("core-imports-client-lazily", "_internal/engine.py", "def f():\n    import kubernetes.client", True),
+    ("core-imports-dask", "scheduler.py", "from dask.distributed import Client", True),
+    ("model-imports-ray", "model/objects.py", "import ray", True),
+    ("edge-imports-ray", "sweeps/executors.py", "import ray", False),
+    ("core-imports-yaml-lazily", "_internal/documents.py", "def f():\n    import yaml", False),
 ]
 
 

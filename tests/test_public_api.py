@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import sys
 import types
+import warnings
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -114,7 +117,7 @@ FACADES = {"kschedlib.testing.strategies"}
 
 
 def _defined_in_private_module(module_name: str) -> list[str]:
-    module = importlib.import_module(module_name)
+    module = _import(module_name)
     wrong = []
     for name in module.__all__:
         defined = getattr(getattr(module, name), "__module__", None)
@@ -137,19 +140,45 @@ def test_every_kschedlib_exception_is_defined_in_errors() -> None:
         name = ".".join(part for part in relative.parts if part != "__init__")
         if name.endswith("__main__"):
             continue
-        module = importlib.import_module(name)
+        module = _import(name)
         for value in vars(module).values():
             if isinstance(value, type) and issubclass(value, kschedlib.KschedError):
                 assert value.__module__ == "kschedlib.errors", f"{value.__qualname__} is defined in {value.__module__}"
+
+
+DEPRECATED_ALIASES = {
+    "kschedlib.plugins.coscheduling": "kschedlib.plugins.batch.coscheduling",
+    "kschedlib.plugins.capacity_scheduling": "kschedlib.plugins.batch.capacity_scheduling",
+}
+"""Old public import paths kept as aliases (they warn) of the modules that moved."""
+
+
+def _import(name: str) -> ModuleType:
+    """Import a module; an alias's DeprecationWarning is expected (and tested below), not an error."""
+    with warnings.catch_warnings():
+        if name in DEPRECATED_ALIASES:
+            warnings.simplefilter("ignore", DeprecationWarning)
+        return importlib.import_module(name)
+
+
+@pytest.mark.parametrize(("alias", "target"), sorted(DEPRECATED_ALIASES.items()))
+def test_a_moved_module_keeps_its_old_path_with_a_warning(alias: str, target: str) -> None:
+    sys.modules.pop(alias, None)
+    with pytest.warns(DeprecationWarning, match=target):
+        old = importlib.import_module(alias)
+    new = importlib.import_module(target)
+    assert old.__all__ == new.__all__
+    assert all(getattr(old, name) is getattr(new, name) for name in new.__all__)
 
 
 def _plugin_modules() -> list[str]:
     import pkgutil
 
     import kschedlib.plugins
+    import kschedlib.plugins.batch
 
-    return [f"kschedlib.plugins.{info.name}" for info in pkgutil.iter_modules(kschedlib.plugins.__path__)
-            if not info.name.startswith("_")]
+    return [f"{package.__name__}.{info.name}" for package in (kschedlib.plugins, kschedlib.plugins.batch)
+            for info in pkgutil.iter_modules(package.__path__) if not info.name.startswith("_")]
 
 
 GUARDED = ["kschedlib.framework", "kschedlib.plugins", *_plugin_modules()]
@@ -158,7 +187,7 @@ GUARDED = ["kschedlib.framework", "kschedlib.plugins", *_plugin_modules()]
 @pytest.mark.parametrize("module_name", GUARDED)
 def test_namespace_all_is_sorted_unique_and_defined(module_name: str) -> None:
     """What a plugin module exports is its class, args, reason constants and pure predicates: listed, in order."""
-    module = importlib.import_module(module_name)
+    module = _import(module_name)
     names = list(module.__all__)
     assert names == sorted(set(names))
     assert [name for name in names if not hasattr(module, name)] == []

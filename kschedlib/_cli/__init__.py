@@ -1,5 +1,5 @@
-"""What every ``kschedlib`` command shares: the output formats (:mod:`.formats`) and the common
-options with their help (:mod:`.options`).
+"""What every ``kschedlib`` command shares: the output formats (:mod:`.formats`), the common
+options (:mod:`.options`) and the help's layout, examples and exit statuses (:mod:`.help`).
 
 Both are light on purpose: ``kschedlib --help`` and each command import them, and nothing of the
 scheduler until a command runs.  Each command's own module (``simulation/command.py``,

@@ -71,8 +71,14 @@ def _csv(command: str, answer: Answer, out: TextIO) -> None:
     write_csv(answer.rows(), out)
 
 
-WRITERS: dict[str, Writer] = {"text": _text, "json": _json, "yaml": _yaml, "csv": _csv}
-"""Format name -> its writer.  The place to plug a renderer in (``html``)."""
+def _html(command: str, answer: Answer, out: TextIO) -> None:
+    from kschedlib.report.command import html_writer  # the page builders load only for a page
+
+    html_writer(command, answer, out)
+
+
+WRITERS: dict[str, Writer] = {"text": _text, "json": _json, "yaml": _yaml, "csv": _csv, "html": _html}
+"""Format name -> its writer.  The place to plug a renderer in."""
 
 
 def offered(extra: Sequence[str] = ()) -> tuple[str, ...]:
@@ -85,7 +91,7 @@ def add_format_argument(parser: Any, *, extra: Sequence[str] = (), extra_help: s
     choices = offered(extra)
     parser.add_argument("--format", choices=choices, default=DEFAULT_FORMAT, metavar="|".join(choices),
                         help=f"output format (default {DEFAULT_FORMAT}): text for people, json or yaml for "
-                             f"scripts, csv for spreadsheets{extra_help}")
+                             f"scripts, csv for spreadsheets, html for a page to share{extra_help}")
 
 
 def write(command: str, answer: Answer, form: str, out: TextIO) -> None:

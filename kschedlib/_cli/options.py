@@ -1,54 +1,15 @@
-"""The options several commands share, each with one help text, and the examples of ``--help``."""
+"""The options several commands share, each with one help text."""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from typing import Any
 
 from kschedlib._cli.formats import add_format_argument
 from kschedlib.versions import add_version_arguments
 
-__all__ = ["EXIT_STATUS", "UNSCHEDULABLE_STATUS", "HelpFormatter", "add_cluster_arguments", "add_common_arguments",
-           "add_config_argument", "add_expand_argument", "add_fail_on_unschedulable", "add_seed_argument", "examples",
-           "new_command"]
-
-UNSCHEDULABLE_STATUS = 3
-"""The exit status of ``--fail-on-unschedulable`` when pods were left unschedulable."""
-
-EXIT_STATUS = """exit status:
-  0  the answer was printed
-  1  an unexpected error, or the output's reader went away (| head)
-  2  bad input: a file, an object or an option kschedlib refuses (one line on standard error says which)
-  3  with --fail-on-unschedulable: some pods were left unschedulable (simulate, drain)
-  130  interrupted (Ctrl-C)"""
-
-
-class HelpFormatter(argparse.HelpFormatter):
-    """Wraps prose paragraphs to the terminal; keeps paragraphs with indented lines (examples) as written."""
-
-    def _fill_text(self, text: str, width: int, indent: str) -> str:
-        paragraphs = []
-        for paragraph in text.split("\n\n"):
-            if any(line.startswith(" ") for line in paragraph.splitlines()[1:]):
-                paragraphs.append("\n".join(indent + line for line in paragraph.splitlines()))
-            else:
-                paragraphs.append(super()._fill_text(paragraph, width, indent))
-        return "\n\n".join(paragraphs)
-
-
-def examples(*lines: str) -> str:
-    """The ``examples:`` section ending a command's ``--help``: ``"command  # what it does"`` lines."""
-    return "examples:\n" + "\n".join(f"  {line}" for line in lines)
-
-
-def new_command(sub: Any, name: str, summary: str, description: str = "") -> argparse.ArgumentParser:
-    """A subcommand whose help keeps its examples' line breaks."""
-    parser: argparse.ArgumentParser = sub.add_parser(
-        name, help=summary, description=description or summary,
-        formatter_class=HelpFormatter)
-    return parser
-
+__all__ = ["add_cluster_arguments", "add_common_arguments", "add_config_argument", "add_expand_argument",
+           "add_fail_on_unschedulable", "add_seed_argument"]
 
 def add_cluster_arguments(parser: argparse.ArgumentParser, *, optional: bool = False, help: str = "") -> None:
     """Where the cluster comes from: files of Kubernetes v1 objects, read as one cluster."""

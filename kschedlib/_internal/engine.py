@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import queue as thread_queue
-import random
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor
@@ -17,25 +16,19 @@ from typing import Final, final
 
 import attrs
 
-from kschedlib._internal.admission import event_registrations, node_pre_check
-from kschedlib._internal.cache import Cache
+from kschedlib._internal.admission import node_pre_check
+from kschedlib._internal.assembly import assemble
+from kschedlib._internal.changes import node_changes, object_changes, spec_changed
 from kschedlib._internal.cycle import CycleOutcome, run_cycle
 from kschedlib._internal.extenders import (
     bind_with_extenders,
-    check_ignored_resources,
-    order_extenders,
-    with_ignored_resources,
 )
-from kschedlib._internal.handle import FrameworkHandle
-from kschedlib._internal.http_extender import build_extenders
 from kschedlib._internal.nominator import Nominator
-from kschedlib._internal.profile import build_profile
-from kschedlib._internal.queue import SchedulingQueue
 from kschedlib._internal.runtime import ProfileRuntime
 from kschedlib._internal.store import ObjectStore
-from kschedlib._internal.waiting import WaitingPod, WaitingPods
+from kschedlib._internal.waiting import WaitingPod
 from kschedlib.clock import Clock
-from kschedlib.errors import CacheError, ConfigError
+from kschedlib.errors import CacheError
 from kschedlib.framework import events as ev
 from kschedlib.framework.config import PluginSet, SchedulerConfig
 from kschedlib.framework.cycle_state import CycleState
@@ -47,54 +40,18 @@ from kschedlib.framework.queued_pod import QueuedPodInfo
 from kschedlib.framework.registry import Registry
 from kschedlib.framework.status import REJECTED_CODES, Code, Status
 from kschedlib.metrics import Metrics
-from kschedlib.model.dra import DeviceClass, ResourceClaim, ResourceSlice
 from kschedlib.model.objects import Node, Pod
 from kschedlib.model.resources import accounting_for
 from kschedlib.results import ScheduleResult, SchedulerListener
 from kschedlib.versions import KubeSettings
 from kschedlib.versions import resolve as resolve_kube
 
-__all__ = ["Engine", "EngineOptions", "node_changes"]
+__all__ = ["Engine", "EngineOptions"]
 
 _REJECTED: Final = REJECTED_CODES
-_DRA_RESOURCES: Final[dict[type, str]] = {ResourceClaim: ev.RESOURCE_CLAIM, ResourceSlice: ev.RESOURCE_SLICE,
-                                          DeviceClass: ev.DEVICE_CLASS}
-"""The DRA objects that are cluster events, with their event resource (templates are none: nobody watches them)."""
-_DRA_OBJECTS: Final = (ResourceClaim, ResourceSlice, DeviceClass)
 _TERMINATED: Final = frozenset({"Succeeded", "Failed"})
 DEFAULT_PREEMPTION: Final = "DefaultPreemption"
 WAITING_FOR_PREEMPTION: Final = "waiting for the preemption for this pod to be finished"
-
-
-def node_changes(old: Node, new: Node, *, declared_features: bool = False) -> list[ev.ClusterEvent]:
-    """The scheduling-relevant changes between two versions of a node, as cluster events.
-
-    ``declared_features``: whether ``status.declaredFeatures`` is read (NodeDeclaredFeatures gate).
-    """
-    events: list[ev.ClusterEvent] = []
-    if old.unschedulable != new.unschedulable and not new.unschedulable:
-        events.append(ev.NODE_SPEC_UNSCHEDULABLE_CHANGE)
-    if old.allocatable != new.allocatable:
-        events.append(ev.NODE_ALLOCATABLE_CHANGE)
-    if old.labels != new.labels:
-        events.append(ev.NODE_LABEL_CHANGE)
-    if old.taints != new.taints:
-        events.append(ev.NODE_TAINT_CHANGE)
-    if old.conditions != new.conditions:
-        events.append(ev.NODE_CONDITION_CHANGE)
-    if old.annotations != new.annotations:
-        events.append(ev.NODE_ANNOTATION_CHANGE)
-    if declared_features and old.declared_features != new.declared_features:
-        events.append(ev.NODE_DECLARED_FEATURE_CHANGE)
-    return events
-
-
-def _spec_changed(old: Pod, new: Pod) -> bool:
-    """Whether a pending pod changed beyond its status (kube's ``isPodUpdated``)."""
-    def strip(pod: Pod) -> Pod:
-        return attrs.evolve(pod, phase="", conditions=(), nominated_node_name="", start_time=None)
-
-    return strip(old) != strip(new)
 
 
 @final
@@ -156,46 +113,19 @@ class Engine:
                                      tuple(extenders))
         """What this engine was built with besides config, clock, seed and kube (a fork is built alike)."""
         self.kube = kube if kube is not None else resolve_kube()
-        self.accounting = accounting_for(self.kube.switches)
+        switches = self.kube.switches
+        self.accounting = accounting_for(switches)
         """How this version counts pods' requests (PodInfos made here carry them into the cache)."""
-        configured, ignored = build_extenders(config.extenders,
-                                              verbatim_errors=self.kube.switches.extender_error_verbatim)
-        self.extenders = order_extenders((*configured, *extenders))
         self.clock = clock
-        self.rng = random.Random(seed)
-        self.cache = Cache(assumed_ttl)
-        self.store = store if store is not None else ObjectStore()
-        self.nominator = nominator if nominator is not None else Nominator()
-        self.waiting = WaitingPods()
+        parts = assemble(config, self.kube, clock=clock, seed=seed, registry=registry, defaults=defaults,
+                         extenders=extenders, assumed_ttl=assumed_ttl, retry_unschedulable=retry_unschedulable,
+                         pre_enqueue=self._pre_enqueue, store=store, nominator=nominator)
+        self.rng, self.cache, self.store, self.nominator = parts.rng, parts.cache, parts.store, parts.nominator
+        self.waiting, self.extenders, self.queue = parts.waiting, parts.extenders, parts.queue
+        self.profiles, self.handles = parts.profiles, parts.handles
         self.metrics = Metrics()
         self.listeners = list(listeners)
         self.executor = binding_executor
-        self.profiles: dict[str, ProfileRuntime] = {}
-        self.handles: dict[str, FrameworkHandle] = {}
-        for index, profile in enumerate(config.profiles):
-            handle = FrameworkHandle(self.store, self.nominator, clock, self.rng, self.waiting,
-                                     switches=self.kube.switches)
-            built = build_profile(with_ignored_resources(profile, ignored), registry, handle, defaults,
-                                  where=f"profiles[{index}]")
-            if ignored:
-                check_ignored_resources(profile, built.plugin_args, f"profiles[{index}]")
-            runtime = ProfileRuntime(built, self.extenders, self.kube.switches)
-            handle.bind_runtime(runtime)
-            self.profiles[profile.scheduler_name] = runtime
-            self.handles[profile.scheduler_name] = handle
-        self._check_queue_sort()
-        first = next(iter(self.profiles.values()))
-        self.queue = SchedulingQueue(
-            first.less, self._pre_enqueue, clock.now,
-            registrations=event_registrations(self.profiles, narrow=self.kube.switches.narrow_queueing_hints),
-            initial_backoff=config.pod_initial_backoff_seconds,
-            max_backoff=config.pod_max_backoff_seconds,
-            hints=self.kube.switches.queueing_hints,
-            narrow=self.kube.switches.narrow_queueing_hints,
-            pop_from_backoff=self.kube.switches.pop_from_backoff_queue,
-            generated_claims=self.kube.switches.dynamic_resources,
-        )
-        switches = self.kube.switches
         self._narrow_hints = switches.narrow_queueing_hints
         """v1.36: every assigned-pod event goes to every pooled pod's hints, a node deletion requeues."""
         self._hints = switches.queueing_hints
@@ -208,24 +138,11 @@ class Engine:
         self._async_preemption = switches.async_preemption
         self._preempting: dict[str, set[str]] = {}
         """Preemptor uid -> victims (``namespace/name``) still to go (asynchronous preemption)."""
-        self.queue.retry_failed = retry_unschedulable
         self.flush_unschedulable = True
         self.next_start_index = 0
         self._attempts: dict[str, _Attempt] = {}
         self._completions: thread_queue.SimpleQueue[tuple[_Attempt, Status]] = thread_queue.SimpleQueue()
         self._deferred: list[ScheduleResult] = []
-
-    def _check_queue_sort(self) -> None:
-        names = set()
-        for runtime in self.profiles.values():
-            sort = runtime.profile.points["queueSort"][0]
-            names.add((sort, repr(runtime.profile.plugin_args.get(sort))))
-        if len(names) > 1:
-            message = "must be the same for all profiles"
-            if not self.kube.switches.short_queue_sort_message:
-                message = "queueSort " + message
-            raise ConfigError(message, field="profiles",
-                              value=sorted(name for name, _ in names))
 
     def _pre_enqueue(self, pod: Pod) -> Status:
         if self._preempting and pod.uid in self._preempting:  # DefaultPreemption's PreEnqueue
@@ -333,7 +250,7 @@ class Engine:
             self.queue.delete(old)
             self.nominator.remove(old.uid)
             return
-        self.queue.update(info, changed=_spec_changed(old, pod))
+        self.queue.update(info, changed=spec_changed(old, pod))
         self.nominator.add(info, pod.nominated_node_name or self.nominator.node_of(pod.uid) or "")
 
     def _update_bound(self, old: Pod, info: PodInfo) -> None:
@@ -796,7 +713,7 @@ class Engine:
         items = list(objects)
         pods = [o for o in items if isinstance(o, Pod)]
         self._check_uids(pods)
-        changes = self._object_changes(items)
+        changes = object_changes(self.store, items, storage_events=self._hints, dra_events=self._dra_events)
         self.store.add(items)
         for event, old, new in changes:
             self.queue.move_all(event, old=old, new=new)
@@ -809,22 +726,6 @@ class Engine:
             if not pod.node_name:
                 self.add_pod(pod)
 
-
-    def _object_changes(self, items: Iterable[object]) -> list[tuple[ev.ClusterEvent, object, object]]:
-        """Each added or changed object kube-scheduler watches beyond nodes and pods, as an event: storage
-        objects with queueing hints (the volume plugins' hints read them; without hints they watch every
-        event), DRA objects whenever Dynamic Resource Allocation is on (kube's informers deliver them then)."""
-        changes: list[tuple[ev.ClusterEvent, object, object]] = []
-        storage, dra = self.store.storage, self.store.dra
-        for obj in items:
-            replaced = storage.replaced(obj) if self._hints else None
-            if replaced is None and self._dra_events and isinstance(obj, _DRA_OBJECTS):
-                replaced = _DRA_RESOURCES[type(obj)], dra.stored(obj)
-            if replaced is None or replaced[1] == obj:
-                continue
-            resource, old = replaced
-            changes.append((ev.object_change(resource, old, obj), old, obj))
-        return changes
 
     def _claims_written(self) -> None:
         """The scheduler's own ResourceClaim writes (PreBind, PostFilter's deallocation, Unreserve, a pod's

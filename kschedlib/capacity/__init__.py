@@ -11,7 +11,7 @@ from kschedlib.capacity._controllers import expand_controllers
 from kschedlib.capacity._drain_plan import DrainReport, drain
 from kschedlib.capacity._nodes_needed import NodesNeededReport, nodes_needed
 from kschedlib.capacity._replicas import ReplicaReport, max_replicas
-from kschedlib.capacity._utilisation import fragmentation, shape_of, utilisation
+from kschedlib.simulation._utilisation import fragmentation, shape_of, utilisation
 
 __all__ = [
     "Comparison",

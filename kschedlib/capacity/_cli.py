@@ -7,13 +7,8 @@ from collections.abc import Callable
 from typing import Any, Final, Protocol, TextIO
 
 from kschedlib._cli.formats import write
-from kschedlib._cli.options import (
-    UNSCHEDULABLE_STATUS,
-    add_cluster_arguments,
-    add_common_arguments,
-    add_fail_on_unschedulable,
-    examples,
-)
+from kschedlib._cli.help import UNSCHEDULABLE_STATUS, examples
+from kschedlib._cli.options import add_cluster_arguments, add_common_arguments, add_fail_on_unschedulable
 from kschedlib.capacity._compare import compare
 from kschedlib.capacity._drain_plan import drain
 from kschedlib.capacity._nodes_needed import nodes_needed

@@ -7,13 +7,11 @@ from os import PathLike
 from typing import Any
 
 from kschedlib.capacity._controllers import expand_controllers
-from kschedlib.capacity._utilisation import Shape, fragmentation, shape_of, utilisation
 from kschedlib.clock import FakeClock
-from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.registry import Registry
 from kschedlib.model.objects import Pod
-from kschedlib.model.resources import accounting_for
 from kschedlib.scheduler import ConfigSource, Scheduler
+from kschedlib.simulation._utilisation import before_after, shapes_of
 from kschedlib.simulation.cluster import Cluster, load_cluster
 
 __all__ = ["ClusterSource", "ProgressCallback", "Versions", "before_after", "held_reason", "load", "new_scheduler",
@@ -39,19 +37,6 @@ def new_scheduler(config: ConfigSource, *, seed: int, registry: Registry | None,
     """A scheduler on a fake clock that gives every pod one attempt (capacity questions never wait)."""
     return Scheduler(config, seed=seed, clock=FakeClock(), registry=registry, retry_unschedulable=False,
                      flush_unschedulable=False, kube_version=kube_version, feature_gates=feature_gates)
-
-
-def shapes_of(scheduler: Scheduler, pods: Sequence[Pod]) -> list[Shape]:
-    """The request shapes of ``pods`` as this scheduler's version counts requests."""
-    accounting = accounting_for(scheduler.kube.switches)
-    return [shape_of(PodInfo.of(pod, accounting).requests) for pod in pods]
-
-
-def before_after(before: Scheduler, after: Scheduler, shapes: Sequence[Shape]) -> dict[str, Any]:
-    """The ``utilisation`` and ``fragmentation`` sections: before and after."""
-    first, last = before.snapshot(), after.snapshot()
-    return {"utilisation": {"before": utilisation(first), "after": utilisation(last)},
-            "fragmentation": {"before": fragmentation(first, shapes), "after": fragmentation(last, shapes)}}
 
 
 def held_reason(scheduler: Scheduler, pod: Pod) -> tuple[str, str]:

@@ -96,6 +96,7 @@ def compare(
         counts = {key: value for key, value in report.summary().items() if key not in _TIMINGS}
         runs[label] = {"summary": counts, "placements": dict(report.placements),
                        "unschedulable": dict(report.unschedulable), "evicted": list(report.evicted),
+                       "config": report.config, "fit_errors": report.fit_errors,
                        **before_after(before, run.scheduler, shapes)}
         placements.append(report.placements)
         if progress is not None:

@@ -157,5 +157,5 @@ def drain(
                   "message": report.unschedulable.get(key), "flags": flags.get(key, [])}
             for entry in drained for key in entry["moved"]}
     pending = {key: report.placements.get(key) for key in own_pending if key in report.placements}
-    extra = before_after(before, run.scheduler, shapes_of(before, moving))
+    extra = {**before_after(before, run.scheduler, shapes_of(before, moving)), "config": report.config}
     return DrainReport(drained, pods, tuple(report.evicted), pending, extra, report.kube)

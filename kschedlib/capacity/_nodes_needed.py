@@ -23,6 +23,7 @@ from kschedlib.framework.registry import Registry
 from kschedlib.model.convert import node_from_dict
 from kschedlib.model.objects import Node, Pod
 from kschedlib.scheduler import ConfigSource, Scheduler
+from kschedlib.simulation._settings import config_section
 from kschedlib.simulation.cluster import load_cluster
 from kschedlib.versions import KubeSettings
 
@@ -251,7 +252,7 @@ def nodes_needed(
     new_nodes = tuple(node.name for node in _copies(template, count))
     placements = {**placed_now, **{key: node for key, node in placed.items() if node is not None and key in retry}}
     per_node = {name: tuple(sorted(key for key, node in placements.items() if node == name)) for name in new_nodes}
-    extra = before_after(base, trial, shapes_of(base, candidates))
+    extra = {**before_after(base, trial, shapes_of(base, candidates)), "config": config_section(config)}
     return NodesNeededReport(count, template.name, limit, dict(sorted(placements.items())),
                              dict(sorted(not_helped.items())), new_nodes, extra, base.kube, per_node,
                              only_unschedulable, tuple(sorted(fit_today)))

@@ -23,6 +23,7 @@ from kschedlib.errors import ManifestError
 from kschedlib.framework.registry import Registry
 from kschedlib.model.objects import Pod
 from kschedlib.scheduler import ConfigSource, Scheduler
+from kschedlib.simulation._settings import config_section
 from kschedlib.simulation.cluster import Cluster, resolve_pod
 from kschedlib.versions import KubeSettings
 
@@ -206,6 +207,6 @@ def max_replicas(
         total.update(counts)
     per_template = {key: {"replicas": sum(c.values()), "placements": dict(sorted(c.items()))}
                     for key, c in placed.items()}
-    extra = before_after(before, scheduler, shapes_of(scheduler, templates))
+    extra = {**before_after(before, scheduler, shapes_of(scheduler, templates)), "config": config_section(config)}
     return ReplicaReport(count, stopped_by, stopped_pod, preemption, held_by, dict(sorted(total.items())),
                          per_template, include_pending, pending, extra, scheduler.kube)

@@ -7,7 +7,7 @@ import signal
 import threading
 from typing import TextIO
 
-from kschedlib._cli.options import examples
+from kschedlib._cli.help import examples
 from kschedlib.extender.limits import DEFAULT_LIMITS, ExtenderLimits
 from kschedlib.extender.server import (
     DEFAULT_MAX_BODY_BYTES,

@@ -1,5 +1,6 @@
-"""The in-tree plugins of kube-scheduler v1.30 and its default profile, plus the batch plugins
-(Coscheduling, CapacityScheduling) of scheduler-plugins, which no default profile enables."""
+"""kube-scheduler's in-tree plugins and its default profile of each version; scheduler-plugins' batch
+plugins (Coscheduling, CapacityScheduling), which no default profile enables, live apart in
+:mod:`kschedlib.plugins.batch` and are registered here too."""
 
 from __future__ import annotations
 
@@ -9,8 +10,7 @@ from typing import Final
 from kschedlib.framework.config import PluginRef, PluginSet
 from kschedlib.framework.registry import Registry
 from kschedlib.plugins import (
-    capacity_scheduling,
-    coscheduling,
+    batch,
     default_binder,
     default_preemption,
     dynamic_resources,
@@ -70,7 +70,8 @@ DEFAULT_MULTI_POINT: Final = (
 
 
 def in_tree_registry() -> Registry:
-    """A fresh registry with every in-tree plugin."""
+    """A fresh registry with every plugin kschedlib ships: kube's in-tree plugins and scheduler-plugins'
+    batch plugins (:func:`kschedlib.plugins.batch.register`)."""
     registry = Registry()
     registry.register(priority_sort.PrioritySort.name, priority_sort.PrioritySort)
     registry.register(scheduling_gates.SchedulingGates.name, scheduling_gates.SchedulingGates)
@@ -103,10 +104,7 @@ def in_tree_registry() -> Registry:
     registry.register(dynamic_resources.DynamicResources.name, dynamic_resources.DynamicResources,
                       args=dynamic_resources.decode_args)
     registry.register(node_declared_features.NodeDeclaredFeatures.name, node_declared_features.NodeDeclaredFeatures)
-    # scheduler-plugins' batch plugins: registered, not in the default profile
-    registry.register(coscheduling.Coscheduling.name, coscheduling.Coscheduling, args=coscheduling.decode_args)
-    registry.register(capacity_scheduling.CapacityScheduling.name, capacity_scheduling.CapacityScheduling,
-                      args=capacity_scheduling.decode_args)
+    batch.register(registry)  # registered, in no default profile
     return registry
 
 

@@ -31,14 +31,8 @@ from kschedlib.framework.status import Status
 from kschedlib.model.objects import Pod
 from kschedlib.model.resources import accounting_for
 from kschedlib.plugins._helpers.normalize import truncating_div
-from kschedlib.plugins.node_resources_fit import (
-    DEFAULT_RESOURCES,
-    ResourceEntry,
-    ResourceSpec,
-    decode_resources,
-    node_amounts,
-    pod_resource_entries,
-)
+from kschedlib.plugins.node_resources_fit.args import DEFAULT_RESOURCES, ResourceSpec, decode_resources
+from kschedlib.plugins.node_resources_fit.scoring import ResourceEntry, node_amounts, pod_resource_entries
 
 __all__ = [
     "NodeResourcesBalancedAllocation",

@@ -28,14 +28,11 @@ from kschedlib.framework.results import PreFilterResult
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import Pod, Volume
 from kschedlib.model.storage import (
-    AWSElasticBlockStoreVolumeSource,
-    GCEPersistentDiskVolumeSource,
-    ISCSIVolumeSource,
     PersistentVolumeSource,
-    RBDVolumeSource,
 )
 from kschedlib.plugins._helpers import volume_hints as _volume_hints
-from kschedlib.plugins._helpers.volumes import READ_WRITE_ONCE_POD, inline_source, pvc_not_found
+from kschedlib.plugins._helpers.inline_disks import inline_disks, is_volume_conflict, needs_restrictions_check
+from kschedlib.plugins._helpers.volumes import READ_WRITE_ONCE_POD, pvc_not_found
 
 __all__ = [
     "ERR_REASON_DISK_CONFLICT",
@@ -50,7 +47,6 @@ ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT: Final = (
     "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
 )
 
-_DISK_KINDS: Final = frozenset({"gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi"})
 _DISK_CONFLICT: Final = Status.unschedulable(ERR_REASON_DISK_CONFLICT)
 ERR_REASON_RWOP_IN_USE: Final = (
     "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod"
@@ -58,41 +54,6 @@ ERR_REASON_RWOP_IN_USE: Final = (
 """The ReadWriteOncePod reason from v1.34 on (``rwop_in_use_reason``)."""
 _RWOP_CONFLICT: Final = Status.unschedulable(ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT)
 _RWOP_IN_USE: Final = Status.unschedulable(ERR_REASON_RWOP_IN_USE)
-
-
-def needs_restrictions_check(volume: Volume) -> bool:
-    """Whether ``volume`` is an inline disk kind this plugin compares across pods."""
-    return volume.source_kind in _DISK_KINDS
-
-
-def _conflicts(disk: PersistentVolumeSource, other: PersistentVolumeSource) -> bool:
-    """kube's per-kind rule; different kinds never conflict."""
-    if isinstance(disk, GCEPersistentDiskVolumeSource) and isinstance(other, GCEPersistentDiskVolumeSource):
-        return disk.pd_name == other.pd_name and not (disk.read_only and other.read_only)
-    if isinstance(disk, AWSElasticBlockStoreVolumeSource) and isinstance(other, AWSElasticBlockStoreVolumeSource):
-        return disk.volume_id == other.volume_id
-    if isinstance(disk, ISCSIVolumeSource) and isinstance(other, ISCSIVolumeSource):
-        return disk.iqn == other.iqn and not (disk.read_only and other.read_only)
-    if isinstance(disk, RBDVolumeSource) and isinstance(other, RBDVolumeSource):
-        return (
-            not set(disk.monitors).isdisjoint(other.monitors)
-            and disk.pool == other.pool
-            and disk.image == other.image
-            and not (disk.read_only and other.read_only)
-        )
-    return False
-
-
-def is_volume_conflict(disk: PersistentVolumeSource, pod: Pod) -> bool:
-    """Whether the inline ``disk`` clashes with one of ``pod``'s inline volumes."""
-    kind = disk.source_kind
-    for volume in pod.volumes:
-        if volume.source_kind != kind:
-            continue
-        other = inline_source(volume)
-        if other is not None and _conflicts(disk, other):
-            return True
-    return False
 
 
 def satisfies_volume_conflicts(disks: Sequence[PersistentVolumeSource], node_info: NodeInfo) -> bool:
@@ -104,12 +65,6 @@ def satisfies_volume_conflicts(disks: Sequence[PersistentVolumeSource], node_inf
             if existing.pod.volumes and is_volume_conflict(disk, existing.pod):
                 return False
     return True
-
-
-def inline_disks(pod: Pod) -> tuple[PersistentVolumeSource, ...]:
-    """The pod's inline disks that can conflict (GCE PD, AWS EBS, iSCSI, RBD)."""
-    disks = (inline_source(v) for v in pod.volumes if needs_restrictions_check(v))
-    return tuple(disk for disk in disks if disk is not None)
 
 
 def _rwop_claims_in(claims: frozenset[str], volumes: Iterable[Volume]) -> int:

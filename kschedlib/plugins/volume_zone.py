@@ -24,8 +24,8 @@ from kschedlib.framework.results import PreFilterResult
 from kschedlib.framework.status import Status
 from kschedlib.framework.storage import StorageLister
 from kschedlib.model.objects import Pod
-from kschedlib.model.storage import PersistentVolume
 from kschedlib.plugins._helpers import volume_hints as _volume_hints
+from kschedlib.plugins._helpers.volume_topology import TOPOLOGY_LABELS, PVTopology, volume_topologies
 from kschedlib.plugins._helpers.volumes import (
     WAIT_FOR_FIRST_CONSUMER,
     claim_class,
@@ -38,36 +38,7 @@ __all__ = ["ERR_REASON_CONFLICT", "VolumeZone", "fits"]
 
 ERR_REASON_CONFLICT: Final = "node(s) had no available volume zone"
 
-BETA_ZONE: Final = "failure-domain.beta.kubernetes.io/zone"
-BETA_REGION: Final = "failure-domain.beta.kubernetes.io/region"
-GA_ZONE: Final = "topology.kubernetes.io/zone"
-GA_REGION: Final = "topology.kubernetes.io/region"
-TOPOLOGY_LABELS: Final = (BETA_ZONE, BETA_REGION, GA_ZONE, GA_REGION)
-_GA_TWIN: Final = {BETA_ZONE: GA_ZONE, BETA_REGION: GA_REGION, GA_ZONE: GA_ZONE, GA_REGION: GA_REGION}
-_GO_SPACE: Final = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
-    "\u2028\u2029\u202f\u205f\u3000"
 _CONFLICT: Final = Status.unresolvable(ERR_REASON_CONFLICT)
-
-
-def label_zones_to_set(value: str) -> frozenset[str] | None:
-    """The zones of a (possibly multi-zone, ``__``-joined) label value; ``None`` if a part is blank."""
-    zones = set()
-    for part in value.split("__"):
-        zone = part.strip(_GO_SPACE)
-        if not zone:
-            return None
-        zones.add(zone)
-    return frozenset(zones)
-
-
-@final
-@attrs.frozen(slots=True)
-class PVTopology:
-    """One zone/region label of a bound volume: the key, the node key tried next, the allowed values."""
-
-    key: str
-    ga_key: str
-    values: frozenset[str]
 
 
 def _claim_problem(storage: StorageLister, namespace: str, claim: str) -> tuple[str | None, str | None]:
@@ -109,19 +80,6 @@ def pv_topologies(pod: Pod, storage: StorageLister) -> tuple[PVTopology, ...] | 
         if pv is None:
             return pv_not_found(pv_name)
         found.extend(volume_topologies(pv))
-    return tuple(found)
-
-
-def volume_topologies(pv: PersistentVolume) -> tuple[PVTopology, ...]:
-    """A volume's zone/region labels (a label whose value has a blank part is ignored)."""
-    found = []
-    for key in TOPOLOGY_LABELS:
-        value = pv.labels.get(key)
-        if value is None:
-            continue
-        zones = label_zones_to_set(value)
-        if zones is not None:
-            found.append(PVTopology(key, _GA_TWIN[key], zones))
     return tuple(found)
 
 

@@ -17,9 +17,9 @@ from kschedlib.model.objects import Pod
 from kschedlib.model.quantity import Quantity
 from kschedlib.model.resources import Resources
 from kschedlib.model.scheduling_crds import POD_GROUP_LABEL, PodGroup
-from kschedlib.plugins._elastic_quota import UPPER_BOUND_OF_MAX, exceeds, quota_infos
-from kschedlib.plugins._pod_group_manager import reconcile_status
-from kschedlib.plugins.coscheduling import Coscheduling, pod_group_statuses
+from kschedlib.plugins.batch._elastic_quota import UPPER_BOUND_OF_MAX, exceeds, quota_infos
+from kschedlib.plugins.batch._pod_group_manager import reconcile_status
+from kschedlib.plugins.batch.coscheduling import Coscheduling, pod_group_statuses
 from kschedlib.scheduler import Scheduler
 
 __all__ = ["elastic_quota_report", "explain_group_sections", "group_lines", "pod_group_report", "quota_lines"]

@@ -7,13 +7,8 @@ from importlib import resources
 from typing import Any, TextIO
 
 from kschedlib._cli.formats import write
-from kschedlib._cli.options import (
-    UNSCHEDULABLE_STATUS,
-    add_cluster_arguments,
-    add_common_arguments,
-    add_fail_on_unschedulable,
-    examples,
-)
+from kschedlib._cli.help import UNSCHEDULABLE_STATUS, examples
+from kschedlib._cli.options import add_cluster_arguments, add_common_arguments, add_fail_on_unschedulable
 from kschedlib.progress import Progress
 from kschedlib.simulation.explain import explain
 from kschedlib.simulation.report import ExplainAnswer, SimulationAnswer

@@ -16,6 +16,7 @@ from kschedlib.framework.registry import Registry
 from kschedlib.model.objects import Pod
 from kschedlib.scheduler import ConfigSource, Scheduler
 from kschedlib.simulation._groups import explain_group_sections
+from kschedlib.simulation._settings import config_section
 from kschedlib.simulation.cluster import Cluster, load_cluster, resolve_pod
 from kschedlib.simulation.skipped import skipped_section
 from kschedlib.versions import chosen_explicitly, kubelet_note
@@ -70,4 +71,4 @@ def explain(
     skipped = skipped_section(loaded, scheduler.profiles)
     answer = scheduler.explain(target, start_index=start_index, percentage_of_nodes_to_score=None)
     groups = explain_group_sections(scheduler, target) if answer.outcome is not None else {}
-    return attrs.evolve(answer, skipped=skipped, notes=notes, groups=groups)
+    return attrs.evolve(answer, skipped=skipped, notes=notes, groups=groups, config=config_section(config))

@@ -14,8 +14,12 @@ from kschedlib._internal.documents import read_documents
 from kschedlib.clock import FakeClock
 from kschedlib.dra._report import device_report
 from kschedlib.framework.registry import Registry
+from kschedlib.framework.status import Status
 from kschedlib.scheduler import ConfigSource, Scheduler, ScheduleResult
+from kschedlib.simulation._fit_errors import fit_error_groups
 from kschedlib.simulation._groups import elastic_quota_report, pod_group_report
+from kschedlib.simulation._settings import config_section
+from kschedlib.simulation._utilisation import before_after, shapes_of
 from kschedlib.simulation.cluster import Cluster, load_cluster
 from kschedlib.simulation.skipped import skipped_section
 from kschedlib.simulation.timeline import Batch, TimelineEvent, apply_event, batches, parse_events, waiting_for
@@ -66,6 +70,13 @@ class SimulationReport:
     """The kube-scheduler version and feature gates the simulation behaved as."""
     notes: list[str] = attrs.field(factory=list)
     """Remarks on the run (e.g. nodes that report another kubelet version than the one in force)."""
+    config: dict[str, Any] = attrs.field(factory=dict)
+    """The config the simulation ran under: ``{"source", "document"}`` (file, ``default``, ``inline``)."""
+    fit_errors: list[dict[str, Any]] = attrs.field(factory=list)
+    """The unschedulable pods grouped by message and by their last attempt's verdicts per node:
+    ``[{"pods", "message", "rejections": [{"plugin", "reason", "nodes"}]}]``."""
+    usage: dict[str, Any] = attrs.field(factory=dict)
+    """``utilisation`` and ``fragmentation`` before and after (:func:`simulate` fills it in)."""
 
     @property
     def scheduled(self) -> int:
@@ -92,6 +103,7 @@ class SimulationReport:
         """The ``simulate`` JSON of DESIGN.md."""
         out: dict[str, Any] = {
             **self.kube.to_dict(),
+            "config": dict(self.config),
             "notes": list(self.notes),
             "placements": dict(self.placements),
             "unschedulable": dict(self.unschedulable),
@@ -105,6 +117,8 @@ class SimulationReport:
             "errors": dict(self.errors),
             "summary": self.summary(),
             "skipped": dict(self.skipped),
+            "fit_errors": list(self.fit_errors),
+            **self.usage,
         }
         if self.pod_groups:
             out["pod_groups"] = dict(self.pod_groups)
@@ -154,6 +168,8 @@ class SimulationRun:
         """Called with the scheduler before each timeline batch is applied (capacity reports read it)."""
         self.budgets: dict[str, int] = {}
         """PodDisruptionBudget -> disruptions still allowed, as the timeline's drains use them up."""
+        self.rejections: dict[str, Mapping[str, Status]] = {}
+        """Each pod's per-node verdicts of its last failed attempt."""
 
     def record(self, result: ScheduleResult) -> None:
         report = self.report
@@ -164,6 +180,7 @@ class SimulationRun:
             return
         if result.scheduled:
             self.failures.pop(key, None)
+            self.rejections.pop(key, None)
             self.repeating.discard(key)
             report.placements[key] = result.node_name
             report.unschedulable.pop(key, None)
@@ -174,6 +191,8 @@ class SimulationRun:
             if self.failures.get(key) == message:
                 self.repeating.add(key)
             self.failures[key] = message
+            if result.diagnosis is not None:
+                self.rejections[key] = result.diagnosis.node_statuses
             report.placements[key] = None
             report.unschedulable[key] = message
             if result.nominated_node_name:
@@ -270,6 +289,7 @@ class SimulationRun:
         report.gates = {key: list(pod.scheduling_gates) for key in report.gated
                         if (pod := self.scheduler.get_pod(key)) is not None}
         report.errors = self.error_view()
+        report.fit_errors = fit_error_groups(report.unschedulable, self.rejections)
         report.pod_groups = pod_group_report(self.scheduler)
         report.elastic_quotas = elastic_quota_report(self.scheduler)
         report.dra = device_report(self.scheduler.devices, self.scheduler.pods().values())
@@ -320,7 +340,10 @@ def simulate(
     loaded = load_cluster(cluster)
     run = simulation_run(loaded, config, seed=seed, once=once, events=events, progress=progress, registry=registry,
                          kube_version=kube_version, feature_gates=feature_gates)
-    return run.finish()
+    before = run.scheduler.fork()
+    report = run.finish()
+    report.usage = before_after(before, run.scheduler, shapes_of(before, loaded.pending_pods))
+    return report
 
 
 def simulation_run(
@@ -345,6 +368,7 @@ def simulation_run(
     run = SimulationRun(scheduler, clock, timeline, progress)
     run.report.skipped = skipped_section(loaded, scheduler.profiles)
     run.report.kube = scheduler.kube
+    run.report.config = config_section(config)
     note = kubelet_note(scheduler.kube, loaded.kubelet_versions) if not chosen_explicitly(kube_version) else None
     run.report.notes.extend([note] if note else [])
     for pod in loaded.pending_pods:

@@ -10,7 +10,7 @@ from typing import Any, Final, TextIO, final
 import attrs
 
 from kschedlib._cli.formats import add_format_argument, write
-from kschedlib._cli.options import examples
+from kschedlib._cli.help import examples
 from kschedlib.simulation.report import table
 from kschedlib.sweeps.driver import sweep
 from kschedlib.sweeps.executors import open_executor

@@ -139,13 +139,20 @@ def console_commands(path: Path) -> list[tuple[Block, str, str]]:
 
 
 def run_command(command: str, cwd: Path) -> str:
+    """The command's standard output; with a final ``> FILE`` the output goes to that file (in ``cwd``) instead."""
     argv = shlex.split(command)
+    target = None
+    if len(argv) > 2 and argv[-2] == ">":
+        argv, target = argv[:-2], argv[-1]
     assert argv[:3] == ["python", "-m", "kschedlib"], f"only kschedlib commands are run: {command}"
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(ROOT), env.get("PYTHONPATH"))))
     completed = subprocess.run([sys.executable, *argv[1:]], cwd=cwd, env=env, capture_output=True, text=True,
                                timeout=120, check=False)
     assert completed.returncode == 0, completed.stderr
+    if target is not None:
+        (cwd / target).write_text(completed.stdout, encoding="utf-8")
+        return ""
     return completed.stdout
 
 
@@ -263,7 +270,7 @@ def test_readme_commands_are_what_ci_runs() -> None:
 _SIGNATURE = re.compile(r"\*\*`([A-Za-z_][\w.]*)\(([^`]*)\)(?: -> [^`]*)?`\*\*")
 _NAMESPACES = ("kschedlib", "kschedlib.framework", "kschedlib.framework.events", "kschedlib.model",
                "kschedlib.simulation", "kschedlib.testing", "kschedlib.sweeps", "kschedlib.capacity",
-               "kschedlib.progress")
+               "kschedlib.progress", "kschedlib.report")
 
 
 def _documented_parameters(text: str) -> list[str]:

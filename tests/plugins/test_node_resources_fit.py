@@ -21,13 +21,11 @@ from kschedlib.plugins.node_resources_fit import (
     ResourceSpec,
     ScoringStrategy,
     ShapePoint,
-    broken_linear,
     decode_args,
     fits,
     fits_request,
-    least_requested_score,
-    most_requested_score,
 )
+from kschedlib.plugins.node_resources_fit.scoring import broken_linear, least_requested_score, most_requested_score
 from kschedlib.testing import FakeHandle
 from tests.helpers import make_node, make_pod, node_info
 

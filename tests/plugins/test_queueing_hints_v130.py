@@ -29,8 +29,8 @@ from kschedlib.model import LabelSelector, Taint, Toleration
 from kschedlib.model.labels import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
 from kschedlib.model.objects import NodeAffinity as NodeAffinitySpec
 from kschedlib.model.objects import TopologySpreadConstraint
-from kschedlib.plugins.capacity_scheduling import CapacityScheduling
-from kschedlib.plugins.coscheduling import Coscheduling
+from kschedlib.plugins.batch.capacity_scheduling import CapacityScheduling
+from kschedlib.plugins.batch.coscheduling import Coscheduling
 from kschedlib.plugins.inter_pod_affinity import InterPodAffinity
 from kschedlib.plugins.node_affinity import NodeAffinity, NodeAffinityArgs
 from kschedlib.plugins.node_name import NodeName

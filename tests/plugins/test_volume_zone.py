@@ -9,17 +9,8 @@ from hypothesis import strategies as st
 from kschedlib.framework import CycleState, Status
 from kschedlib.framework.status import Code
 from kschedlib.model.objects import Pod, Volume
-from kschedlib.plugins.volume_zone import (
-    BETA_REGION,
-    BETA_ZONE,
-    ERR_REASON_CONFLICT,
-    GA_REGION,
-    GA_ZONE,
-    VolumeZone,
-    fits,
-    label_zones_to_set,
-    pv_topologies,
-)
+from kschedlib.plugins._helpers.volume_topology import BETA_REGION, BETA_ZONE, GA_REGION, GA_ZONE, label_zones_to_set
+from kschedlib.plugins.volume_zone import ERR_REASON_CONFLICT, VolumeZone, fits, pv_topologies
 from kschedlib.testing import FakeHandle
 from tests.helpers import (
     claim_volume,

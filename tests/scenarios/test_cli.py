@@ -387,7 +387,7 @@ BAD_CONFIGS = [
     ("bad-field", {"parallelism": 0}, "parallelism"),
     ("unknown-plugin", {"profiles": [{"plugins": {"filter": {"enabled": [{"name": "Nope"}]}}}]},
      'FilterPlugin "Nope" does not exist'),
-    ("wrong-kind", {"kind": "Pod"}, "kind"),
+    ("wrong-kind", {"kind": "Pod"}, "holds cluster objects (a Pod), not a KubeSchedulerConfiguration"),
 ]
 
 

@@ -43,6 +43,8 @@ from kschedlib.model.storage import (
     VolumeAttachment,
 )
 from kschedlib.plugins._helpers.csi_translation import CSI_DRIVERS, IN_TREE_PLUGINS
+from kschedlib.plugins._helpers.inline_disks import inline_disks, is_volume_conflict
+from kschedlib.plugins._helpers.volume_topology import volume_topologies
 from kschedlib.plugins._helpers.volumes import MIGRATED_PLUGINS_ANNOTATION, WAIT_FOR_FIRST_CONSUMER, claim_of
 
 __all__ = [
@@ -153,8 +155,6 @@ def after_pod_deleted_restrictions(pod: Pod, old: object, new: object) -> Queuei
         return _QUEUE
     if old.namespace != pod.namespace:
         return _SKIP
-    from kschedlib.plugins.volume_restrictions import inline_disks, is_volume_conflict
-
     if any(is_volume_conflict(disk, old) for disk in inline_disks(pod)):
         return _QUEUE
     return hint_of(bool(_claims(pod, ephemeral=False) & _claims(old, ephemeral=False)))
@@ -185,8 +185,6 @@ def after_pv_change(pod: Pod, old: object, new: object) -> QueueingHint:
         return _QUEUE
     if old is None:
         return _QUEUE
-    from kschedlib.plugins.volume_zone import volume_topologies
-
     return hint_of(volume_topologies(old) != volume_topologies(new))
 
 

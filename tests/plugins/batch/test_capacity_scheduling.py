@@ -13,22 +13,22 @@ from kschedlib import ConfigError, FakeClock, Scheduler
 from kschedlib.framework import CycleState, PodInfo, Status
 from kschedlib.framework.status import Code
 from kschedlib.model import ElasticQuota, Pod, PodGroup, Resources, parse_quantity
-from kschedlib.plugins._capacity_preemption import eligible_to_preempt
-from kschedlib.plugins._capacity_victims import (
+from kschedlib.plugins.batch._capacity_preemption import eligible_to_preempt
+from kschedlib.plugins.batch._capacity_victims import (
     PRE_FILTER_KEY,
     QUOTA_KEY,
     QuotaPreFilterState,
     select_victims,
 )
-from kschedlib.plugins._elastic_quota import UPPER_BOUND_OF_MAX, QuotaInfo, QuotaInfos, quota_infos
-from kschedlib.plugins.capacity_scheduling import CapacityScheduling, CapacitySchedulingArgs, decode_args
+from kschedlib.plugins.batch._elastic_quota import UPPER_BOUND_OF_MAX, QuotaInfo, QuotaInfos, quota_infos
+from kschedlib.plugins.batch.capacity_scheduling import CapacityScheduling, CapacitySchedulingArgs, decode_args
 from kschedlib.plugins.node_resources_fit import NodeResourcesFit
 from kschedlib.simulation.cluster import Cluster
 from kschedlib.testing import FakeHandle
 from tests.helpers import make_node, make_pod
 
 TABLES: dict[str, list[dict[str, Any]]] = json.loads(
-    (Path(__file__).parents[1] / "data" / "batch" / "capacity_scheduling.json").read_text(encoding="utf-8"))
+    (Path(__file__).parents[2] / "data" / "batch" / "capacity_scheduling.json").read_text(encoding="utf-8"))
 CODES = {"Success": Code.SUCCESS, "Unschedulable": Code.UNSCHEDULABLE,
          "UnschedulableAndUnresolvable": Code.UNSCHEDULABLE_AND_UNRESOLVABLE}
 GPU = "nvidia.com/gpu"
@@ -315,7 +315,7 @@ def test_gang_aware_preemption_evicts_a_whole_gang_or_nothing(gang_aware: bool) 
 
 
 def test_post_filter_outcomes_without_a_candidate() -> None:
-    from kschedlib.plugins._capacity_preemption import preempt
+    from kschedlib.plugins.batch._capacity_preemption import preempt
 
     pod = quota_pod("p", "ns1", 10, 100)
     handle = FakeHandle(Cluster((make_node("n"),)), pods=[pod], plugins=[NodeResourcesFit])

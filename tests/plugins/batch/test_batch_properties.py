@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from kschedlib import FakeClock, Scheduler, ScheduleResult
 from kschedlib.model import POD_GROUP_LABEL, ElasticQuota, Pod, PodGroup, Resources, parse_quantity, pod_requests
-from kschedlib.plugins._elastic_quota import quota_infos
 from kschedlib.plugins.batch import batch_scheduling_config
+from kschedlib.plugins.batch._elastic_quota import quota_infos
 from tests.helpers import make_node, make_pod
 
 GPU = "nvidia.com/gpu"

@@ -3,7 +3,7 @@
 The steps of :mod:`kschedlib.plugins.default_preemption` with scheduler-plugins'
 choices: eligibility also waits for terminating pods the quota rules would let the
 pod evict; every potential node is tried, from the first; victims come from
-:func:`kschedlib.plugins._capacity_victims.select_victims`; the best candidate is
+:func:`kschedlib.plugins.batch._capacity_victims.select_victims`; the best candidate is
 picked with kube's default criteria.  Extenders are not consulted.
 """
 
@@ -18,8 +18,8 @@ from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.results import PostFilterResult
 from kschedlib.framework.status import Code, Status
 from kschedlib.model.objects import Pod
-from kschedlib.plugins._capacity_victims import PRE_FILTER_KEY, QUOTA_KEY, select_victims
 from kschedlib.plugins._helpers.preemption_victims import Budget, Victims, budgets_of
+from kschedlib.plugins.batch._capacity_victims import PRE_FILTER_KEY, QUOTA_KEY, select_victims
 from kschedlib.plugins.default_preemption import (
     ERR_NO_CANDIDATE,
     ERR_NOT_ELIGIBLE_NEVER,

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from kschedlib.framework.node_info import NodeInfo
+from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.snapshot import Snapshot
-from kschedlib.model.resources import Resources
+from kschedlib.model.objects import Pod
+from kschedlib.model.resources import Resources, accounting_for
+from kschedlib.scheduler import Scheduler
 
-__all__ = ["fragmentation", "shape_of", "utilisation"]
+__all__ = ["before_after", "fragmentation", "shape_of", "shapes_of", "utilisation"]
 
 ZONE_LABEL: Final = "topology.kubernetes.io/zone"
 NO_ZONE: Final = "(none)"
@@ -105,3 +108,16 @@ def fragmentation(snapshot: Snapshot, shapes: Iterable[Shape]) -> dict[str, Any]
                         "ratio": round(stranded.get(name, 0) / free_total[name], 4) if free_total[name] else 0.0}
                  for name in free_total if name != "ephemeral-storage" or free_total[name]}
     return {"shapes": len(distinct), "nodes_without_room": unusable_nodes, "resources": resources}
+
+
+def shapes_of(scheduler: Scheduler, pods: Sequence[Pod]) -> list[Shape]:
+    """The request shapes of ``pods`` as this scheduler's version counts requests."""
+    accounting = accounting_for(scheduler.kube.switches)
+    return [shape_of(PodInfo.of(pod, accounting).requests) for pod in pods]
+
+
+def before_after(before: Scheduler, after: Scheduler, shapes: Sequence[Shape]) -> dict[str, Any]:
+    """The ``utilisation`` and ``fragmentation`` sections: before and after."""
+    first, last = before.snapshot(), after.snapshot()
+    return {"utilisation": {"before": utilisation(first), "after": utilisation(last)},
+            "fragmentation": {"before": fragmentation(first, shapes), "after": fragmentation(last, shapes)}}

@@ -13,14 +13,14 @@ from kschedlib.framework import CycleState, PodInfo, QueuedPodInfo, Status, Wait
 from kschedlib.framework.pods_to_activate import PODS_TO_ACTIVATE
 from kschedlib.framework.status import Code
 from kschedlib.model import POD_GROUP_LABEL, Pod, PodGroup, parse_quantity
-from kschedlib.plugins._pod_group_manager import (
+from kschedlib.plugins.batch._pod_group_manager import (
     cluster_resource_gap,
     format_gap,
     min_resources_needed,
     near_quorum,
     reconcile_status,
 )
-from kschedlib.plugins.coscheduling import Coscheduling, CoschedulingArgs, decode_args
+from kschedlib.plugins.batch.coscheduling import Coscheduling, CoschedulingArgs, decode_args
 from kschedlib.simulation.cluster import Cluster
 from kschedlib.testing import FakeHandle
 from tests.helpers import make_node, make_pod
@@ -28,7 +28,7 @@ from tests.helpers import make_node, make_pod
 pytestmark = pytest.mark.usefixtures("kube_v130")  # checks kube-scheduler v1.30.6's behaviour
 
 TABLES: dict[str, list[dict[str, Any]]] = json.loads(
-    (Path(__file__).parents[1] / "data" / "batch" / "coscheduling.json").read_text(encoding="utf-8"))
+    (Path(__file__).parents[2] / "data" / "batch" / "coscheduling.json").read_text(encoding="utf-8"))
 CODES = {"Success": Code.SUCCESS, "Unschedulable": Code.UNSCHEDULABLE,
          "UnschedulableAndUnresolvable": Code.UNSCHEDULABLE_AND_UNRESOLVABLE}
 

@@ -34,7 +34,6 @@ from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.status import Code, Status
 from kschedlib.model.objects import Pod
 from kschedlib.model.resources import Resources
-from kschedlib.plugins._elastic_quota import QuotaInfos
 from kschedlib.plugins._helpers.go_sort import go_sort_slice
 from kschedlib.plugins._helpers.preemption_victims import (
     Budget,
@@ -43,7 +42,8 @@ from kschedlib.plugins._helpers.preemption_victims import (
     more_important,
     split_by_pdb_violation,
 )
-from kschedlib.plugins._pod_group_manager import group_full_name
+from kschedlib.plugins.batch._elastic_quota import QuotaInfos
+from kschedlib.plugins.batch._pod_group_manager import group_full_name
 
 __all__ = ["PRE_FILTER_KEY", "QUOTA_KEY", "QuotaPreFilterState", "select_victims"]
 

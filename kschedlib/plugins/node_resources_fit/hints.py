@@ -11,6 +11,7 @@ from kschedlib.framework.events import QueueingHint, hint_of
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.model.objects import Node, Pod
 from kschedlib.model.resources import Resources, pod_requests
+from kschedlib.plugins.node_resources_fit.fit import fits
 
 __all__ = ["after_node_change", "after_node_change_v130", "after_pod_event", "after_pod_event_v130"]
 
@@ -36,8 +37,6 @@ def after_node_change(pod: Pod, old: object, new: object) -> QueueingHint:
     """A node was added where the pod's requests fit its allocatable, or grew in something it requests."""
     if not isinstance(new, Node):
         return QueueingHint.QUEUE
-    from kschedlib.plugins.node_resources_fit import fits
-
     if fits(pod, NodeInfo.of(new)):
         return QueueingHint.QUEUE_SKIP
     if not isinstance(old, Node):
@@ -62,6 +61,4 @@ def after_node_change_v130(pod: Pod, old: object, new: object) -> QueueingHint:
     """The added or updated node's allocatable holds the pod's requests (as if the node were empty)."""
     if not isinstance(new, Node):
         return QueueingHint.QUEUE
-    from kschedlib.plugins.node_resources_fit import fits
-
     return hint_of(not fits(pod, NodeInfo.of(new)))

@@ -1,0 +1,73 @@
+"""What changed, as kube-scheduler's event handlers see it: node updates, pod updates and other objects
+as cluster events (``eventhandlers.go``).  Pure functions of the old and new objects."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Final
+
+import attrs
+
+from kschedlib._internal.store import ObjectStore
+from kschedlib.framework import events as ev
+from kschedlib.model.dra import DeviceClass, ResourceClaim, ResourceSlice
+from kschedlib.model.objects import Node, Pod
+
+__all__ = ["node_changes", "object_changes", "spec_changed"]
+
+_DRA_RESOURCES: Final[dict[type, str]] = {ResourceClaim: ev.RESOURCE_CLAIM, ResourceSlice: ev.RESOURCE_SLICE,
+                                          DeviceClass: ev.DEVICE_CLASS}
+"""The DRA objects that are cluster events, with their event resource (templates are none: nobody watches them)."""
+_DRA_OBJECTS: Final = (ResourceClaim, ResourceSlice, DeviceClass)
+
+
+def node_changes(old: Node, new: Node, *, declared_features: bool = False) -> list[ev.ClusterEvent]:
+    """The scheduling-relevant changes between two versions of a node, as cluster events.
+
+    ``declared_features``: whether ``status.declaredFeatures`` is read (NodeDeclaredFeatures gate).
+    """
+    events: list[ev.ClusterEvent] = []
+    if old.unschedulable != new.unschedulable and not new.unschedulable:
+        events.append(ev.NODE_SPEC_UNSCHEDULABLE_CHANGE)
+    if old.allocatable != new.allocatable:
+        events.append(ev.NODE_ALLOCATABLE_CHANGE)
+    if old.labels != new.labels:
+        events.append(ev.NODE_LABEL_CHANGE)
+    if old.taints != new.taints:
+        events.append(ev.NODE_TAINT_CHANGE)
+    if old.conditions != new.conditions:
+        events.append(ev.NODE_CONDITION_CHANGE)
+    if old.annotations != new.annotations:
+        events.append(ev.NODE_ANNOTATION_CHANGE)
+    if declared_features and old.declared_features != new.declared_features:
+        events.append(ev.NODE_DECLARED_FEATURE_CHANGE)
+    return events
+
+
+def spec_changed(old: Pod, new: Pod) -> bool:
+    """Whether a pending pod changed beyond its status (kube's ``isPodUpdated``)."""
+    def strip(pod: Pod) -> Pod:
+        return attrs.evolve(pod, phase="", conditions=(), nominated_node_name="", start_time=None)
+
+    return strip(old) != strip(new)
+
+
+def object_changes(store: ObjectStore, items: Iterable[object], *, storage_events: bool,
+                   dra_events: bool) -> list[tuple[ev.ClusterEvent, object, object]]:
+    """Each object beyond nodes and pods that ``items`` adds to or changes in ``store``, as an event.
+
+    Storage objects are events with queueing hints on (``storage_events``: the volume plugins' hints read
+    them; without hints they watch every event); DRA objects whenever Dynamic Resource Allocation is on
+    (``dra_events``: kube's informers deliver them then).
+    """
+    changes: list[tuple[ev.ClusterEvent, object, object]] = []
+    storage, dra = store.storage, store.dra
+    for obj in items:
+        replaced = storage.replaced(obj) if storage_events else None
+        if replaced is None and dra_events and isinstance(obj, _DRA_OBJECTS):
+            replaced = _DRA_RESOURCES[type(obj)], dra.stored(obj)
+        if replaced is None or replaced[1] == obj:
+            continue
+        resource, old = replaced
+        changes.append((ev.object_change(resource, old, obj), old, obj))
+    return changes
