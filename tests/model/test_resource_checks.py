@@ -45,11 +45,12 @@ def test_admitted_as_the_api_server_admits(name: str) -> None:
 
 def test_the_tutorial_gpu_pod_without_a_limit_names_the_fix() -> None:
     """Regression: a pod asking for a GPU with no limit loaded (and was scheduled); the API server refuses it."""
-    trainer = {"kind": "Pod", "metadata": {"name": "trainer"}, "spec": {"containers": [
-        {"name": "main", "resources": {"requests": {"cpu": "2", "nvidia.com/gpu": "1"}}}]}}
+    resources: dict[str, Any] = {"requests": {"cpu": "2", "nvidia.com/gpu": "1"}}
+    trainer = {"kind": "Pod", "metadata": {"name": "trainer"},
+               "spec": {"containers": [{"name": "main", "resources": resources}]}}
     with pytest.raises(ManifestError, match=re.escape(
             "Pod default/trainer, field spec.containers[0].resources.limits: Required value: "
             "Limit must be set for non overcommitable resources")):
         load_cluster([trainer])
-    trainer["spec"]["containers"][0]["resources"]["limits"] = {"nvidia.com/gpu": "1"}
+    resources["limits"] = {"nvidia.com/gpu": "1"}
     assert str(load_cluster([trainer]).pods[0].containers[0].requests["nvidia.com/gpu"]) == "1"

@@ -464,3 +464,31 @@ def test_yaml_config_file(tmp_path: Path) -> None:
     code, out, _ = cli("simulate", str(path), "--config", str(config), "--format", "json")
     assert code == 0
     assert json.loads(out)["placements"]["default/web"] in {"node-a", "node-b"}
+
+
+# --- what the text says about bound and gated pods ----------------------------------------------
+
+
+def test_explain_of_a_bound_pod_says_where_it_is_bound(tmp_path: Path) -> None:
+    path = write_json(tmp_path / "cluster.json", [node("node-a"), node("node-b"), pod("db", nodeName="node-b")])
+    code, out, _ = cli("explain", str(path), "--pod", "default/db")
+    assert code == 0
+    assert out.splitlines()[1].startswith("bound to node-b: kube-scheduler never schedules a bound pod again")
+    data = json.loads(cli("explain", str(path), "--pod", "default/db", "--format", "json")[1])
+    assert data["bound_to"] == "node-b"
+    pending = json.loads(cli("explain", str(path), "--pod", str(write_json(tmp_path / "p.json", [pod("p")])),
+                             "--format", "json")[1])
+    assert pending["bound_to"] is None
+
+
+def test_a_gated_pod_names_its_gates(tmp_path: Path) -> None:
+    """Regression: explain's text was an empty table."""
+    gated = pod("held", schedulingGates=[{"name": "example.com/a"}, {"name": "example.com/b"}])
+    path = write_json(tmp_path / "cluster.json", [node("node-a"), gated])
+    code, out, _ = cli("explain", str(path), "--pod", "default/held")
+    assert code == 0
+    assert out.splitlines()[1] == ("not tried: SchedulingGates holds the pod back (waiting for scheduling gates: "
+                                   "[example.com/a example.com/b]); it is tried once every gate is removed")
+    report = json.loads(cli("simulate", str(path), "--format", "json")[1])
+    assert report["gates"] == {"default/held": ["example.com/a", "example.com/b"]}
+    assert "  default/held: example.com/a, example.com/b" in cli("simulate", str(path))[1].splitlines()
