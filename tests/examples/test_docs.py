@@ -212,6 +212,11 @@ def test_every_command_example_is_run() -> None:
     assert shown == []
 
 
+def test_readme_python_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """"A taste" runs from the repository's root, on a file that exists, and prints what it shows."""
+    run_python_blocks(ROOT / "README.md", ROOT, monkeypatch)
+
+
 def test_reference_python_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     run_python_blocks(DOCS / "reference" / "api.md", tmp_path, monkeypatch)
 
