@@ -138,9 +138,11 @@ _POLICY_REMOVED: Final = ("the scheduler Policy API was removed in Kubernetes v1
 
 def _cluster_objects(doc: Any) -> str | None:
     """What a config file holds when it holds cluster objects instead (``a v1 List``, ``a Node``), else ``None``."""
+    if isinstance(doc, list):
+        return "a JSON array of them" if any(_cluster_objects(item) for item in doc) else None
     kind = doc.get("kind") if isinstance(doc, Mapping) else None
-    if isinstance(doc, list) or (isinstance(kind, str) and (kind.endswith("List") or kind in _CLUSTER_KINDS)):
-        return "a JSON array" if isinstance(doc, list) else f"a {'v1 ' if kind == 'List' else ''}{kind}"
+    if isinstance(kind, str) and (kind.endswith("List") or kind in _CLUSTER_KINDS):
+        return f"a {'v1 ' if kind == 'List' else ''}{kind}"
     return None
 
 

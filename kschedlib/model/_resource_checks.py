@@ -81,8 +81,17 @@ def _value_problem(name: str, quantity: Quantity) -> str | None:
     return None
 
 
+def _request_within_limit(r: Reader, path: str, name: str, request: Quantity, limit: Quantity) -> None:
+    if request > limit:
+        r.fail(join(path, "requests"), _invalid(request, f"must be less than or equal to {name} limit of {limit}"))
+
+
 def _check(r: Reader, path: str, requests: Mapping[str, Quantity], limits: Mapping[str, Quantity],
            pod_level: bool) -> None:
+    if not pod_level and requests.keys() <= _CONTAINER_RESOURCES and limits.keys() <= _CONTAINER_RESOURCES:
+        for name, limit in limits.items():  # the common case, on every pod read: cpu, memory, storage only
+            _request_within_limit(r, path, name, requests[name], limit)
+        return
     for key, amounts in (("limits", limits), ("requests", requests)):
         for name in sorted(amounts):
             at = f"{join(path, key)}[{name}]"
@@ -96,8 +105,8 @@ def _check(r: Reader, path: str, requests: Mapping[str, Quantity], limits: Mappi
                 r.fail(join(path, "limits"), "Required value: Limit must be set for non overcommitable resources")
         elif request != limit and not is_overcommit_allowed(name):
             r.fail(join(path, "requests"), _invalid(request, f"must be equal to {name} limit of {limit}"))
-        elif request > limit:
-            r.fail(join(path, "requests"), _invalid(request, f"must be less than or equal to {name} limit of {limit}"))
+        else:
+            _request_within_limit(r, path, name, request, limit)
     names = {*requests, *limits}
     if any(name.startswith(_HUGEPAGES) for name in names) and not names & {"cpu", "memory"}:
         r.fail(path, "Forbidden: HugePages require cpu or memory")

@@ -131,10 +131,15 @@ def test_a_config_given_as_the_cluster(tmp_path: Path) -> None:
            "give it with --config" in err
 
 
-def test_a_cluster_given_as_the_config(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("document", "what"), [
+    ({"apiVersion": "v1", "kind": "List", "items": SMALL}, "a v1 List"), (SMALL, "a JSON array of them"),
+    (SMALL[0], "a Node")], ids=["list", "array", "one-node"])
+def test_a_cluster_given_as_the_config(tmp_path: Path, document: object, what: str) -> None:
     cluster = str(write_json(tmp_path / "cluster.json", SMALL))
-    err = _refusal("explain", cluster, "--pod", "default/web", "--config", cluster)
-    assert f"{cluster} holds cluster objects (a v1 List), not a KubeSchedulerConfiguration: give it as the " \
+    config = tmp_path / "objects.json"
+    config.write_text(json.dumps(document))
+    err = _refusal("explain", cluster, "--pod", "default/web", "--config", str(config))
+    assert f"{config} holds cluster objects ({what}), not a KubeSchedulerConfiguration: give it as the " \
            "cluster" in err
 
 
