@@ -89,8 +89,8 @@ def _request_within_limit(r: Reader, path: str, name: str, request: Quantity, li
 def _check(r: Reader, path: str, requests: Mapping[str, Quantity], limits: Mapping[str, Quantity],
            pod_level: bool) -> None:
     if not pod_level and requests.keys() <= _CONTAINER_RESOURCES and limits.keys() <= _CONTAINER_RESOURCES:
-        for name, limit in limits.items():  # the common case, on every pod read: cpu, memory, storage only
-            _request_within_limit(r, path, name, requests[name], limit)
+        for name, ceiling in limits.items():  # the common case, on every pod read: cpu, memory, storage only
+            _request_within_limit(r, path, name, requests[name], ceiling)
         return
     for key, amounts in (("limits", limits), ("requests", requests)):
         for name in sorted(amounts):
@@ -99,7 +99,8 @@ def _check(r: Reader, path: str, requests: Mapping[str, Quantity], limits: Mappi
             if problem is not None:
                 r.fail(at, problem)
     for name in sorted(requests):
-        request, limit = requests[name], limits.get(name)
+        request = requests[name]
+        limit = limits.get(name)
         if limit is None:
             if not is_overcommit_allowed(name):
                 r.fail(join(path, "limits"), "Required value: Limit must be set for non overcommitable resources")

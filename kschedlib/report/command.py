@@ -12,14 +12,10 @@ from kschedlib._cli.help import examples
 from kschedlib.errors import ReportError
 from kschedlib.report import KINDS, render_html
 
-__all__ = ["add_arguments", "add_parser", "html_writer", "read_result", "run", "write_html"]
+__all__ = ["SUMMARY", "add_arguments", "html_writer", "read_result", "run", "write_html"]
 
 SUMMARY = "render a saved JSON result (simulate, explain, capacity, drain, nodes-needed, compare, sweep) as HTML"
-
-
-def add_parser(sub: Any) -> None:
-    """The ``report`` subcommand."""
-    add_arguments(sub.add_parser("report", help=SUMMARY, description=SUMMARY), "report")
+"""What ``report`` does, in one line."""
 
 
 def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
