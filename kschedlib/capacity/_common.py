@@ -51,6 +51,4 @@ def held_reason(scheduler: Scheduler, pod: Pod) -> tuple[str, str]:
         return answer.pre_enqueue.plugin, answer.pre_enqueue.message()
     if answer.skip_reason is not None:
         return "deletion", answer.skip_reason
-    if answer.error is not None:
-        return "schedulerName", answer.error
-    return "", "not tried"
+    return "schedulerName", answer.error or "not tried"

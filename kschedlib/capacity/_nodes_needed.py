@@ -78,8 +78,7 @@ class NodesNeededReport:
 
     def text(self) -> str:
         lines = [f"{self.nodes_needed} node(s) of template {self.template} needed (searched up to {self.limit})"]
-        lines.extend(f"  {node}: {', '.join(pods) or 'no pending pod (its DaemonSet pods only)'}"
-                     for node, pods in self.new_node_pods.items())
+        lines.extend(f"  {node}: {', '.join(pods) or '-'}" for node, pods in self.new_node_pods.items())
         new = set(self.new_nodes)
         existing = {pod: node for pod, node in self.placements.items() if node not in new}
         if existing:
@@ -135,11 +134,11 @@ class _Search:
             trial.add_node(node)
             for daemon in daemon_pods_for(self.bound, node):  # the DaemonSets come to a new node too
                 trial.add_pod(daemon)
-        for key in self.retry:
+        for key in self.retry:  # tried once on the cluster as it is: queued again, to meet the new nodes
             pod = trial.get_pod(key)
-            if pod is not None:
-                trial.remove_pod(key)
-                trial.add_pod(_as_pending(pod))
+            assert pod is not None
+            trial.remove_pod(key)
+            trial.add_pod(_as_pending(pod))
         placements: dict[str, str | None] = {}
         failures: dict[str, str] = {}
         for result in trial.run_until_idle():

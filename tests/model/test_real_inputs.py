@@ -273,3 +273,10 @@ def test_two_objects_of_one_name_and_different_uids_are_refused() -> None:
                                             r"uids u-1 and u-2\)") as caught:
         load_cluster([NODE_A, _dumped_pod("web", uid="u-1"), _dumped_pod("web", uid="u-2")])
     assert (caught.value.obj, caught.value.field) == ("Pod default/web", "metadata.uid")
+
+
+def test_a_scheduler_configuration_is_not_a_cluster() -> None:
+    config = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
+    with pytest.raises(ManifestError, match=r"<cluster>: holds a KubeSchedulerConfiguration \(a scheduler "
+                                            r"configuration\), not cluster objects: give it with --config"):
+        load_cluster([NODE_A, config])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import re
@@ -492,3 +493,13 @@ def test_a_gated_pod_names_its_gates(tmp_path: Path) -> None:
     report = json.loads(cli("simulate", str(path), "--format", "json")[1])
     assert report["gates"] == {"default/held": ["example.com/a", "example.com/b"]}
     assert "  default/held: example.com/a, example.com/b" in cli("simulate", str(path))[1].splitlines()
+
+
+def test_simulate_csv_is_one_row_per_pending_pod_with_its_state() -> None:
+    code, out, _ = cli("simulate", "--format", "csv")
+    assert code == 0
+    rows = {row["pod"]: row for row in csv.DictReader(io.StringIO(out))}
+    assert (rows["default/held"]["state"], rows["default/held"]["reason"]) == ("gated", "example.com/approval")
+    assert rows["default/batch-huge"]["state"] == "unschedulable"
+    assert rows["default/batch-huge"]["reason"].startswith("0/6 nodes are available: ")
+    assert {row["state"] for row in rows.values()} == {"scheduled", "unschedulable", "gated"}

@@ -198,3 +198,21 @@ def test_drain_fail_on_unschedulable(tmp_path: Path, extra: tuple[dict[str, Any]
     cluster = _drain_files(tmp_path, *extra)
     assert cli("drain", cluster, "--node", "a")[0] == 0
     assert cli("drain", cluster, "--node", "a", "--fail-on-unschedulable")[0] == status
+
+
+def test_a_pod_for_another_scheduler_is_not_helped_and_says_why() -> None:
+    other = pod("batch")
+    other["spec"]["schedulerName"] = "volcano"
+    report = capacity.nodes_needed([node("a", cpu="1"), other, pod("big", cpu="3")], node("pool", cpu="4"))
+    assert report.nodes_needed == 1
+    assert report.not_helped == {"default/batch": 'profile not found for scheduler name "volcano"'}
+
+
+def test_a_daemon_set_is_no_template_for_copies(tmp_path: Path) -> None:
+    daemons = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "logs"},
+               "spec": {"selector": {"matchLabels": {"app": "logs"}},
+                        "template": {"metadata": {"labels": {"app": "logs"}}, "spec": {"containers": [{"name": "c"}]}}}}
+    files = write_files(tmp_path, {"cluster": {"kind": "List", "items": [node("a")]}, "daemons": daemons})
+    code, _, err = cli("capacity", files["cluster"], "--pod", files["daemons"], "--expand-controllers")
+    assert code == 2
+    assert "expected exactly one Pod, found a DaemonSet" in err
