@@ -8,8 +8,9 @@ The names below are imported on first use, so that ``python -m kschedlib --help`
 program that needs one corner of the library do not pay for all of it.
 """
 
-import importlib
 import typing
+
+from kschedlib._lazy import lazy_exports
 
 if typing.TYPE_CHECKING:
     from kschedlib.clock import Clock, FakeClock, SystemClock
@@ -67,22 +68,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
 }
 """Where each public name is defined (the ``TYPE_CHECKING`` imports above say the same to type checkers)."""
 
-_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
-
-
-def __getattr__(name: str) -> object:
-    """Import a public name's module on first use, and keep the name here from then on."""
-    module = _HOME_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'kschedlib' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
-
+__getattr__, __dir__ = lazy_exports(globals(), _HOMES)
 
 __all__ = [
     "CacheError",

@@ -1,5 +1,5 @@
 """The kschedlib command line: explain and simulate over cluster files, the capacity questions
-(capacity, drain, nodes-needed, compare), sweep and serve-extender.
+(capacity, drain, nodes-needed, compare), sweep, serve-extender, report, and dump and run on a live cluster.
 
 Every subcommand lives beside its feature, in a module with ``add_arguments(parser, command)`` that
 adds its arguments and ``set_defaults(run=...)`` with a ``run(args, out, err) -> exit status``.
@@ -33,11 +33,14 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     "sweep": ("kschedlib.sweeps.command", "ask one question of every scenario of a grid (clusters x workloads x ...)"),
     "serve-extender": ("kschedlib.extender.command", "serve a profile's Filter and Score plugins as an HTTP extender"),
     "report": ("kschedlib.report.command", "render a saved JSON result as one HTML page to share"),
+    "dump": ("kschedlib.kube.command", "write a live cluster as one file every command reads (a snapshot)"),
+    "run": ("kschedlib.kube.command", "schedule a live cluster's pods, as a (second) scheduler"),
 }
 """Command -> (the module that adds its arguments and runs it, its one-line summary)."""
 
 DESCRIPTION: Final = ("kschedlib answers scheduling questions with kube-scheduler's own decisions and messages "
-                      "(v1.30 to v1.36), from cluster files such as kubectl get nodes,pods -A -o json writes.")
+                      "(v1.30 to v1.36), from cluster files such as kubectl get nodes,pods -A -o json writes, or "
+                      "from a live cluster (--kubeconfig); and schedules a live cluster's pods (run).")
 
 EXAMPLES: Final = """examples:
   kschedlib simulate                                   # schedule a bundled example cluster
@@ -45,6 +48,7 @@ EXAMPLES: Final = """examples:
   kschedlib simulate cluster.json                      # where the pending pods go, and why others fit nowhere
   kschedlib explain cluster.json --pod default/web-1   # every node's verdict and score for one pod
   kschedlib capacity cluster.json --pod default/web-1  # how many more copies fit
+  kschedlib simulate --kubeconfig                      # the same of a live cluster (the kube extra)
   kschedlib COMMAND --help                             # a command's options and examples"""
 
 

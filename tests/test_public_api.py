@@ -111,7 +111,7 @@ def test_public_members_of_exported_classes_are_documented(name: str) -> None:
 
 PUBLIC_NAMESPACES = ["kschedlib", "kschedlib.framework", "kschedlib.model", "kschedlib.testing", "kschedlib.extender",
                      "kschedlib.simulation", "kschedlib.plugins", "kschedlib.errors", "kschedlib.results",
-                     "kschedlib.metrics"]
+                     "kschedlib.metrics", "kschedlib.kube"]
 FACADES = {"kschedlib.testing.strategies"}
 """Private modules whose public names are declared as such (the strategies re-export their defining modules)."""
 

@@ -6,17 +6,21 @@ import argparse
 from collections.abc import Sequence
 
 from kschedlib._cli.formats import add_format_argument
+from kschedlib.kube.sources import add_live_arguments
 from kschedlib.versions import add_version_arguments
 
 __all__ = ["add_cluster_arguments", "add_common_arguments", "add_config_argument", "add_expand_argument",
            "add_fail_on_unschedulable", "add_seed_argument"]
 
-def add_cluster_arguments(parser: argparse.ArgumentParser, *, optional: bool = False, help: str = "") -> None:
-    """Where the cluster comes from: files of Kubernetes v1 objects, read as one cluster."""
+def add_cluster_arguments(parser: argparse.ArgumentParser, *, help: str = "") -> None:
+    """Where the cluster comes from: files of Kubernetes v1 objects read as one cluster, or a live cluster
+    (``--kubeconfig``/``--context``); the command's run reads it with
+    :func:`kschedlib.kube.sources.cluster_input`."""
     parser.add_argument(
-        "cluster", nargs="*" if optional else "+", metavar="CLUSTER",
+        "cluster", nargs="*", metavar="CLUSTER",
         help=help or "cluster file(s): Kubernetes v1 objects in JSON or YAML (kubectl get nodes,pods -A -o json), "
-                     "several files read as one cluster")
+                     "several files read as one cluster; or --kubeconfig")
+    add_live_arguments(parser)
 
 
 def add_config_argument(parser: argparse.ArgumentParser) -> None:

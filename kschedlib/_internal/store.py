@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Final, final
+from typing import Any, Final, final
 
 from kschedlib._internal.scheduling_store import PodTable, SchedulingStore
 from kschedlib.dra._store import DraStore
@@ -17,6 +17,7 @@ from kschedlib.framework.events import (
     VOLUME_ATTACHMENT,
 )
 from kschedlib.model.objects import Namespace, OwnerSelector, Pod, PodDisruptionBudget
+from kschedlib.model.scheduling_crds import ElasticQuota, PodGroup
 from kschedlib.model.storage import (
     CSIDriver,
     CSINode,
@@ -102,6 +103,24 @@ class StorageStore:
         else:
             return False
         return True
+
+    def remove(self, obj: object) -> object | None:
+        """Forget the stored storage object of ``obj``'s kind and name; returns it (``None``: unknown)."""
+        replaced = self.replaced(obj)
+        old = replaced[1] if replaced is not None else None
+        if old is None:
+            return None
+        if isinstance(old, PersistentVolume):
+            self.remove_pv(old.name)
+        elif isinstance(old, VolumeAttachment):
+            self.volume_attachments_by_node.get(old.node_name, {}).pop(old.name, None)
+        else:
+            tables: dict[type, dict[str, Any]] = {PersistentVolumeClaim: self.pvcs, StorageClass: self.classes,
+                                                  CSINode: self.csi_nodes, CSIDriver: self.csi_drivers,
+                                                  CSIStorageCapacity: self.capacities}
+            table = tables[type(old)]
+            table.pop(next(key for key, value in table.items() if value is old))
+        return old
 
     def put_pv(self, pv: PersistentVolume) -> None:
         """Record a PersistentVolume, keeping the class index right."""
@@ -229,6 +248,21 @@ class ObjectStore:
                 self.owners[f"{obj.kind}/{obj.namespace}/{obj.name}"] = obj
             elif not self.scheduling.add(obj) and not self.dra.add(obj):
                 self.storage.add(obj)
+
+    def remove(self, obj: object) -> object | None:
+        """Forget the stored object of ``obj``'s kind and name (not pods); returns it (``None``: unknown)."""
+        if isinstance(obj, Namespace):
+            return self.namespaces.pop(obj.name, None)
+        if isinstance(obj, PodDisruptionBudget):
+            return self.pdbs.pop(f"{obj.namespace}/{obj.name}", None)
+        if isinstance(obj, OwnerSelector):
+            return self.owners.pop(f"{obj.kind}/{obj.namespace}/{obj.name}", None)
+        if isinstance(obj, PodGroup):
+            return self.scheduling.groups.pop(obj.key, None)
+        if isinstance(obj, ElasticQuota):
+            return self.scheduling.quotas.pop(obj.key, None)
+        removed = self.dra.remove(obj)
+        return removed if removed is not None else self.storage.remove(obj)
 
     def owner_selectors(self, namespace: str) -> Sequence[OwnerSelector]:
         return [owner for owner in self.owners.values() if owner.namespace == namespace]

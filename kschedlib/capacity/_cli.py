@@ -13,6 +13,7 @@ from kschedlib.capacity._compare import compare
 from kschedlib.capacity._drain_plan import drain
 from kschedlib.capacity._nodes_needed import nodes_needed
 from kschedlib.capacity._replicas import max_replicas
+from kschedlib.kube.sources import cluster_input
 from kschedlib.progress import Progress
 
 __all__ = ["COMMANDS", "add_arguments"]
@@ -133,6 +134,7 @@ def _answer(args: argparse.Namespace, meter: Progress) -> _Answer:
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Answer the subcommand's question and print it in the chosen format; progress goes to ``err``
     when it is a terminal."""
+    args.cluster = cluster_input(args)
     with Progress(unit=UNITS[args.command], label=args.command, stream=err) as meter:
         answer = _answer(args, meter)
     write(args.command, answer, args.format, out)

@@ -9,6 +9,7 @@ from typing import Any, TextIO
 from kschedlib._cli.formats import write
 from kschedlib._cli.help import UNSCHEDULABLE_STATUS, examples
 from kschedlib._cli.options import add_cluster_arguments, add_common_arguments, add_fail_on_unschedulable
+from kschedlib.kube.sources import cluster_input
 from kschedlib.progress import Progress
 from kschedlib.simulation.explain import explain
 from kschedlib.simulation.report import ExplainAnswer, SimulationAnswer
@@ -51,8 +52,8 @@ def _simulate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Schedule the cluster's pending pods one after another, as kube-scheduler's loop "
                           "would (retries, backoff and preemption on a simulated clock), and say where each went "
                           "and why the others fit nowhere.")
-    add_cluster_arguments(parser, optional=True, help="cluster file(s), read as one cluster (default: a bundled "
-                                                      "example, named in the output)")
+    add_cluster_arguments(parser, help="cluster file(s), read as one cluster, or --kubeconfig (default: a bundled "
+                                       "example, named in the output)")
     parser.add_argument("--once", action="store_true", help="give every pending pod exactly one attempt (no retries)")
     parser.add_argument("--events", metavar="FILE",
                         help="timeline of cluster changes to apply while simulating (a JSON or YAML list of "
@@ -71,8 +72,9 @@ def _simulate_arguments(parser: argparse.ArgumentParser) -> None:
 def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     meter = Progress(unit="attempts", label="simulate", stream=err)  # of the pods' first attempts: ETA
     with resources.as_file(resources.files("kschedlib.simulation.data") / EXAMPLE_CLUSTER) as example:
-        cluster: Any = args.cluster or example
-        source = ", ".join(args.cluster) if args.cluster else f"{example} (the bundled example)"
+        cluster: Any = cluster_input(args, default=example)
+        files = _inputs(args) or (str(example),)
+        source = " ".join(files) if cluster is not example else f"{example} (the bundled example)"
         if args.expand_controllers:
             from kschedlib.capacity import expand_controllers
 
@@ -82,15 +84,22 @@ def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                           feature_gates=args.feature_gates)
     summary = report.summary()
     meter.close(f"{sum(report.attempts.values())} attempts, {summary['pods']} pods: {summary['scheduled']} scheduled")
-    files = tuple(args.cluster) if args.cluster else (str(example),)
-    write("simulate", SimulationAnswer(report, source, files, bundled=not args.cluster), args.format, out)
+    write("simulate", SimulationAnswer(report, source, files, bundled=cluster is example), args.format, out)
     if args.fail_on_unschedulable and report.unschedulable:
         return UNSCHEDULABLE_STATUS
     return 0
 
 
+def _inputs(args: argparse.Namespace) -> tuple[str, ...]:
+    """What the command read, as arguments to repeat: its files, or its live cluster's options."""
+    if args.kubeconfig is None and args.context is None:
+        return tuple(args.cluster)
+    live = ("--kubeconfig", *([args.kubeconfig] if args.kubeconfig else []))
+    return (*live, *(("--context", args.context) if args.context else ()))
+
+
 def _explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    result = explain(args.cluster, args.pod, args.config, start_index=args.start_index, seed=args.seed,
+    result = explain(cluster_input(args), args.pod, args.config, start_index=args.start_index, seed=args.seed,
                      kube_version=args.kube_version, feature_gates=args.feature_gates)
     write("explain", ExplainAnswer(result), args.format, out)
     if result.refused:

@@ -164,6 +164,16 @@ class SimulationRun:
         """The message of each pod's last failed attempt."""
         self.repeating: set[str] = set()
         """Pods whose last two attempts failed alike with no timeline event applied in between."""
+        self.changes = 0
+        """Changes to the cluster seen so far: bindings, evictions, new nominations, timeline batches."""
+        self.seen: dict[str, tuple[int, set[str]]] = {}
+        """Pod -> the failure messages it had since the last change (with that change's number)."""
+        self.cycling: set[str] = set()
+        """Pods whose last failure repeated one they had since the last change, not necessarily the one
+        before (a gang whose members fail by turns)."""
+        self.failed_at: dict[str, int] = {}
+        """Pod -> :attr:`changes` when its last failed attempt started (a retry after a change may end
+        otherwise)."""
         self.before_batch: Callable[[Scheduler], None] | None = None
         """Called with the scheduler before each timeline batch is applied (capacity reports read it)."""
         self.budgets: dict[str, int] = {}
@@ -178,10 +188,13 @@ class SimulationRun:
         report.trace.append(_trace_entry(result))
         if result.waiting:
             return
+        seen = self.changes
         if result.scheduled:
+            self.changes += 1
             self.failures.pop(key, None)
             self.rejections.pop(key, None)
             self.repeating.discard(key)
+            self.cycling.discard(key)
             report.placements[key] = result.node_name
             report.unschedulable.pop(key, None)
             report.nominations.pop(key, None)
@@ -191,15 +204,25 @@ class SimulationRun:
             if self.failures.get(key) == message:
                 self.repeating.add(key)
             self.failures[key] = message
+            stamp, messages = self.seen.get(key, (-1, set()))
+            if stamp != seen:
+                stamp, messages = seen, set()
+            (self.cycling.add if message in messages else self.cycling.discard)(key)
+            messages.add(message)
+            self.seen[key] = (stamp, messages)
             if result.diagnosis is not None:
                 self.rejections[key] = result.diagnosis.node_statuses
             report.placements[key] = None
             report.unschedulable[key] = message
+            self.failed_at[key] = seen
             if result.nominated_node_name:
+                self.changes += report.nominations.get(key) != result.nominated_node_name
                 report.nominations[key] = result.nominated_node_name
         for victim in result.victims:
             if self.scheduler.remove_pod(victim):
+                self.changes += 1
                 report.evicted.append(victim)
+                self._gone(victim)
         self.done += 1
         if self.progress is not None:
             self.progress(self.done, len(report.placements))
@@ -222,15 +245,30 @@ class SimulationRun:
             return self.scheduler.nominations().get(first.pod) is not None
         return False
 
+    def _gone(self, key: str) -> None:
+        """A pod the run placed was deleted (by an event or a preemption): it did not end bound."""
+        if self.report.placements.get(key) is not None:
+            self.report.placements[key] = None
+
+    def _repeats(self, key: str, attempts: int) -> bool:
+        """Whether retrying ``key`` can only fail again as before: nothing changed in the cluster since its last
+        attempt, which failed as the one before did, or as an earlier one did once its backoff stopped growing
+        (the retries of a gang whose members fail by turns then come round in the same order)."""
+        if self.failed_at.get(key) != self.changes:
+            return False
+        backoff = self.scheduler.backoff_seconds
+        return key in self.repeating or (key in self.cycling and backoff(attempts) == backoff(attempts + 1))
+
     def settled(self) -> bool:
-        """Whether only backoff retries of pods repeating the same error are left: no retry, and no
-        event a retry could trigger, can change the outcome any more."""
+        """Whether only backoff retries that can change nothing are left (:meth:`_repeats`): no retry, and no
+        event a retry could trigger, can change the outcome any more.  (A pod in backoff whose cluster changed
+        may still bind, as in kube.)"""
         scheduler = self.scheduler
-        if not self.repeating or scheduler.waiting_pods() or scheduler.binding_pods():
+        if not (self.repeating or self.cycling) or scheduler.waiting_pods() or scheduler.binding_pods():
             return False
         attempts_of = {}
         for key, (queue, info) in self.scheduler.pending().items():
-            if queue == "active" or (queue == "backoff" and key not in self.repeating):
+            if queue == "active" or (queue == "backoff" and not self._repeats(key, info.attempts)):
                 return False
             attempts_of[key] = info.attempts
         if self.batches:
@@ -241,6 +279,8 @@ class SimulationRun:
 
     def apply_next(self, *, checkpoint: bool) -> None:
         self.repeating.clear()  # the events may change what the retries find
+        self.cycling.clear()
+        self.changes += 1
         batch = self.batches.pop(0)
         if checkpoint and self.report.checkpoints is not None:
             self.report.checkpoints.append({"before_event": batch.first.index,
@@ -252,6 +292,8 @@ class SimulationRun:
         for event in batch.events:
             change = apply_event(self.scheduler, event, known, self.budgets)
             self.report.deleted_by_events.extend(change.deleted)
+            for key in change.deleted:
+                self._gone(key)
             for key in change.added_pending:
                 self.report.placements[key] = None
                 self.report.unschedulable.pop(key, None)

@@ -11,6 +11,7 @@ import attrs
 
 from kschedlib._cli.formats import add_format_argument, write
 from kschedlib._cli.help import examples
+from kschedlib.kube.sources import add_live_arguments, live_clusters
 from kschedlib.simulation.report import table
 from kschedlib.sweeps.driver import sweep
 from kschedlib.sweeps.executors import open_executor
@@ -42,6 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
                         help="seconds a scenario may take at the head of the stream before it counts as failed")
     parser.add_argument("--output", "-o", default="-", metavar="FILE",
                         help="file to write (default: standard output)")
+    add_live_arguments(parser)
     add_format_argument(parser, extra=(STREAMING,),
                         extra_help="; text and csv give one summary row per scenario, json and yaml every answer "
                                    "whole, jsonl one result per line as each scenario ends")
@@ -107,7 +109,7 @@ def _write(rows: Iterable[dict[str, Any]], form: str, out: TextIO) -> None:
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run the sweep; 0 when every scenario answered, 1 when some ended in an error (each one is in
     the output with its ``error``)."""
-    grid = load_grid(args.grid)
+    grid = load_grid(args.grid, clusters=live_clusters(args))
     failed = 0
 
     def rows(results: Iterable[SweepResult[Any]]) -> Iterator[dict[str, Any]]:

@@ -12,8 +12,8 @@ import pytest
 from kschedlib import Cluster, explain, load_cluster
 
 DATA = Path(__file__).parent.parent / "data" / "conformance"
-DATA_BY_VERSION = {"1.30": DATA, "1.36": DATA.with_name("conformance-v1.36")}
-"""Real kube-scheduler decisions per version: v1.30.6 and v1.36.3."""
+DATA_BY_VERSION = {"1.30": DATA, **{f"1.{m}": DATA.with_name(f"conformance-v1.{m}") for m in range(31, 37)}}
+"""Real kube-scheduler decisions per minor: v1.30.6, v1.31.14, v1.32.13, v1.33.13, v1.34.9, v1.35.6, v1.36.3."""
 CONFIG_HEADER = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 
 
@@ -95,14 +95,15 @@ def scenario_config(scenario: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def case_version(case: dict[str, Any]) -> str:
-    """``"1.30"`` or ``"1.36"`` from the case's ``kube_version`` (``v1.36.3``)."""
+    """The minor (``"1.36"``) of the case's ``kube_version`` (``v1.36.3``; v1.30.6 when absent)."""
     return ".".join(str(case.get("kube_version", "v1.30.6")).lstrip("v").split(".")[:2])
 
 
 def run_explain(case: dict[str, Any]) -> dict[str, Any]:
     scenario = case["scenario"]
     result = explain(scenario_cluster(scenario), admitted(scenario["pod"]), scenario_config(scenario),
-                     start_index=scenario.get("start_index", 0), kube_version=case_version(case))
+                     start_index=scenario.get("start_index", 0), kube_version=case_version(case),
+                     feature_gates=case.get("feature_gates"))
     return result.to_dict()
 
 
