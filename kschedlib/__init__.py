@@ -10,7 +10,7 @@ program that needs one corner of the library do not pay for all of it.
 
 import typing
 
-from kschedlib._lazy import lazy_exports
+from kschedlib._lazy import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
     from kschedlib.clock import Clock, FakeClock, SystemClock
@@ -68,7 +68,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
 }
 """Where each public name is defined (the ``TYPE_CHECKING`` imports above say the same to type checkers)."""
 
-__getattr__, __dir__ = lazy_exports(globals(), _HOMES)
+__getattr__, __dir__ = _lazy_exports(globals(), _HOMES)
 
 __all__ = [
     "CacheError",

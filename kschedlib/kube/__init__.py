@@ -12,7 +12,7 @@ Importing this package imports no client library; connecting does, and without t
 
 import typing
 
-from kschedlib._lazy import lazy_exports
+from kschedlib._lazy import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
     from kschedlib.kube.client import KubeApiError, KubeClient, RateLimiter, connect
@@ -20,7 +20,7 @@ if typing.TYPE_CHECKING:
     from kschedlib.kube.settings import ClientConnection, LeaderElection, RunSettings, read_settings
     from kschedlib.kube.sources import dump, snapshot
 
-__getattr__, __dir__ = lazy_exports(globals(), {
+__getattr__, __dir__ = _lazy_exports(globals(), {
     "kschedlib.kube.client": ("KubeApiError", "KubeClient", "RateLimiter", "connect"),
     "kschedlib.kube.scheduler": ("LiveScheduler", "run"),
     "kschedlib.kube.settings": ("ClientConnection", "LeaderElection", "RunSettings", "read_settings"),

@@ -74,7 +74,8 @@ def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     with resources.as_file(resources.files("kschedlib.simulation.data") / EXAMPLE_CLUSTER) as example:
         cluster: Any = cluster_input(args, default=example)
         files = _inputs(args) or (str(example),)
-        source = " ".join(files) if cluster is not example else f"{example} (the bundled example)"
+        source = " ".join(files) if args.cluster else (f"{example} (the bundled example)" if cluster is example
+                                                        else f"the live cluster ({' '.join(files)})")
         if args.expand_controllers:
             from kschedlib.capacity import expand_controllers
 

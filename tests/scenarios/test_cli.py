@@ -415,7 +415,7 @@ def test_unknown_pod(small: Path) -> None:
 def test_usage_errors_exit_2() -> None:
     code, out, err = cli("explain")
     assert (code, out) == (2, "")
-    assert "the following arguments are required: CLUSTER, --pod" in err
+    assert "the following arguments are required: --pod" in err
     code, out, err = cli("simulate", "--format", "xml")
     assert (code, out) == (2, "")
     assert "invalid choice: 'xml'" in err

@@ -75,7 +75,7 @@ def test_one_format_vocabulary_with_one_default() -> None:
     formats = {name: next((a for a in parser._actions if a.dest == "format"), None)
                for name, parser in subcommands().items()}
     offered = {name: action for name, action in formats.items() if action is not None}
-    assert set(offered) == set(COMMANDS) - {"serve-extender", "report"}
+    assert set(offered) == set(COMMANDS) - {"serve-extender", "report", "dump", "run"}  # they print no answer
     for name, action in offered.items():
         assert action.default == DEFAULT_FORMAT == "text", name
         shared = [choice for choice in action.choices or () if choice in FORMATS]
@@ -189,4 +189,5 @@ def test_explain_loads_neither_sweeps_nor_capacity_nor_servers() -> None:
     modules = loaded("explain", str(TUTORIAL), "--pod", "default/web-1")
     assert "kschedlib.scheduler" in modules
     assert not {m for m in modules if m.startswith(("kschedlib.sweeps", "kschedlib.capacity", "kschedlib.extender",
-                                                   "kschedlib.prometheus", "kschedlib.testing"))}
+                                                   "kschedlib.prometheus", "kschedlib.testing", "kschedlib.report"))}
+    assert "kschedlib.kube.scheduler" not in modules  # --kubeconfig's option, not the live scheduler
