@@ -131,6 +131,7 @@ def drain(
     names = list(nodes)
     if not names or not all(isinstance(name, str) for name in names):
         raise ManifestError("needs one or more node names", obj="drain", field="nodes", value=nodes)
+    names = list(dict.fromkeys(names))  # a node named twice is drained once
     loaded = load(cluster, expand=expand_controllers)
     known = {node.name for node in loaded.nodes}
     for name in names:

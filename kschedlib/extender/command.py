@@ -11,8 +11,11 @@ from kschedlib._cli.help import examples
 from kschedlib.extender.limits import DEFAULT_LIMITS, ExtenderLimits
 from kschedlib.extender.server import (
     DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_BYTES_IN_FLIGHT,
     DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_PROBE_CONNECTIONS,
     DEFAULT_REQUEST_TIMEOUT,
+    DEFAULT_SWITCH_INTERVAL,
     ExtenderServer,
 )
 from kschedlib.versions import add_version_arguments
@@ -50,6 +53,13 @@ def add_arguments(cmd: argparse.ArgumentParser, command: str) -> None:
                      help="parsed request nodes kept between requests (default 5000)")
     cmd.add_argument("--max-connections", type=int, default=DEFAULT_MAX_CONNECTIONS, metavar="N",
                      help="connections served at once (default 64)")
+    cmd.add_argument("--max-bytes-in-flight", type=int, default=DEFAULT_MAX_BYTES_IN_FLIGHT, metavar="N",
+                     help="bytes of request bodies read and not yet answered; others wait (default 64 MiB)")
+    cmd.add_argument("--probe-connections", type=int, default=DEFAULT_PROBE_CONNECTIONS, metavar="N",
+                     help="connections kept beyond --max-connections for GET /healthz alone (default 4)")
+    cmd.add_argument("--switch-interval", type=float, default=DEFAULT_SWITCH_INTERVAL, metavar="SECONDS",
+                     help="seconds a computing thread may hold the interpreter while the connections wait "
+                          "(default 0.001; 0 leaves Python's own)")
     add_version_arguments(cmd)
     cmd.epilog = examples(
         "kschedlib serve-extender --config my-profile.yaml --port 8888",
@@ -65,7 +75,9 @@ def run(args: argparse.Namespace, out: TextIO, *, stop: threading.Event | None =
     server = ExtenderServer(args.config, host=args.host, port=args.port, cluster=args.cluster,
                             profile=args.profile, scores=args.scores, limits=limits,
                             max_body_bytes=args.max_body_bytes, request_timeout=args.request_timeout,
-                            max_connections=args.max_connections, kube_version=args.kube_version,
+                            max_connections=args.max_connections, max_bytes_in_flight=args.max_bytes_in_flight,
+                            probe_connections=args.probe_connections,
+                            switch_interval=args.switch_interval or None, kube_version=args.kube_version,
                             feature_gates=args.feature_gates)
     done = stop if stop is not None else threading.Event()
     if stop is None and threading.current_thread() is threading.main_thread():

@@ -13,7 +13,7 @@ from kschedlib._cli.formats import add_format_argument, write
 from kschedlib._cli.help import examples
 from kschedlib.kube.sources import add_live_arguments, live_clusters
 from kschedlib.simulation.report import table
-from kschedlib.sweeps.driver import sweep
+from kschedlib.sweeps.driver import check_timeout, sweep
 from kschedlib.sweeps.executors import open_executor
 from kschedlib.sweeps.grid import Grid, load_grid
 from kschedlib.sweeps.questions import Ask
@@ -40,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
     parser.add_argument("--workers", type=int, default=None, metavar="N",
                         help="local worker processes (process, dask, ray; default: one per core)")
     parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                        help="seconds a scenario may take at the head of the stream before it counts as failed")
+                        help="seconds a scenario may run before it counts as failed (above 0; default: no limit)")
     parser.add_argument("--output", "-o", default="-", metavar="FILE",
                         help="file to write (default: standard output)")
     add_live_arguments(parser)
@@ -109,6 +109,7 @@ def _write(rows: Iterable[dict[str, Any]], form: str, out: TextIO) -> None:
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run the sweep; 0 when every scenario answered, 1 when some ended in an error (each one is in
     the output with its ``error``)."""
+    timeout = check_timeout(args.timeout, "--timeout")
     grid = load_grid(args.grid, clusters=live_clusters(args))
     failed = 0
 
@@ -119,7 +120,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             yield _row(grid, result)
 
     with (open_executor(args.executor, args.workers) as executor,
-          sweep(grid.scenarios, Ask(grid.question), executor, timeout=args.timeout, progress=err) as results):
+          sweep(grid.scenarios, Ask(grid.question), executor, timeout=timeout, progress=err) as results):
         if args.output == "-":
             _write(rows(results), args.format, out)
         else:
