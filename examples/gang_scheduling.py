@@ -17,6 +17,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 
+import attrs
+
 from kschedlib import FakeClock, Scheduler, ScheduleResult
 from kschedlib.model import POD_GROUP_LABEL, Container, Node, Pod, PodGroup, parse_quantity
 from kschedlib.plugins.batch import batch_scheduling_config
@@ -87,8 +89,17 @@ def _summary(scheduler: Scheduler, title: str) -> None:
     print(f"   placed:  {', '.join(placed) or '-'}")
     print(f"   pending: {', '.join(sorted(scheduler.pending())) or '-'}")
     groups = pod_group_statuses(scheduler.scheduling_objects)
-    print(f"   groups:  {', '.join(f'{g.name}={g.phase} ({g.running} running)' for g in groups)}")
+    print(f"   groups:  {', '.join(f'{g.name}={g.phase} ({g.running} running, {g.succeeded} done)' for g in groups)}")
     print(f"   cpu:     {', '.join(f'{i.name} {i.requested.milli_cpu}m' for i in scheduler.snapshot())}")
+
+
+def _set_phase(scheduler: Scheduler, pods: Iterable[Pod], phase: str) -> None:
+    """What the pods' kubelets report: ``Running`` once started, ``Succeeded`` once done (the PodGroup
+    controller counts by it; a scheduler alone never runs a pod)."""
+    for pod in pods:
+        current = scheduler.pods().get(pod.key)
+        if current is not None and current.node_name:
+            scheduler.update_pod(attrs.evolve(current, phase=phase))
 
 
 def _add(scheduler: Scheduler, group: PodGroup, pods: Iterable[Pod]) -> None:
@@ -108,14 +119,16 @@ def main() -> None:
     for pod in itertools.chain.from_iterable(zip(alpha_pods, beta_pods, strict=True)):
         scheduler.add_pod(pod)
     drive(scheduler, clock, until=30)
-    _summary(scheduler, "alpha holds 6 CPU; beta was released whole instead of half-binding")
+    _set_phase(scheduler, alpha_pods, "Running")
+    _summary(scheduler, "alpha holds 6 CPU and runs; beta was released whole instead of half-binding")
 
-    print("== 2. alpha finishes: its pods are deleted; the 5-minute flush retries beta, which gets the room")
+    print("== 2. alpha finishes: its pods succeed and free their CPU; the 5-minute flush retries beta, which gets "
+          "the room")
     clock.advance(300)
-    for pod in alpha_pods:
-        scheduler.remove_pod(pod)
+    _set_phase(scheduler, alpha_pods, "Succeeded")
     drive(scheduler, clock, until=clock.now() + 400)
-    _summary(scheduler, "beta placed")
+    _set_phase(scheduler, beta_pods, "Running")
+    _summary(scheduler, "alpha finished, beta placed and running")
 
     print("== 3. gamma (2 x 3 CPU, ssd only) fits the free CPU in total but not on the one ssd node")
     scheduler.add_objects([make_node("n3", "4", {"disk": "ssd"})])

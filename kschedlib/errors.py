@@ -19,6 +19,7 @@ semantically is, so callers can catch what they expect::
     ├── BadRequestError (ValueError)      the extender service cannot act on a request
     ├── ScenarioError (RuntimeError)      a scenario of a sweep ended in an error
     ├── ReportError (ValueError)          a document is not a kschedlib result an HTML report can show
+    ├── KubeApiError (RuntimeError)       a Kubernetes API server refused a request (kschedlib.kube)
     └── ExtraNotInstalledError (ImportError)  an optional dependency (an extra) is not installed
 
 "Does not fit" is never an exception: it is a :class:`~kschedlib.framework.Status`.
@@ -26,6 +27,7 @@ semantically is, so callers can catch what they expect::
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import final
 
 __all__ = [
@@ -38,6 +40,7 @@ __all__ = [
     "ExtenderError",
     "ExtraNotInstalledError",
     "KschedError",
+    "KubeApiError",
     "ManifestError",
     "ModelError",
     "QuantityError",
@@ -46,6 +49,7 @@ __all__ = [
     "ScenarioError",
     "SelectorError",
     "WireError",
+    "install_hint",
 ]
 
 
@@ -176,6 +180,16 @@ class ScenarioError(KschedError, RuntimeError):
     """A scenario of a sweep ended in an error (raised by ``SweepResult.unwrap``)."""
 
 
+def install_hint(extra: str) -> str:
+    """The command that installs ``extra``: from the package index, and from this source checkout when
+    kschedlib runs from one (an editable install, where the first command would fetch another copy)."""
+    checkout = Path(__file__).resolve().parent.parent
+    command = f"pip install 'kschedlib[{extra}]'"
+    if (checkout / "pyproject.toml").is_file() and (checkout / "kschedlib").is_dir():
+        command += f" (from this checkout: pip install -e '.[{extra}]' in {checkout})"
+    return command
+
+
 @final
 class ReportError(_FieldError):
     """A document given to :func:`kschedlib.report.render_html` is not a kschedlib result it can show.
@@ -190,4 +204,19 @@ class ExtraNotInstalledError(KschedError, ImportError):
 
     def __init__(self, feature: str, extra: str, module: str) -> None:
         self.extra = extra
-        super().__init__(f"{feature} needs the '{module}' package: pip install 'kschedlib[{extra}]'", name=module)
+        super().__init__(f"{feature} needs the '{module}' package: {install_hint(extra)}", name=module)
+
+
+@final
+class KubeApiError(KschedError, RuntimeError):
+    """The API server refused a request (``status`` is its HTTP status; 0 when it could not be reached)."""
+
+    def __init__(self, status: int, reason: str, message: str, *, method: str = "", path: str = "",
+                 retry_after: float | None = None) -> None:
+        self.status = status
+        self.reason = reason
+        self.message = message
+        self.method = method
+        self.path = path
+        self.retry_after = retry_after
+        super().__init__(f"{method} {path}: {status} {reason}: {message}" if method else message)

@@ -16,12 +16,13 @@ from collections.abc import Iterator
 from typing import Any, final
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import REGISTRY, CollectorRegistry
 
 from kschedlib.metrics import HELP, Metrics
 from kschedlib.scheduler import Scheduler
 
-__all__ = ["SchedulerCollector", "register"]
+__all__ = ["SchedulerCollector", "register", "render"]
 
 
 @final
@@ -65,3 +66,10 @@ def register(source: Scheduler | Metrics, registry: CollectorRegistry | None = N
     collector = SchedulerCollector(source)
     (registry if registry is not None else REGISTRY).register(collector)
     return collector
+
+
+def render(source: Scheduler | Metrics) -> str:
+    """``source``'s metrics in Prometheus' text format, as a scrape of a registry holding only them returns it."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(SchedulerCollector(source))
+    return generate_latest(registry).decode()

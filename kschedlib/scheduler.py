@@ -43,6 +43,13 @@ def _require(value: object, kinds: tuple[type, ...], call: str) -> None:
         raise ModelError(f"must be {expected}", obj=f"Scheduler.{call}", field="argument", value=value)
 
 
+def _require_not(value: object, kinds: tuple[type, ...], call: str) -> None:
+    """Refuse nodes and pods where they have their own methods."""
+    if isinstance(value, kinds):
+        raise ModelError("nodes and pods are removed with remove_node and remove_pod", obj=f"Scheduler.{call}",
+                         field="argument", value=value)
+
+
 @final
 class Scheduler:
     """kube-scheduler's scheduling loop as a synchronous, embeddable object.
@@ -106,6 +113,15 @@ class Scheduler:
         order, as an API server lists them, then bound pods, then pending pods in the given order, plus
         namespaces, PodDisruptionBudgets and owners."""
         self._engine.add_objects(objects, self.add_node)
+
+    def remove_objects(self, objects: Iterable[object]) -> None:
+        """Objects other than nodes and pods were deleted (namespaces, PodDisruptionBudgets, owners, storage,
+        DRA and batch objects): they are forgotten, and pods their deletion may help are requeued.  Unknown
+        objects are ignored."""
+        objects = list(objects)
+        for obj in objects:
+            _require_not(obj, (Node, Pod), "remove_objects")
+        self._engine.remove_objects(objects)
 
     def add_node(self, node: Node) -> None:
         """A node joined (or, if known, changed)."""
@@ -186,6 +202,11 @@ class Scheduler:
         The current time when pods are ready in the active queue; ``None`` when nothing is due.
         """
         return self._engine.next_wakeup()
+
+    def backoff_seconds(self, attempts: int) -> float:
+        """How long a pod that failed its ``attempts``-th attempt backs off (``podInitialBackoffSeconds``
+        doubling per attempt up to ``podMaxBackoffSeconds``)."""
+        return self._engine.queue.backoff_duration(attempts)
 
     # --- introspection ------------------------------------------------------------------------
 
@@ -309,8 +330,11 @@ class Scheduler:
         against this scheduler's current state.
 
         Nothing changes: the pod is not queued, bound or nominated, no random number is used up, and
-        later decisions are the same as without the call.  The live snapshot and plugin caches are
-        reused.  ``percentage_of_nodes_to_score`` defaults to every node; ``None`` samples as this
+        later decisions are the same as without the call, whatever the plugins write on the way (the
+        cycle works on copies of the store, device, PodGroup and quota state, waiting pods and
+        nominations; plugins with state of their own implement
+        :class:`~kschedlib.framework.KeepsState`).  The live snapshot and plugin caches are reused.
+        ``percentage_of_nodes_to_score`` defaults to every node; ``None`` samples as this
         scheduler's config says (from ``start_index``).
         """
         _require(pod, (Pod,), "explain")
@@ -320,13 +344,12 @@ class Scheduler:
             return Explanation(pod, None, f'profile not found for scheduler name "{pod.scheduler_name}"', kube=kube)
         if pod.deletion_timestamp is not None and not pod.node_name:
             return Explanation(pod, None, skip_reason=deleting_message(pod), kube=kube)
-        gate = engine.profiles[pod.scheduler_name].run_pre_enqueue(pod)
-        if not gate.is_success:
-            return Explanation(pod, None, pre_enqueue=gate, kube=kube)
         percentage = percentage_of_nodes_to_score
         if percentage is None:
             percentage = engine.config.percentage_of_nodes_to_score
         outcome = engine.evaluate(pod, start_index=start_index, percentage_of_nodes_to_score=percentage)
+        if isinstance(outcome, Status):
+            return Explanation(pod, None, pre_enqueue=outcome, kube=kube)
         return Explanation(pod, outcome, kube=kube)
 
     def filter_nodes(self, pod: Pod, snapshot: Snapshot, nodes: Sequence[NodeInfo], *, profile: str | None = None,

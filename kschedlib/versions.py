@@ -34,11 +34,13 @@ __all__ = [
     "ENV_VAR",
     "GATES",
     "SUPPORTED_VERSIONS",
+    "VERIFICATIONS",
     "VERIFIED_VERSIONS",
     "Change",
     "GateSpec",
     "KubeSettings",
     "Switches",
+    "Verification",
     "add_version_arguments",
     "changes_between",
     "chosen_explicitly",
@@ -48,6 +50,7 @@ __all__ = [
     "parse_feature_gates",
     "parse_kube_version",
     "resolve",
+    "verification_table",
 ]
 
 Stage = Literal["alpha", "beta", "GA", "deprecated"]
@@ -55,8 +58,8 @@ Stage = Literal["alpha", "beta", "GA", "deprecated"]
 SUPPORTED_VERSIONS: Final = ("1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36")
 """Kubernetes minors kschedlib accepts; each means that minor's newest patch as kschedlib models it."""
 
-VERIFIED_VERSIONS: Final = ("1.30", "1.36")
-"""Minors whose behaviour is checked against a real kube-scheduler's recorded decisions."""
+VERIFIED_VERSIONS: Final = SUPPORTED_VERSIONS
+"""Minors whose behaviour is checked against a real kube-scheduler's recorded decisions (see :data:`VERIFICATIONS`)."""
 
 DEFAULT_KUBE_VERSION: Final = "1.36"
 """The version used when none is chosen in code, on the command line or in :data:`ENV_VAR`."""
@@ -65,7 +68,10 @@ ENV_VAR: Final = "KSCHEDLIB_KUBE_VERSION"
 """Environment variable that sets the default version (e.g. to run one test suite per version)."""
 
 _MINORS: Final = tuple(int(v.split(".")[1]) for v in SUPPORTED_VERSIONS)
-_VERSION = re.compile(r"v?1\.(\d+)(?:\.(\d+))?")
+_VERSION = re.compile(r"v?1\.(0|[1-9][0-9]*)(?:\.(?:0|[1-9][0-9]*))?")
+"""A release version as kube reads one: ASCII digits only, no zero-prefixed component (``1.036`` is refused)."""
+_SPACE: Final = " \t\n\f\r"
+"""What kube's version parser skips around a version (RE2's ``\\s``: ASCII whitespace only)."""
 
 
 @final
@@ -130,6 +136,12 @@ GATES: Final[Mapping[str, tuple[GateSpec, ...]]] = MappingProxyType({
 })
 """Every feature gate kschedlib knows, with its versioned specs (oldest first)."""
 
+_MODELLED_ON_FROM: Final[Mapping[str, tuple[int, str]]] = MappingProxyType({
+    "DynamicResourceAllocation": (32, "1.30 and 1.31 run an alpha API (resource.k8s.io/v1alpha2, v1alpha3) that "
+                                      "kschedlib does not model"),
+})
+"""Gates kschedlib cannot turn on before a minor: the minor it models them on from, and why not before."""
+
 _REMOVED_GATES: Final[Mapping[str, int]] = MappingProxyType({
     "VolumeCapacityPriority": 33,  # renamed StorageCapacityScoring
     "PodDisruptionConditions": 34,
@@ -157,6 +169,11 @@ CHANGES: Final[tuple[Change, ...]] = (
     Change("volume_binding_all_nodes", 31,
            "VolumeBinding's PreFilter no longer narrows the nodes to bound local volumes' hostnames "
            "(reverted upstream after v1.30.6)"),
+    Change("prefilter_narrowing_rejects", 31,
+           "the plugins whose PreFilterResult narrowed the nodes count among the plugins that rejected a pod "
+           "that fits nowhere (their events requeue it)"),
+    Change("extender_error_verbatim", 31,
+           "an extender's `Error` reply is reported as sent (no Go format artefacts such as `%!o(MISSING)`)"),
     Change("preemption_victims_resorted", 31,
            "preemption re-sorts a node's victims by importance after reprieving them (changes which "
            "node is picked)"),
@@ -165,14 +182,19 @@ CHANGES: Final[tuple[Change, ...]] = (
     Change("absent_nodes_in_fit_error", 32,
            "nodes left out by a PreFilterResult count in the FitError as "
            "`node(s) didn't satisfy plugin(s) [X]`; preemption counts every node"),
+    Change("dynamic_resources", 32,
+           "DynamicResources joins the default profile before DefaultPreemption (off by default until 1.34, "
+           "where resource.k8s.io/v1 is served; 1.32 reads v1beta1, 1.33 v1beta1 and v1beta2)",
+           gate="DynamicResourceAllocation"),
     Change("sidecar_nonzero_requests", 32,
            "bound pods' non-zero requests count restartable init (sidecar) containers like the kubelet"),
     Change("volume_attachments_counted", 32,
            "NodeVolumeLimits counts the node's VolumeAttachments of CSI volumes (volumes still detaching)"),
     Change("extender_status_replaces", 32,
            "an extender's failed/unresolvable verdict replaces the node's status"),
-    Change("extender_error_verbatim", 33,
-           "an extender's `Error` reply is reported as sent (no Go format artefacts such as `%!o(MISSING)`)"),
+    Change("csi_limits_from_csinode", 32,
+           "NodeVolumeLimits takes CSI volume limits only from CSINode objects (before, a node's allocatable "
+           "`attachable-volumes-csi-<driver>` limited it where its CSINode gave no count)"),
     Change("balanced_allocation_skips_best_effort", 33,
            "NodeResourcesBalancedAllocation skips pods without cpu/memory requests (score 0)"),
     Change("pv_node_affinity_reason", 33,
@@ -180,6 +202,13 @@ CHANGES: Final[tuple[Change, ...]] = (
     Change("topology_spread_per_constraint", 33,
            "PodTopologySpread scores two soft constraints on one topology key with counts of their own "
            "(up to v1.32 they shared the key's counts)"),
+    Change("nominated_pod_delete_requeues", 33,
+           "a nominated pending pod leaving the queue (deleted, and in 1.33-1.34 also bound) requeues the pods "
+           "of lower or equal priority that a deleted assigned pod could help"),
+    Change("affinity_node_hint_by_domain", 33,
+           "InterPodAffinity's node hint requeues only for a node added with a topology key of the pod's terms "
+           "or an update that gives (affinity), takes away (anti-affinity) or changes one; before, any update "
+           "of a node carrying such a key did", gate="SchedulerQueueingHints"),
     Change("in_place_resize_requests", 33,
            "bound pods' requests include in-place resize status resources", gate="InPlacePodVerticalScaling"),
     Change("fit_unresolvable_over_allocatable", 34,
@@ -192,12 +221,15 @@ CHANGES: Final[tuple[Change, ...]] = (
            gate="VolumeAttributesClass"),
     Change("pod_level_resources", 34,
            "pod-level `spec.resources` requests replace the containers' sum", gate="PodLevelResources"),
-    Change("dynamic_resources", 34,
-           "DynamicResources joins the default profile before DefaultPreemption",
-           gate="DynamicResourceAllocation"),
     Change("generic_taint_reason", 34,
            "TaintToleration says `node(s) had untolerated taint(s)` (v1.35, and v1.34 from its 1.34.x patch "
            "that kschedlib models)"),
+    Change("short_queue_sort_message", 34,
+           "profiles with different queueSort plugins are refused with `must be the same for all profiles` "
+           "(before, `queueSort must be the same for all profiles`)"),
+    Change("dra_claimless_post_filter_reason", 34,
+           "DynamicResources' PostFilter says `no new claims to deallocate` also for pods without claims (before, "
+           "no reason)", gate="DynamicResourceAllocation"),
     Change("dra_prioritized_list", 34, "DRA requests may list `firstAvailable` alternatives",
            gate="DRAPrioritizedList"),
     Change("dra_admin_access", 34, "DRA requests with `adminAccess` may use devices already in use",
@@ -206,6 +238,12 @@ CHANGES: Final[tuple[Change, ...]] = (
            "DynamicResources scores (weight 2; 0 for pods without claims)", gate="DynamicResourceAllocation"),
     Change("terminating_victims_not_deleted", 35,
            "preemption does not delete a victim that is already terminating"),
+    Change("dra_incomplete_pools_skipped", 35,
+           "the DRA allocator takes no device from an incomplete pool and counts the pool's slices beyond the "
+           "node's to tell whether it is complete (a newer generation elsewhere drops the pool); before, only "
+           "`All` requests refused incomplete pools", gate="DynamicResourceAllocation"),
+    Change("binding_is_not_a_nominated_delete", 35,
+           "a nominated pod's binding no longer counts as its deletion (it requeues nothing of its own)"),
     Change("nominated_node_name_kept", 35,
            "a failed pod keeps its nominated node", gate="NominatedNodeNameForExpectation"),
     Change("nominated_node_name_before_prebind", 35,
@@ -226,9 +264,12 @@ CHANGES: Final[tuple[Change, ...]] = (
     Change("dra_extended_resource", 36, "an extended resource a DeviceClass provides (and the node does not "
            "advertise) is allocated by DynamicResources, not checked by NodeResourcesFit",
            gate="DRAExtendedResource"),
-    Change("short_queue_sort_message", 36,
-           "profiles with different queueSort plugins are refused with `must be the same for all profiles` "
-           "(dated by the v1.36.3 source; the exact minor it entered is not pinned)"),
+    Change("affinity_pod_hint_fixes", 36,
+           "InterPodAffinity's pod hint requeues a pod after its own label update, reads nominated pods like "
+           "assigned ones, and requeues a pod matching a deleted pod's anti-affinity", gate="SchedulerQueueingHints"),
+    Change("claim_owner_reason_capitalized", 36,
+           "DynamicResources says `was not created for Pod ... (Pod is not owner)` (before, `pod`)",
+           gate="DynamicResourceAllocation"),
     Change("balanced_allocation_change_score", 36,
            "NodeResourcesBalancedAllocation scores the change in balance the pod makes"),
     Change("pod_level_resize_requests", 36,
@@ -266,10 +307,14 @@ class Switches:
     volume_binding_all_nodes: bool = False
     legacy_volume_limits_unregistered: bool = False
     preemption_victims_resorted: bool = False
+    prefilter_narrowing_rejects: bool = False
     absent_nodes_in_fit_error: bool = False
     sidecar_nonzero_requests: bool = False
     volume_attachments_counted: bool = False
     extender_status_replaces: bool = False
+    csi_limits_from_csinode: bool = False
+    nominated_pod_delete_requeues: bool = False
+    affinity_node_hint_by_domain: bool = False
     extender_error_verbatim: bool = False
     balanced_allocation_skips_best_effort: bool = False
     pv_node_affinity_reason: bool = False
@@ -282,6 +327,11 @@ class Switches:
     dynamic_resources: bool = False
     generic_taint_reason: bool = False
     dynamic_resources_score: bool = False
+    dra_claimless_post_filter_reason: bool = False
+    dra_incomplete_pools_skipped: bool = False
+    binding_is_not_a_nominated_delete: bool = False
+    affinity_pod_hint_fixes: bool = False
+    claim_owner_reason_capitalized: bool = False
     dra_prioritized_list: bool = False
     dra_admin_access: bool = False
     dra_device_taints: bool = False
@@ -301,6 +351,39 @@ class Switches:
     narrow_queueing_hints: bool = False
     pop_from_backoff_queue: bool = False
     async_preemption: bool = False
+
+
+@final
+@attrs.frozen(slots=True)
+class Verification:
+    """How one minor was checked against a real kube-scheduler (a row of the versions page)."""
+
+    minor: int
+    release: str
+    """The patch release whose decisions were recorded (``v1.31.14``): kschedlib follows it."""
+    build: str
+    """Where that kube-scheduler came from."""
+    samples: Mapping[str, int]
+    """Recorded cases per kind (``single cycles``, ``loop timelines``, ...), in the project's test data."""
+    answered: int = 0
+    """Scenarios written for differences the samples miss, answered by that kube-scheduler."""
+
+
+_SAMPLE = {"single cycles": 151, "loop timelines": 16, "extender cases": 10}
+_MICROSHIFT = "the OpenShift fork vendored by openshift/microshift release-4.{}"
+
+VERIFICATIONS: Final[tuple[Verification, ...]] = (
+    Verification(30, "v1.30.6", "upstream, as vendored by kubernetes-sigs/scheduler-plugins d250c4b9",
+                 {"single cycles": 157, "loop timelines": 16, "extender cases": 12, "scheduling sequences": 2},
+                 answered=9),
+    Verification(31, "v1.31.14", _MICROSHIFT.format(18), _SAMPLE),
+    Verification(32, "v1.32.13", _MICROSHIFT.format(19), _SAMPLE),
+    Verification(33, "v1.33.13", _MICROSHIFT.format(20), _SAMPLE),
+    Verification(34, "v1.34.9", _MICROSHIFT.format(21), {**_SAMPLE, "DRA cases": 51}),
+    Verification(35, "v1.35.6", _MICROSHIFT.format(22), {**_SAMPLE, "DRA cases": 51}),
+    Verification(36, "v1.36.3", _MICROSHIFT.format(23), {**_SAMPLE, "DRA cases": 51}, answered=10),
+)
+"""Per minor, the kube-scheduler whose decisions kschedlib is compared with, and how many."""
 
 
 @final
@@ -335,8 +418,9 @@ class KubeSettings:
 
 
 def parse_kube_version(value: object, *, field: str = "kube_version") -> str:
-    """``"1.36"``, ``"v1.36"`` or ``"1.36.3"`` -> ``"1.36"``; anything unsupported is a ConfigError."""
-    match = _VERSION.fullmatch(value.strip()) if isinstance(value, str) else None
+    """``"1.36"``, ``"v1.36"`` or ``"1.36.3"`` -> ``"1.36"``; anything unsupported is a ConfigError (also
+    fullwidth digits or ``"1.036"``: kube's semantic versions are ASCII digits without leading zeros)."""
+    match = _VERSION.fullmatch(value.strip(_SPACE)) if isinstance(value, str) else None
     if match is None or int(match.group(1)) not in _MINORS:
         raise ConfigError(f"unsupported Kubernetes version; supported: {', '.join(SUPPORTED_VERSIONS)}",
                           field=field, value=value)
@@ -404,6 +488,10 @@ def resolve(kube_version: str | None = None, feature_gates: Mapping[str, bool] |
         if spec.locked and enabled != spec.default:
             raise ConfigError(f"cannot set feature gate {name} to {str(enabled).lower()}, feature is locked to "
                               f"{str(spec.default).lower()}", field="feature_gates", value=name)
+        modelled = _MODELLED_ON_FROM.get(name)
+        if enabled and modelled is not None and minor < modelled[0]:
+            raise ConfigError(f"kschedlib models feature gate {name} on from 1.{modelled[0]}: {modelled[1]}",
+                              field="feature_gates", value=name)
         gates[name] = enabled
     flags = {change.switch: minor >= change.since and (change.gate is None or gates.get(change.gate, False))
              for change in CHANGES}
@@ -450,9 +538,20 @@ def markdown_table() -> str:
     return header + "".join(rows)
 
 
+def verification_table() -> str:
+    """Per minor, what was checked against which kube-scheduler, as Markdown (part of the versions page)."""
+    rows = ["| minor | kube-scheduler | built from | compared (every case must match) |\n|---|---|---|---|\n"]
+    for check in VERIFICATIONS:
+        compared = ", ".join(f"{count} {kind}" for kind, count in check.samples.items())
+        if check.answered:
+            compared += f"; {check.answered} scenarios written for the table's differences, answered by it"
+        rows.append(f"| 1.{check.minor} | {check.release} | {check.build} | {compared} |\n")
+    return "".join(rows)
+
+
 def add_version_arguments(parser: Any) -> None:
     """``--kube-version`` and ``--feature-gates`` for a command that builds a scheduler."""
-    parser.add_argument("--kube-version", default=None,
+    parser.add_argument("--kube-version", default=None, metavar="X.Y",
                         help=f"kube-scheduler version to behave as ({SUPPORTED_VERSIONS[0]}-{SUPPORTED_VERSIONS[-1]}; "
                              f"default ${ENV_VAR} or {DEFAULT_KUBE_VERSION})")
     parser.add_argument("--feature-gates", default=None, metavar="NAME=BOOL,...",

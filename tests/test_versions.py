@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import attrs
@@ -21,7 +22,8 @@ def test_versions_are_normalized_to_their_minor(given: str, expected: str) -> No
     assert parse_kube_version(given) == expected
 
 
-@pytest.mark.parametrize("given", ["1.29", "1.37", "2.36", "1.36.x", "", "latest", 136, None], ids=repr)
+@pytest.mark.parametrize("given", ["1.29", "1.37", "2.36", "1.36.x", "", "latest", 136, None, "1.\uff13\uff16",
+                                   "1.036", "01.36", "1.36.03", "1.3\u0666", "\u00a01.36"], ids=ascii)
 def test_unsupported_versions_are_refused_with_the_list(given: object) -> None:
     with pytest.raises(ConfigError, match=r"supported: 1\.30, 1\.31, 1\.32, 1\.33, 1\.34, 1\.35, 1\.36"):
         parse_kube_version(given)
@@ -72,6 +74,28 @@ def test_v130_has_no_change_and_v136_has_all_with_default_gates() -> None:
     ("1.35", "nominated_node_name_before_prebind", True),
     ("1.35", "pod_level_resize_requests", False),
     ("1.36", "pod_level_resize_requests", True),
+    ("1.30", "prefilter_narrowing_rejects", False),
+    ("1.31", "prefilter_narrowing_rejects", True),
+    ("1.30", "extender_error_verbatim", False),
+    ("1.31", "extender_error_verbatim", True),
+    ("1.31", "csi_limits_from_csinode", False),
+    ("1.32", "csi_limits_from_csinode", True),
+    ("1.32", "nominated_pod_delete_requeues", False),
+    ("1.33", "nominated_pod_delete_requeues", True),
+    ("1.34", "binding_is_not_a_nominated_delete", False),
+    ("1.35", "binding_is_not_a_nominated_delete", True),
+    ("1.32", "affinity_node_hint_by_domain", False),
+    ("1.33", "affinity_node_hint_by_domain", True),
+    ("1.35", "affinity_pod_hint_fixes", False),
+    ("1.36", "affinity_pod_hint_fixes", True),
+    ("1.33", "short_queue_sort_message", False),
+    ("1.34", "short_queue_sort_message", True),
+    ("1.33", "dynamic_resources", False),
+    ("1.34", "dra_claimless_post_filter_reason", True),
+    ("1.34", "dra_incomplete_pools_skipped", False),
+    ("1.35", "dra_incomplete_pools_skipped", True),
+    ("1.35", "claim_owner_reason_capitalized", False),
+    ("1.36", "claim_owner_reason_capitalized", True),
 ], ids=lambda v: str(v))
 def test_intermediate_versions_compose_the_same_switches(version: str, switch: str, expected: bool) -> None:
     assert getattr(resolve(version).switches, switch) is expected
@@ -106,6 +130,14 @@ def test_gate_overrides_are_refused_as_kube_refuses_them(version: str, gates: ob
         resolve(version, gates)  # type: ignore[arg-type]
 
 
+def test_dynamic_resource_allocation_is_modelled_on_from_1_32() -> None:
+    assert resolve("1.32", {"DynamicResourceAllocation": True}).switches.dynamic_resources
+    assert resolve("1.33", {"DynamicResourceAllocation": True}).switches.dra_incomplete_pools_skipped is False
+    with pytest.raises(ConfigError, match=r"1\.31 run an alpha API") as refused:
+        resolve("1.31", {"DynamicResourceAllocation": True})
+    assert (refused.value.field, refused.value.value) == ("feature_gates", "DynamicResourceAllocation")
+
+
 def test_a_locked_gate_may_be_set_to_its_lock() -> None:
     assert resolve("1.36", {"SchedulerQueueingHints": True}).switches.queueing_hints
 
@@ -131,6 +163,25 @@ def test_changes_between_lists_what_differs() -> None:
 def test_the_versions_page_is_generated_from_the_table() -> None:
     text = DOCS.read_text(encoding="utf-8")
     assert versions.markdown_table() in text
+    assert versions.verification_table() in text
+
+
+_KINDS = {"single cycles": ("explain", "scale"), "loop timelines": ("loop",), "extender cases": ("extenders",),
+          "scheduling sequences": ("sequences",), "DRA cases": ("dra",)}
+
+
+@pytest.mark.parametrize("check", versions.VERIFICATIONS, ids=lambda c: f"1.{c.minor}")
+def test_the_versions_page_counts_the_cases_the_suite_replays(check: versions.Verification) -> None:
+    data = Path(__file__).resolve().parent / "data"
+    root = data / ("conformance" if check.minor == 30 else f"conformance-v1.{check.minor}")
+    counted = {kind: sum(len(list((root / folder).glob("*.json"))) for folder in folders)
+               for kind, folders in _KINDS.items()}
+    assert {kind: count for kind, count in counted.items() if count} == dict(check.samples)
+    answered = list((data / "conformance-oracle" / f"v1.{check.minor}").glob("*/*.json"))
+    assert len(answered) == check.answered
+    first = next(root.glob("loop/*.json"))
+    assert json.loads(first.read_text()).get("kube_version", "v1.30.6") == check.release
+    assert [f"1.{c.minor}" for c in versions.VERIFICATIONS] == list(versions.SUPPORTED_VERSIONS)
 
 
 NODE_33 = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},

@@ -71,3 +71,14 @@ def object_changes(store: ObjectStore, items: Iterable[object], *, storage_event
         resource, old = replaced
         changes.append((ev.object_change(resource, old, obj), old, obj))
     return changes
+
+
+def event_resource(store: ObjectStore, obj: object, *, storage_events: bool, dra_events: bool) -> str | None:
+    """The event resource of ``obj``'s kind when its changes are cluster events (as for :func:`object_changes`),
+    else ``None``."""
+    stored = store.storage.replaced(obj) if storage_events else None
+    if stored is not None:
+        return stored[0]
+    if dra_events and isinstance(obj, _DRA_OBJECTS):
+        return _DRA_RESOURCES[type(obj)]
+    return None

@@ -98,15 +98,11 @@ def _absent_node_status(narrowing: Sequence[str]) -> Status:
     return Status.unresolvable(f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(narrowing))}]")
 
 
-def _add_absent_statuses(statuses: dict[str, Status], snapshot: Snapshot, narrowing: Sequence[str]) -> frozenset[str]:
-    """Give every node without a status the absent-node status (kube's NodeToStatus since v1.32).
-
-    Returns the narrowing plugins, which kube counts among the plugins that rejected the pod.
-    """
+def _add_absent_statuses(statuses: dict[str, Status], snapshot: Snapshot, narrowing: Sequence[str]) -> None:
+    """Give every node without a status the absent-node status (kube's NodeToStatus since v1.32)."""
     absent = _absent_node_status(narrowing)
     for info in snapshot.node_infos:
         statuses.setdefault(info.name, absent)
-    return frozenset(narrowing)
 
 
 def _diagnosis(statuses: Mapping[str, Status], *, pre_filter_message: str = "",
@@ -222,7 +218,7 @@ def run_cycle(
         if not status.is_rejected:
             return cycle.outcome(start_index, error=status)
         everywhere = dict.fromkeys((info.name for info in snapshot.node_infos), status)
-        narrowing = frozenset(pre.narrowing) if runtime.absent_nodes_in_fit_error else frozenset()
+        narrowing = frozenset(pre.narrowing) if runtime.prefilter_narrowing_rejects else frozenset()
         diagnosis = _diagnosis(everywhere, pre_filter_message=status.message(), also=narrowing)
         return _no_fit(cycle, everywhere, diagnosis, start_index, len(everywhere), status)
     found = _find_feasible(cycle, start_index, percentage_of_nodes_to_score)
@@ -232,7 +228,9 @@ def run_cycle(
         statuses, also = found.statuses, found.also
         evaluated = len(statuses)
         if names is not None and runtime.absent_nodes_in_fit_error:
-            also |= _add_absent_statuses(statuses, snapshot, pre.narrowing)
+            _add_absent_statuses(statuses, snapshot, pre.narrowing)
+        if names is not None and runtime.prefilter_narrowing_rejects:
+            also |= frozenset(pre.narrowing)  # kube's RunPreFilterPlugins returns them as rejectors
         diagnosis = _diagnosis(statuses, also=also)
         return _no_fit(cycle, statuses, diagnosis, found.next_start, evaluated, None)
     return _prioritize(cycle, found.feasible, found.statuses, found.next_start, found.stopped_at, found.positions)

@@ -18,7 +18,7 @@ import attrs
 
 from kschedlib._internal.admission import node_pre_check
 from kschedlib._internal.assembly import assemble
-from kschedlib._internal.changes import node_changes, object_changes, spec_changed
+from kschedlib._internal.changes import event_resource, node_changes, object_changes, spec_changed
 from kschedlib._internal.cycle import CycleOutcome, run_cycle
 from kschedlib._internal.extenders import (
     bind_with_extenders,
@@ -27,6 +27,7 @@ from kschedlib._internal.nominator import Nominator
 from kschedlib._internal.runtime import ProfileRuntime
 from kschedlib._internal.store import ObjectStore
 from kschedlib._internal.waiting import WaitingPod
+from kschedlib._internal.what_if import Isolated
 from kschedlib.clock import Clock
 from kschedlib.errors import CacheError
 from kschedlib.framework import events as ev
@@ -34,6 +35,7 @@ from kschedlib.framework.config import PluginSet, SchedulerConfig
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.diagnosis import Diagnosis, fit_error_message
 from kschedlib.framework.extender import Extender
+from kschedlib.framework.plugin_state import KeepsState
 from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.pods_to_activate import PODS_TO_ACTIVATE
 from kschedlib.framework.queued_pod import QueuedPodInfo
@@ -136,6 +138,10 @@ class Engine:
         self._clear_nomination: str | None = None if switches.nominated_node_name_kept else ""
         """What a failure does to the pod's nominated node: ``""`` clears it (v1.30), ``None`` keeps it."""
         self._async_preemption = switches.async_preemption
+        self._nominated_leaves_requeue = switches.nominated_pod_delete_requeues
+        """v1.33+: a nominated pending pod leaving the queue requeues the pods it may have held back."""
+        self._binding_leaves_quietly = switches.binding_is_not_a_nominated_delete
+        """v1.35+: ... except when it leaves because it was bound."""
         self._preempting: dict[str, set[str]] = {}
         """Preemptor uid -> victims (``namespace/name``) still to go (asynchronous preemption)."""
         self.flush_unschedulable = True
@@ -143,6 +149,8 @@ class Engine:
         self._attempts: dict[str, _Attempt] = {}
         self._completions: thread_queue.SimpleQueue[tuple[_Attempt, Status]] = thread_queue.SimpleQueue()
         self._deferred: list[ScheduleResult] = []
+        self._keeping: tuple[KeepsState, ...] | None = None
+        """The plugins with state of their own (:class:`KeepsState`), found on the first what-if cycle."""
 
     def _pre_enqueue(self, pod: Pod) -> Status:
         if self._preempting and pod.uid in self._preempting:  # DefaultPreemption's PreEnqueue
@@ -208,6 +216,7 @@ class Engine:
             self.update_pod(pod)
             return
         if pod.phase in _TERMINATED:
+            self.store.scheduling.pod_ended(pod)  # the PodGroup controller counts it
             return  # kube-scheduler's informers never hand it finished pods
         self._check_uid(pod)
         self.store.put_pod(pod)
@@ -233,6 +242,7 @@ class Engine:
             self.add_pod(pod)
             return
         if pod.phase in _TERMINATED:
+            self.store.scheduling.pod_ended(pod)
             self.remove_pod(pod.key)  # a finished pod frees its node, as if deleted
             return
         if old.node_name and not pod.node_name:
@@ -273,6 +283,7 @@ class Engine:
             self._attempts.pop(pod.uid, None)
             self.cache.add_pod(info)
         self._assigned_pod_added(pod)
+        self._nominated_pod_bound(old)
 
     def _assigned_pod_added(self, pod: Pod) -> None:
         """kube v1.30 moves only pods whose affinity terms match; with v1.36's hints every pod is asked."""
@@ -280,6 +291,21 @@ class Engine:
             self.queue.move_all(ev.ASSIGNED_POD_ADD, new=pod)
         else:
             self.queue.move_pods(self._affinity_matching(pod), ev.ASSIGNED_POD_ADD, new=pod)
+
+    def _nominated_pod_left(self, pod: Pod) -> None:
+        """kube v1.33+ ``deletePodFromSchedulingQueue``: a nominated pending pod that leaves made room only for
+        pods of lower or equal priority (the two-pass filter), so they are asked as after an assigned pod's
+        deletion."""
+        if not self._nominated_leaves_requeue or not pod.nominated_node_name:
+            return
+        priority = pod.effective_priority
+        held = [info for info in self.queue.unschedulable_pods() if info.pod.effective_priority <= priority]
+        self.queue.move_pods(held, ev.ASSIGNED_POD_DELETE, old=pod)
+
+    def _nominated_pod_bound(self, old: Pod) -> None:
+        """In v1.33 and v1.34 the informer reports a pending pod's binding to the queue as its deletion."""
+        if not self._binding_leaves_quietly:
+            self._nominated_pod_left(old)
 
     def _victim_gone(self, key: str) -> None:
         """A preemption victim left: a preemptor whose last victim this was is no longer held."""
@@ -291,6 +317,7 @@ class Engine:
     def remove_pod(self, key: str) -> bool:
         known = self.store.pop_pod(key)
         if known is None:
+            self.store.scheduling.pod_deleted(key)  # one that ended is no longer counted
             return False
         if known.resource_claims or self.store.dra.claims:
             self.store.dra.release_pod(known)
@@ -310,6 +337,7 @@ class Engine:
             self.queue.move_all(ev.ASSIGNED_POD_DELETE, old=state.pod_info.pod)
         elif state is None:
             self.queue.delete(known)
+            self._nominated_pod_left(known)
         self._claims_written()
         return True
 
@@ -477,6 +505,7 @@ class Engine:
         if not status.is_success:
             return self._binding_failed(attempt, status)
         latest = self.store.pods.get(pod.key)
+        before = latest if latest is not None else attempt.info.pod
         if latest is not None and latest is not attempt.info.pod and not latest.node_name:
             pod = attrs.evolve(latest, node_name=attempt.node)
             self.cache.add_pod(PodInfo.of(pod, self.accounting))
@@ -485,6 +514,7 @@ class Engine:
         self.store.pods[pod.key] = pod
         self.queue.done(pod.key)
         self._assigned_pod_added(pod)
+        self._nominated_pod_bound(before)
         attempt.runtime.run_post_bind(attempt.state, pod, attempt.node)
         result = ScheduleResult(pod, attempt.node, Status.success(), attempts=attempt.info.attempts,
                                 outcome=attempt.outcome)
@@ -654,34 +684,41 @@ class Engine:
         """Whether bindings are in flight on the executor."""
         return any(uid not in {w.pod.uid for w in self.waiting} for uid in self._attempts)
 
-    def evaluate(self, pod: Pod, *, start_index: int, percentage_of_nodes_to_score: int) -> CycleOutcome:
-        """One scheduling cycle for ``pod`` against the current state, with every detail, changing nothing.
+    def what_if(self) -> Isolated:
+        """A what-if context: inside it plugins write to copies of the scheduler's state (see
+        :mod:`kschedlib._internal.what_if`), which is as before once it ends."""
+        if self._keeping is None:
+            plugins = {id(p): p for runtime in self.profiles.values() for p in runtime.profile.plugins.values()}
+            self._keeping = tuple(p for p in plugins.values() if isinstance(p, KeepsState))
+        return Isolated(self.store, self.waiting, self.nominator, self.rng, self._keeping)
 
-        The live snapshot and plugin caches are reused; the pod is visible to plugins (``get_pod``)
-        during the cycle only, and the random generator is rewound afterwards, so later decisions
-        are the same as without this call.
+    def evaluate(self, pod: Pod, *, start_index: int, percentage_of_nodes_to_score: int) -> Status | CycleOutcome:
+        """PreEnqueue, then one scheduling cycle for ``pod`` against the current state with every detail,
+        changing nothing: the PreEnqueue status that held the pod back, or the cycle's outcome.
+
+        The live snapshot and plugin caches are reused; both run in one :meth:`what_if` (the pod is
+        visible to plugins, ``get_pod``, meanwhile only), so later decisions are the same as without
+        this call.
         """
         runtime = self.profiles[pod.scheduler_name]
         snapshot = self.cache.snapshot(self.store.namespaces)
         self.handles[pod.scheduler_name].set_snapshot(snapshot)
         pods = self.store.pods
         previous = pods.get(pod.key)
-        rng_state = self.rng.getstate()
-        pods[pod.key] = pod
-        devices = self.store.dra
-        if pod.resource_claims and devices.claims:  # PostFilter may deallocate one of them: it writes to a copy
-            self.store.dra = devices.copy()
-        try:
-            return run_cycle(runtime, pod, snapshot, start_index=start_index,
-                             percentage_of_nodes_to_score=percentage_of_nodes_to_score, rng=self.rng,
-                             nominator=self.nominator, score_single_node=True)
-        finally:
-            self.store.dra = devices
-            self.rng.setstate(rng_state)
-            if previous is None:
-                del pods[pod.key]
-            else:
-                pods[pod.key] = previous
+        with self.what_if():
+            gate = runtime.run_pre_enqueue(pod)
+            if not gate.is_success:
+                return gate
+            pods[pod.key] = pod
+            try:
+                return run_cycle(runtime, pod, snapshot, start_index=start_index,
+                                 percentage_of_nodes_to_score=percentage_of_nodes_to_score, rng=self.rng,
+                                 nominator=self.nominator, score_single_node=True)
+            finally:
+                if previous is None:
+                    del pods[pod.key]
+                else:
+                    pods[pod.key] = previous
 
     def fork(self, clock: Clock, listeners: Sequence[SchedulerListener]) -> Engine:
         """An independent engine in the same state: cluster, queue, nominations, rng, start index.
@@ -726,6 +763,15 @@ class Engine:
             if not pod.node_name:
                 self.add_pod(pod)
 
+
+    def remove_objects(self, objects: Iterable[object]) -> None:
+        """Objects deleted in the cluster (not nodes or pods): forgotten, and their delete events requeue pods
+        as kube's informers would (storage objects with queueing hints, DRA objects with DRA on)."""
+        for obj in objects:
+            resource = event_resource(self.store, obj, storage_events=self._hints, dra_events=self._dra_events)
+            old = self.store.remove(obj)
+            if old is not None and resource is not None:
+                self.queue.move_all(ev.object_change(resource, old, None), old=old, new=None)
 
     def _claims_written(self) -> None:
         """The scheduler's own ResourceClaim writes (PreBind, PostFilter's deallocation, Unreserve, a pod's

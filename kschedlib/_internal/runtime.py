@@ -117,6 +117,8 @@ class ProfileRuntime:
         switches = switches if switches is not None else Switches()
         self.absent_nodes_in_fit_error = switches.absent_nodes_in_fit_error
         """Nodes left out by a PreFilterResult get an explicit status on a FitError (v1.32)."""
+        self.prefilter_narrowing_rejects = switches.prefilter_narrowing_rejects
+        """The plugins whose PreFilterResult narrowed the nodes count among a FitError's rejectors (v1.31)."""
         self.extender_status_replaces = switches.extender_status_replaces
         """An extender's verdict replaces a node's status instead of adding reasons (v1.32)."""
         self.scheduler_name = profile.scheduler_name

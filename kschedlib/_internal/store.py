@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Final, final
+from typing import Any, Final, final
 
 from kschedlib._internal.scheduling_store import PodTable, SchedulingStore
 from kschedlib.dra._store import DraStore
@@ -17,6 +17,7 @@ from kschedlib.framework.events import (
     VOLUME_ATTACHMENT,
 )
 from kschedlib.model.objects import Namespace, OwnerSelector, Pod, PodDisruptionBudget
+from kschedlib.model.scheduling_crds import ElasticQuota, PodGroup
 from kschedlib.model.storage import (
     CSIDriver,
     CSINode,
@@ -103,6 +104,24 @@ class StorageStore:
             return False
         return True
 
+    def remove(self, obj: object) -> object | None:
+        """Forget the stored storage object of ``obj``'s kind and name; returns it (``None``: unknown)."""
+        replaced = self.replaced(obj)
+        old = replaced[1] if replaced is not None else None
+        if old is None:
+            return None
+        if isinstance(old, PersistentVolume):
+            self.remove_pv(old.name)
+        elif isinstance(old, VolumeAttachment):
+            self.volume_attachments_by_node.get(old.node_name, {}).pop(old.name, None)
+        else:
+            tables: dict[type, dict[str, Any]] = {PersistentVolumeClaim: self.pvcs, StorageClass: self.classes,
+                                                  CSINode: self.csi_nodes, CSIDriver: self.csi_drivers,
+                                                  CSIStorageCapacity: self.capacities}
+            table = tables[type(old)]
+            table.pop(next(key for key, value in table.items() if value is old))
+        return old
+
     def put_pv(self, pv: PersistentVolume) -> None:
         """Record a PersistentVolume, keeping the class index right."""
         old = self.pvs.get(pv.name)
@@ -166,8 +185,9 @@ class StorageStore:
 
     def copy(self) -> StorageStore:
         other = StorageStore()
-        for pv in self.pvs.values():
-            other.put_pv(pv)
+        other.pvs = dict(self.pvs)
+        other._by_class = {name: dict(volumes) for name, volumes in self._by_class.items()}
+        other._sorted = dict(self._sorted)  # immutable tuples, dropped when their class changes
         other.pvcs = dict(self.pvcs)
         other.classes = dict(self.classes)
         other.csi_nodes = dict(self.csi_nodes)
@@ -230,6 +250,21 @@ class ObjectStore:
             elif not self.scheduling.add(obj) and not self.dra.add(obj):
                 self.storage.add(obj)
 
+    def remove(self, obj: object) -> object | None:
+        """Forget the stored object of ``obj``'s kind and name (not pods); returns it (``None``: unknown)."""
+        if isinstance(obj, Namespace):
+            return self.namespaces.pop(obj.name, None)
+        if isinstance(obj, PodDisruptionBudget):
+            return self.pdbs.pop(f"{obj.namespace}/{obj.name}", None)
+        if isinstance(obj, OwnerSelector):
+            return self.owners.pop(f"{obj.kind}/{obj.namespace}/{obj.name}", None)
+        if isinstance(obj, PodGroup):
+            return self.scheduling.groups.pop(obj.key, None)
+        if isinstance(obj, ElasticQuota):
+            return self.scheduling.quotas.pop(obj.key, None)
+        removed = self.dra.remove(obj)
+        return removed if removed is not None else self.storage.remove(obj)
+
     def owner_selectors(self, namespace: str) -> Sequence[OwnerSelector]:
         return [owner for owner in self.owners.values() if owner.namespace == namespace]
 
@@ -237,7 +272,7 @@ class ObjectStore:
         return list(self.pdbs.values())
 
     def copy(self) -> ObjectStore:
-        other = ObjectStore()
+        other = object.__new__(ObjectStore)  # every slot is set below: no empty stores built to be dropped
         other.namespaces = dict(self.namespaces)
         other.pdbs = dict(self.pdbs)
         other.owners = dict(self.owners)

@@ -75,6 +75,8 @@ class Features:
     partitionable_devices: bool = True
     consumable_capacity: bool = True
     binding_conditions: bool = True
+    incomplete_pools_skipped: bool = True
+    """v1.35+: no device comes from an incomplete pool (before, only ``All`` requests refused one)."""
 
 
 _NO_NAMES: Final[frozenset[str]] = frozenset()
@@ -295,7 +297,8 @@ class Allocator:
 
     def pool_keys(self, node: Node) -> tuple[tuple[str, str], ...]:
         """(driver, pool) of the pools ``node`` reaches."""
-        return self._pools.keys(node, self._features.partitionable_devices)
+        features = self._features
+        return self._pools.keys(node, features.partitionable_devices, features.incomplete_pools_skipped)
 
     def allocate(self, node: Node, claims: Sequence[ResourceClaim],
                  deadline: Callable[[], bool] | None = None) -> list[AllocationResult] | None:
@@ -329,7 +332,8 @@ class _Search:
         self.node = node
         self.claims = claims
         self.deadline = deadline
-        self.pools = owner._pools.gather(node, owner._features.partitionable_devices)
+        features = owner._features
+        self.pools = owner._pools.gather(node, features.partitionable_devices, features.incomplete_pools_skipped)
         self.data: dict[tuple[int, int, int], _RequestData] = {}
         self.chosen_sub: dict[tuple[int, int], int] = {}
         self.constraints: list[list[_Constraint]] = []
@@ -391,12 +395,13 @@ class _Search:
         if self.deadline is not None and self.deadline():
             raise TimeoutError  # the full search looks at the clock first too (bounded by the devices after)
         taints = self.a._features.device_taints
+        skip_incomplete = self.a._features.incomplete_pools_skipped
         allocated = self.a._allocated.devices
         picked: list[_Picked] = []
         for pool in self.pools:
             if pool.invalid:
                 return _GENERAL
-            if pool.incomplete:
+            if pool.incomplete and skip_incomplete:
                 continue
             held = allocated.in_pool(pool.driver, pool.name)
             for slice_ in pool.slices:
@@ -629,9 +634,10 @@ class _Search:
         admin = bool(request.admin_access)
         allocated = self.a._allocated.devices
         allocating = self.allocating
+        skip_incomplete = self.a._features.incomplete_pools_skipped
         for pi in range(start[0], len(self.pools)):
             pool = self.pools[pi]
-            if pool.incomplete or pool.invalid:
+            if pool.invalid or (pool.incomplete and skip_incomplete):
                 continue
             held = allocated.in_pool(pool.driver, pool.name)
             slice_start = start[1] if pi == start[0] else 0

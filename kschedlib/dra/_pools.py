@@ -1,15 +1,16 @@
 """Which pools of devices a node can reach, as the structured allocator gathers them.
 
 A pool is a driver's named set of slices.  Per node, kube v1.36 takes the slices that reach the node
-(slices with shared counters always count), keeping per pool those of the newest generation among
-them.  If they are all of the pool (``resourceSliceCount``), the pool is used as it is; otherwise the
-pool's slices everywhere decide: a newer generation elsewhere makes the node's view obsolete (the
-pool is left out), fewer slices than announced make it incomplete (its devices are not allocated, and
-asking for ``All`` devices fails).  A pool is invalid when it publishes a device name twice or, with
-partitionable devices, a counter set twice or a consumption of a counter set or counter it lacks.
-Pools come sorted by driver and pool name, those with binding conditions last; a pool's slices sorted
-by name.  Without partitionable devices, slices with per-device node selection or shared counters are
-ignored.
+(slices with shared counters always count), keeping per pool those of the newest generation among them.
+If they are all of the pool (``resourceSliceCount``), the pool is used as it is; otherwise the pool's
+slices everywhere decide: a newer generation elsewhere makes the node's view obsolete (the pool is left
+out), fewer slices than announced make it incomplete (its devices are not allocated, and asking for
+``All`` devices fails).  Before v1.35 (``thorough=False``) only the node's slices are counted, and an
+incomplete pool keeps them: only ``All`` requests refuse it.  A pool is invalid when it publishes a
+device name twice or, with partitionable devices, a counter set twice or a consumption of a counter set
+or counter it lacks.  Pools come sorted by driver and pool name, those with binding conditions last; a
+pool's slices sorted by name.  Without partitionable devices, slices with per-device node selection or
+shared counters are ignored.
 """
 
 from __future__ import annotations
@@ -98,7 +99,7 @@ class PoolIndex:
         self._by_pool: dict[tuple[str, str], list[ResourceSlice]] = {}
         self._by_node: dict[str, list[ResourceSlice]] = {}
         self._shared: list[ResourceSlice] = []
-        self._gathered: dict[tuple[str, bool], tuple[Node, list[Pool], tuple[tuple[str, str], ...]]] = {}
+        self._gathered: dict[tuple[str, bool, bool], tuple[Node, list[Pool], tuple[tuple[str, str], ...]]] = {}
         self._reached: dict[tuple[str, str], frozenset[str] | None] = {}
         for s in slices:
             self._by_pool.setdefault((s.driver, s.pool), []).append(s)
@@ -120,23 +121,24 @@ class PoolIndex:
         self._reached[pool] = names
         return names
 
-    def gather(self, node: Node, partitionable: bool = True) -> list[Pool]:
+    def gather(self, node: Node, partitionable: bool = True, thorough: bool = True) -> list[Pool]:
         """The pools ``node`` reaches, in kube's order (kept per node object: nodes are immutable)."""
-        return self._entry(node, partitionable)[1]
+        return self._entry(node, partitionable, thorough)[1]
 
-    def keys(self, node: Node, partitionable: bool = True) -> tuple[tuple[str, str], ...]:
+    def keys(self, node: Node, partitionable: bool = True, thorough: bool = True) -> tuple[tuple[str, str], ...]:
         """(driver, pool) of the pools ``node`` reaches, in :meth:`gather`'s order."""
-        return self._entry(node, partitionable)[2]
+        return self._entry(node, partitionable, thorough)[2]
 
-    def _entry(self, node: Node, partitionable: bool) -> tuple[Node, list[Pool], tuple[tuple[str, str], ...]]:
-        key = (node.name, partitionable)
+    def _entry(self, node: Node, partitionable: bool,
+               thorough: bool) -> tuple[Node, list[Pool], tuple[tuple[str, str], ...]]:
+        key = (node.name, partitionable, thorough)
         known = self._gathered.get(key)
         if known is None or known[0] is not node:
-            pools = self._gather(node, partitionable)
+            pools = self._gather(node, partitionable, thorough)
             known = self._gathered[key] = (node, pools, tuple((p.driver, p.name) for p in pools))
         return known
 
-    def _gather(self, node: Node, partitionable: bool) -> list[Pool]:
+    def _gather(self, node: Node, partitionable: bool, thorough: bool) -> list[Pool]:
         reaching: dict[tuple[str, str], list[ResourceSlice]] = {}
         for s in (*self._by_node.get(node.name, ()), *self._shared):
             if not partitionable and (s.per_device_node_selection or s.shared_counters):
@@ -150,17 +152,19 @@ class PoolIndex:
                 found.append(s)
         pools: list[Pool] = []
         for (driver, name), targeting in reaching.items():
-            pool = self._pool(driver, name, targeting, partitionable)
+            pool = self._pool(driver, name, targeting, partitionable, thorough)
             if pool is not None:
                 pools.append(pool)
         with_conditions = [p for p in pools if any(d.binding_conditions for s in p.slices for d in s.devices)]
         pools = [p for p in pools if p not in with_conditions]
         return sorted(pools, key=_pool_id) + sorted(with_conditions, key=_pool_id)
 
-    def _pool(self, driver: str, name: str, targeting: list[ResourceSlice], partitionable: bool) -> Pool | None:
+    def _pool(self, driver: str, name: str, targeting: list[ResourceSlice], partitionable: bool,
+              thorough: bool) -> Pool | None:
         generation, count = targeting[0].generation, targeting[0].slice_count
         in_use = targeting
-        if len(targeting) != count:
+        incomplete = len(targeting) != count and not thorough  # v1.32-v1.34 look no further
+        if len(targeting) != count and thorough:
             everywhere = self._by_pool[driver, name]
             if any(s.generation > generation for s in everywhere):
                 return None  # the node's slices are obsolete
@@ -172,7 +176,7 @@ class PoolIndex:
         device_slices = [s for s in targeting if not s.shared_counters] if partitionable else targeting
         invalid, counters = _invalid(device_slices, counter_slices, in_use, partitionable)
         return Pool(driver, name, tuple(s for s in device_slices if s.devices), tuple(in_use),
-                    incomplete=False, invalid=invalid, counter_sets=counters)
+                    incomplete=incomplete, invalid=invalid, counter_sets=counters)
 
 
 def _pool_id(pool: Pool) -> tuple[str, str]:

@@ -196,6 +196,25 @@ class DraStore:
             return False
         return True
 
+    def remove(self, obj: object) -> object | None:
+        """Forget the stored DRA object of ``obj``'s kind and name (deleted in the cluster); returns it."""
+        if isinstance(obj, DeviceClass):
+            old: object | None = self.classes.pop(obj.name, None)
+            self.classes_version += old is not None
+        elif isinstance(obj, ResourceSlice):
+            old = self.slices.pop(obj.name, None)
+            self._pool_index = None
+        elif isinstance(obj, ResourceClaim):
+            claim = self.claims.pop(obj.key, None)
+            self._index(claim, None)
+            self._refresh(obj.key)
+            old = claim
+        elif isinstance(obj, ResourceClaimTemplate):
+            old = self.templates.pop(obj.key, None)
+        else:
+            return None
+        return old
+
     def stored(self, obj: DeviceClass | ResourceSlice | ResourceClaim) -> object | None:
         """The version of ``obj`` (same kind and name) this store holds, if any."""
         if isinstance(obj, ResourceClaim):

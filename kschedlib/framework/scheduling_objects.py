@@ -33,6 +33,11 @@ class SchedulingObjectLister(Protocol):
         """Every known pod (pending or bound) labelled for the PodGroup ``namespace/name``."""
         ...
 
+    def ended_group_pods(self, namespace: str, name: str) -> Sequence[Pod]:
+        """The pods of the PodGroup that ended (Succeeded or Failed) and were not deleted: the scheduler no
+        longer holds them, the PodGroup controller counts them."""
+        ...
+
     def update_pod_group(self, group: PodGroup) -> None:
         """Store a new version of a PodGroup (its status, as the PodGroup controller writes it)."""
         ...

@@ -101,7 +101,7 @@ def in_tree_registry() -> Registry:
     registry.register(volume_zone.VolumeZone.name, volume_zone.VolumeZone)
     registry.register(default_preemption.DefaultPreemption.name, default_preemption.DefaultPreemption,
                       args=default_preemption.decode_args)
-    registry.register(dynamic_resources.DynamicResources.name, dynamic_resources.DynamicResources,
+    registry.register(dynamic_resources.DynamicResources.name, dynamic_resources.new,
                       args=dynamic_resources.decode_args)
     registry.register(node_declared_features.NodeDeclaredFeatures.name, node_declared_features.NodeDeclaredFeatures)
     batch.register(registry)  # registered, in no default profile

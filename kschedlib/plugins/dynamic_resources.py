@@ -62,7 +62,7 @@ from kschedlib.framework.memo import ExternalNodeState, NodeLocalFilter, NodeLoc
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.results import PostFilterResult, PreFilterResult
 from kschedlib.framework.status import SUCCESS as _SUCCESS
-from kschedlib.framework.status import Status
+from kschedlib.framework.status import Code, Status
 from kschedlib.model.dra import (
     AllocationResult,
     ExactRequest,
@@ -209,7 +209,8 @@ def _wall_time(clock: Clock) -> float:
     return float(wall()) if callable(wall) else clock.now()
 
 
-def _pod_claims(pod: Pod, store: DraStore) -> list[ResourceClaim]:
+def _pod_claims(pod: Pod, store: DraStore, owner: str = "Pod") -> list[ResourceClaim]:
+    """The pod's claims, or :class:`ClaimProblem` in kube's words (``owner``: how its version writes "pod")."""
     claims = []
     for pod_claim in pod.resource_claims:
         name = pod_claim_name(pod, pod_claim.name, pod_claim.resource_claim_name)
@@ -222,7 +223,8 @@ def _pod_claims(pod: Pod, store: DraStore) -> list[ResourceClaim]:
             raise ClaimProblem(f'resourceclaim "{name}" is being deleted')
         if pod_claim.resource_claim_name is None and not any(
                 ref.controller and ref.uid == pod.uid and ref.kind == "Pod" for ref in claim.owner_references):
-            raise ClaimProblem(f"ResourceClaim {claim.key} was not created for Pod {pod.key} (Pod is not owner)")
+            raise ClaimProblem(f"ResourceClaim {claim.key} was not created for {owner} {pod.key} "
+                               f"({owner} is not owner)")
         claims.append(claim)
     return claims
 
@@ -246,11 +248,9 @@ def _remembered(data: _State, node: Node) -> _MemoEntry | None:
     return known if data.store.pools_version(known[1]) == known[2] else None
 
 
-@final
-class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, NodeLocalFilter, ExternalNodeState,
-                       ScorePlugin, ScoreExtensions, NodeLocalScore, ReservePlugin, PreBindPlugin, PostFilterPlugin,
-                       EnqueueExtensions):
-    """Dynamic Resource Allocation as kube-scheduler v1.36 runs it with its default feature gates.
+class _DynamicResourcesCore(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, NodeLocalFilter, ExternalNodeState,
+                            ReservePlugin, PreBindPlugin, PostFilterPlugin, EnqueueExtensions):
+    """Dynamic Resource Allocation without a Score, as kube-scheduler v1.32-v1.34 has it.
 
     Filter verdicts are reusable (:class:`NodeLocalFilter`) for pods whose claims to allocate have
     the same shape and name no node: they depend on the node, the slices, the classes and the use
@@ -259,7 +259,8 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, NodeLoca
     """
 
     name: ClassVar[str] = "DynamicResources"
-    __slots__ = ("_args", "_binding", "_enabled", "_extended", "_features", "_handle", "_memo", "_selectors")
+    __slots__ = ("_args", "_binding", "_claimless_reason", "_enabled", "_extended", "_features", "_handle", "_memo",
+                 "_owner_word", "_selectors")
 
     def __init__(self, args: DynamicResourcesArgs | None, handle: Handle) -> None:
         self._args = args or DynamicResourcesArgs()
@@ -268,12 +269,15 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, NodeLoca
         switches = handle.switches
         self._binding = switches.dra_binding_conditions
         self._extended = switches.dra_extended_resource
+        self._claimless_reason = switches.dra_claimless_post_filter_reason
+        self._owner_word = "Pod" if switches.claim_owner_reason_capitalized else "pod"
         self._features = Features(admin_access=switches.dra_admin_access,
                                   prioritized_list=switches.dra_prioritized_list,
                                   device_taints=switches.dra_device_taints,
                                   partitionable_devices=switches.dra_partitionable_devices,
                                   consumable_capacity=switches.dra_consumable_capacity,
-                                  binding_conditions=switches.dra_binding_conditions)
+                                  binding_conditions=switches.dra_binding_conditions,
+                                  incomplete_pools_skipped=switches.dra_incomplete_pools_skipped)
         self._selectors: SelectorCache | None = None
         self._memo: dict[Hashable, tuple[object, int, _NodeMemo]] = {}
 
@@ -287,7 +291,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, NodeLoca
         and ResourceSlices (:mod:`kschedlib.plugins._helpers.dra_hints`); none while the plugin is disabled."""
         if not self._enabled:
             return ()
-        return dynamic_resources_events(lambda pod: _pod_claims(pod, self._store))
+        return dynamic_resources_events(lambda pod: _pod_claims(pod, self._store, self._owner_word))
 
     # --- PreEnqueue / PreFilter ---------------------------------------------------------------
 
@@ -295,7 +299,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, NodeLoca
         if not self._enabled or not pod.resource_claims:
             return Status.success()
         try:
-            _pod_claims(pod, self._store)
+            _pod_claims(pod, self._store, self._owner_word)
         except ClaimProblem as exc:
             return Status.unresolvable(str(exc))
         return Status.success()
@@ -318,7 +322,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, NodeLoca
             return Status.skip()
         store = self._store
         try:
-            claims = _pod_claims(pod, store) if pod.resource_claims else []
+            claims = _pod_claims(pod, store, self._owner_word) if pod.resource_claims else []
         except ClaimProblem as exc:
             return Status.unresolvable(str(exc))
         extended = self._extended_requests(pod, store)
@@ -554,30 +558,6 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, NodeLoca
         node_memo[node.name] = (node, pools, version, results)
         return results
 
-    # --- Score --------------------------------------------------------------------------------
-
-    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
-        data = state.get(_STATE)
-        if data is None or not data.prioritized:
-            return 0
-        total = 0
-        for claim, result in data.resolved(node_info.name):
-            for request in claim.requests:
-                for index, sub in enumerate(request.first_available):
-                    if any(d.request == f"{request.name}/{sub.name}" for d in result.devices):
-                        total += FIRST_AVAILABLE_MAX_SIZE - index
-                        break
-        return total
-
-    def score_key(self, state: CycleState, pod: Pod) -> Hashable | None:
-        """Pods without prioritized lists to allocate score 0 everywhere (one key); the others score per allocation."""
-        data = state.get(_STATE)
-        return () if data is None or not data.prioritized else None
-
-    def normalize_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]) -> list[int]:
-        """DefaultNormalizeScore; scores of a pod without prioritized lists are all 0 and stay so."""
-        return normalized_values(scores, reverse=False)
-
     # --- Reserve / Unreserve / PreBind ----------------------------------------------------------
 
     def _claims_store(self, data: _State) -> DraStore:
@@ -647,6 +627,8 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, NodeLoca
         data = state.get(_STATE)
         if data is None:
             return PostFilterResult(Status.from_error(STATE_NOT_FOUND))
+        if not pod.resource_claims and not self._claimless_reason:
+            return PostFilterResult(Status(Code.UNSCHEDULABLE))  # v1.32-v1.33: no reason
         if not data.claims and not data.extended:
             return PostFilterResult(Status.unschedulable(NO_CLAIMS_TO_DEALLOCATE))
         store = self._claims_store(data)
@@ -659,6 +641,51 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, NodeLoca
             store.delete(data.stale_extended)
             return PostFilterResult(Status.unschedulable("deletion of ResourceClaim completed"))
         return PostFilterResult(Status.unschedulable("still not schedulable"))
+
+
+@final
+class DynamicResources(_DynamicResourcesCore, ScorePlugin, ScoreExtensions, NodeLocalScore):
+    """Dynamic Resource Allocation as kube-scheduler v1.36 runs it with its default feature gates: from
+    v1.35 (``dynamic_resources_score``) it also scores the nodes by the prioritized-list alternatives
+    their allocation uses."""
+
+    __slots__ = ()
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        data = state.get(_STATE)
+        if data is None or not data.prioritized:
+            return 0
+        total = 0
+        for claim, result in data.resolved(node_info.name):
+            for request in claim.requests:
+                for index, sub in enumerate(request.first_available):
+                    if any(d.request == f"{request.name}/{sub.name}" for d in result.devices):
+                        total += FIRST_AVAILABLE_MAX_SIZE - index
+                        break
+        return total
+
+    def score_key(self, state: CycleState, pod: Pod) -> Hashable | None:
+        """Pods without prioritized lists to allocate score 0 everywhere (one key); the others score per allocation."""
+        data = state.get(_STATE)
+        return () if data is None or not data.prioritized else None
+
+    def normalize_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]) -> list[int]:
+        """DefaultNormalizeScore; scores of a pod without prioritized lists are all 0 and stay so."""
+        return normalized_values(scores, reverse=False)
+
+
+@final
+class _UnscoredDynamicResources(_DynamicResourcesCore):
+    """v1.32-v1.34: no Score (the plugin is no score plugin, so it has no entry in per-plugin scores)."""
+
+    __slots__ = ()
+
+
+def new(args: DynamicResourcesArgs | None, handle: Handle) -> _DynamicResourcesCore:
+    """The plugin as the handle's kube version builds it (the registry's factory)."""
+    if handle.switches.dynamic_resources_score:
+        return DynamicResources(args, handle)
+    return _UnscoredDynamicResources(args, handle)
 
 
 def dra_allocations(state: CycleState, feasible: Sequence[str]) -> dict[str, list[dict[str, Any]]] | None:

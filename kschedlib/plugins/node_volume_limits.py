@@ -6,8 +6,10 @@ a handle unique to the claim, and in-tree disks (EBS, GCE PD, Azure disk,
 Cinder) count under the CSI driver they migrate to once the node has a
 CSINode object.  The limit per driver comes from the node's allocatable
 ``attachable-volumes-csi-<driver>``, overridden by the CSINode's
-``allocatable.count``.  Volumes already attached to the node (used by one of
-its pods) cost nothing; the pod fails when the new ones would overflow a limit.
+``allocatable.count``; from v1.32 (``csi_limits_from_csinode``) only the
+CSINode's count limits a driver.  Volumes already attached to the node (used
+by one of its pods) cost nothing; the pod fails when the new ones would
+overflow a limit.
 
 From v1.32 (``volume_attachments_counted``) the node's VolumeAttachments of CSI volumes count as
 attached too, once each, unless a pod on the node already uses the volume: a volume still detaching
@@ -205,12 +207,13 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     """Rejects nodes where the pod's new CSI volumes exceed a driver's attach limit (Unschedulable)."""
 
     name: ClassVar[str] = "NodeVolumeLimits"
-    __slots__ = ("_count_attachments", "_handle")
+    __slots__ = ("_count_attachments", "_csi_node_only", "_handle")
 
     def __init__(self, args: None, handle: Handle) -> None:
         """No args; claims, volumes, classes and CSINodes come from ``handle.storage``."""
         self._handle = handle
         self._count_attachments = handle.switches.volume_attachments_counted
+        self._csi_node_only = handle.switches.csi_limits_from_csinode
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         """Every event with hints off (v1.30); v1.36's registrations and hints with them on."""
@@ -236,7 +239,7 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             return Status.unresolvable(str(exc)) if exc.unresolvable else Status.from_error(str(exc))
         if not new:
             return Status.SUCCESS
-        limits = volume_limits(node_info.allocatable.scalar, csi_node)
+        limits = volume_limits({} if self._csi_node_only else node_info.allocatable.scalar, csi_node)
         if not limits:
             return Status.SUCCESS
         attached: dict[str, str] = {}

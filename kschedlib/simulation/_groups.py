@@ -114,7 +114,8 @@ def explain_group_sections(scheduler: Scheduler, pod: Pod) -> dict[str, Any]:
         objects = scheduler.scheduling_objects
         for stored in objects.pod_groups():
             if stored.namespace == pod.namespace and stored.name == name:
-                members = [p for p in objects.group_pods(stored.namespace, stored.name) if p.key != pod.key]
+                members = [p for p in (*objects.group_pods(stored.namespace, stored.name),
+                                        *objects.ended_group_pods(stored.namespace, stored.name)) if p.key != pod.key]
                 group = reconcile_status(stored, [*members, pod])  # the pod asked about counts as a member
                 state = _group_state(scheduler, group, scheduler.bound_pods(), pod)
                 sections["pod_group"] = {"name": group.key, **state}

@@ -13,6 +13,7 @@ import attrs
 from kschedlib._internal.documents import read_documents
 from kschedlib.clock import FakeClock
 from kschedlib.dra._report import device_report
+from kschedlib.errors import KschedError
 from kschedlib.framework.registry import Registry
 from kschedlib.framework.status import Status
 from kschedlib.scheduler import ConfigSource, Scheduler, ScheduleResult
@@ -40,11 +41,16 @@ class SimulationReport:
     placements: dict[str, str | None] = attrs.field(factory=dict)
     unschedulable: dict[str, str] = attrs.field(factory=dict)
     gated: list[str] = attrs.field(factory=list)
+    gates: dict[str, list[str]] = attrs.field(factory=dict)
+    """Each gated pod's scheduling gates (``spec.schedulingGates``), in order."""
     nominations: dict[str, str] = attrs.field(factory=dict)
     evicted: list[str] = attrs.field(factory=list)
     deleted_by_events: list[str] = attrs.field(factory=list)
     events_not_applied: list[dict[str, Any]] = attrs.field(factory=list)
     """Timeline events whose trigger never came (``{index, op, waiting_for}``)."""
+    events_refused: list[dict[str, Any]] = attrs.field(factory=list)
+    """Timeline events that came but could not apply to the cluster as it then was, which they left
+    unchanged (``{index, op, error}``: a pod or node an earlier event or a preemption removed, ...)."""
     node_removals: list[dict[str, Any]] = attrs.field(factory=list)
     """What each ``delete_node`` / ``drain_node`` event did to the node's pods."""
     pending: dict[str, dict[str, Any]] = attrs.field(factory=dict)
@@ -106,6 +112,7 @@ class SimulationReport:
             "placements": dict(self.placements),
             "unschedulable": dict(self.unschedulable),
             "gated": list(self.gated),
+            "gates": dict(self.gates),
             "nominations": dict(self.nominations),
             "evicted": list(self.evicted),
             "pending": dict(self.pending),
@@ -127,6 +134,7 @@ class SimulationReport:
             out["checkpoints"] = list(self.checkpoints)
             out["deleted_by_events"] = list(self.deleted_by_events)
             out["events_not_applied"] = list(self.events_not_applied)
+            out["events_refused"] = list(self.events_refused)
             out["node_removals"] = list(self.node_removals)
         return out
 
@@ -161,10 +169,22 @@ class SimulationRun:
         """The message of each pod's last failed attempt."""
         self.repeating: set[str] = set()
         """Pods whose last two attempts failed alike with no timeline event applied in between."""
+        self.changes = 0
+        """Changes to the cluster seen so far: bindings, evictions, new nominations, timeline batches."""
+        self.seen: dict[str, tuple[int, set[str]]] = {}
+        """Pod -> the failure messages it had since the last change (with that change's number)."""
+        self.cycling: set[str] = set()
+        """Pods whose last failure repeated one they had since the last change, not necessarily the one
+        before (a gang whose members fail by turns)."""
+        self.failed_at: dict[str, int] = {}
+        """Pod -> :attr:`changes` when its last failed attempt started (a retry after a change may end
+        otherwise)."""
         self.before_batch: Callable[[Scheduler], None] | None = None
         """Called with the scheduler before each timeline batch is applied (capacity reports read it)."""
         self.budgets: dict[str, int] = {}
         """PodDisruptionBudget -> disruptions still allowed, as the timeline's drains use them up."""
+        self.removed: dict[str, str] = {}
+        """``Pod ns/name`` / ``Node name`` -> what removed it, for the events that then find it gone."""
         self.rejections: dict[str, Mapping[str, Status]] = {}
         """Each pod's per-node verdicts of its last failed attempt."""
 
@@ -175,10 +195,13 @@ class SimulationRun:
         report.trace.append(_trace_entry(result))
         if result.waiting:
             return
+        seen = self.changes
         if result.scheduled:
+            self.changes += 1
             self.failures.pop(key, None)
             self.rejections.pop(key, None)
             self.repeating.discard(key)
+            self.cycling.discard(key)
             report.placements[key] = result.node_name
             report.unschedulable.pop(key, None)
             report.nominations.pop(key, None)
@@ -188,15 +211,26 @@ class SimulationRun:
             if self.failures.get(key) == message:
                 self.repeating.add(key)
             self.failures[key] = message
+            stamp, messages = self.seen.get(key, (-1, set()))
+            if stamp != seen:
+                stamp, messages = seen, set()
+            (self.cycling.add if message in messages else self.cycling.discard)(key)
+            messages.add(message)
+            self.seen[key] = (stamp, messages)
             if result.diagnosis is not None:
                 self.rejections[key] = result.diagnosis.node_statuses
             report.placements[key] = None
             report.unschedulable[key] = message
+            self.failed_at[key] = seen
             if result.nominated_node_name:
+                self.changes += report.nominations.get(key) != result.nominated_node_name
                 report.nominations[key] = result.nominated_node_name
         for victim in result.victims:
             if self.scheduler.remove_pod(victim):
+                self.changes += 1
                 report.evicted.append(victim)
+                self._gone(victim)
+                self.removed[f"Pod {victim}"] = f"evicted by the preemption for {key}"
         self.done += 1
         if self.progress is not None:
             self.progress(self.done, len(report.placements))
@@ -219,15 +253,30 @@ class SimulationRun:
             return self.scheduler.nominations().get(first.pod) is not None
         return False
 
+    def _gone(self, key: str) -> None:
+        """A pod the run placed was deleted (by an event or a preemption): it did not end bound."""
+        if self.report.placements.get(key) is not None:
+            self.report.placements[key] = None
+
+    def _repeats(self, key: str, attempts: int) -> bool:
+        """Whether retrying ``key`` can only fail again as before: nothing changed in the cluster since its last
+        attempt, which failed as the one before did, or as an earlier one did once its backoff stopped growing
+        (the retries of a gang whose members fail by turns then come round in the same order)."""
+        if self.failed_at.get(key) != self.changes:
+            return False
+        backoff = self.scheduler.backoff_seconds
+        return key in self.repeating or (key in self.cycling and backoff(attempts) == backoff(attempts + 1))
+
     def settled(self) -> bool:
-        """Whether only backoff retries of pods repeating the same error are left: no retry, and no
-        event a retry could trigger, can change the outcome any more."""
+        """Whether only backoff retries that can change nothing are left (:meth:`_repeats`): no retry, and no
+        event a retry could trigger, can change the outcome any more.  (A pod in backoff whose cluster changed
+        may still bind, as in kube.)"""
         scheduler = self.scheduler
-        if not self.repeating or scheduler.waiting_pods() or scheduler.binding_pods():
+        if not (self.repeating or self.cycling) or scheduler.waiting_pods() or scheduler.binding_pods():
             return False
         attempts_of = {}
         for key, (queue, info) in self.scheduler.pending().items():
-            if queue == "active" or (queue == "backoff" and key not in self.repeating):
+            if queue == "active" or (queue == "backoff" and not self._repeats(key, info.attempts)):
                 return False
             attempts_of[key] = info.attempts
         if self.batches:
@@ -238,6 +287,8 @@ class SimulationRun:
 
     def apply_next(self, *, checkpoint: bool) -> None:
         self.repeating.clear()  # the events may change what the retries find
+        self.cycling.clear()
+        self.changes += 1
         batch = self.batches.pop(0)
         if checkpoint and self.report.checkpoints is not None:
             self.report.checkpoints.append({"before_event": batch.first.index,
@@ -245,15 +296,31 @@ class SimulationRun:
                                             "pending": self.pending_view()})
         if self.before_batch is not None:
             self.before_batch(self.scheduler)
-        known = self.scheduler.pods()
         for event in batch.events:
-            change = apply_event(self.scheduler, event, known, self.budgets)
+            try:
+                change = apply_event(self.scheduler, event, self.budgets)
+            except KschedError as exc:  # the event found the cluster otherwise: say so, and go on
+                self.refuse(event, exc)
+                continue
             self.report.deleted_by_events.extend(change.deleted)
+            for key in change.deleted:
+                self._gone(key)
+                self.removed[f"Pod {key}"] = f"deleted by event {event.index}, {event.op}"
             for key in change.added_pending:
                 self.report.placements[key] = None
                 self.report.unschedulable.pop(key, None)
             if change.node_removal is not None:
                 self.report.node_removals.append(dict(change.node_removal))
+                if change.node_removal.get("blocked") is None:
+                    self.removed[f"Node {change.node_removal['node']}"] = f"deleted by event {event.index}, {event.op}"
+
+    def refuse(self, event: TimelineEvent, exc: KschedError) -> None:
+        """Report an event the cluster did not take, with what had removed its pod or node."""
+        error = str(exc)
+        why = self.removed.get(getattr(exc, "obj", ""))
+        if why is not None:
+            error += f" ({why})"
+        self.report.events_refused.append({"index": event.index, "op": event.op, "error": error})
 
     def step(self) -> bool:
         """Run one cycle, or move time on, or apply the next idle batch; False when done."""
@@ -283,6 +350,8 @@ class SimulationRun:
         report.seconds = time.perf_counter() - started
         report.pending = self.pending_view()
         report.gated = [key for key, entry in report.pending.items() if entry["queue"] == "gated"]
+        report.gates = {key: list(pod.scheduling_gates) for key in report.gated
+                        if (pod := self.scheduler.get_pod(key)) is not None}
         report.errors = self.error_view()
         report.fit_errors = fit_error_groups(report.unschedulable, self.rejections)
         report.pod_groups = pod_group_report(self.scheduler)

@@ -101,9 +101,10 @@ def _rows(matrix: Mapping[str, Any], cluster: Cluster) -> list[dict[str, Any]]:
     return [dict(zip(matrix, combo, strict=True)) for combo in itertools.product(*axes)]
 
 
-def load_grid(source: str | PathLike[str] | Mapping[str, Any], *, base: str | PathLike[str] | None = None) -> Grid:
+def load_grid(source: str | PathLike[str] | Mapping[str, Any], *, base: str | PathLike[str] | None = None,
+              clusters: Mapping[str, Cluster] | None = None) -> Grid:
     """Read a grid (a JSON or YAML file, or its document); files it names are relative to ``base``
-    (default: the grid file's folder)."""
+    (default: the grid file's folder).  ``clusters`` (a live cluster) replaces the grid's own."""
     if isinstance(source, Mapping):
         doc: Any = source
         folder = Path(base) if base is not None else Path.cwd()
@@ -132,8 +133,9 @@ def load_grid(source: str | PathLike[str] | Mapping[str, Any], *, base: str | Pa
             raise ConfigError("expected a string (quote it in YAML: '1.30', not 1.30)", field="kube_versions",
                               value=version)
     matrix = _matrix(doc)
-    cluster_files, workload_files = _named(doc, "clusters", required=True), _named(doc, "workloads")
-    clusters = {key: _read(value, folder, f"clusters.{key}") for key, value in cluster_files.items()}
+    cluster_files, workload_files = _named(doc, "clusters", required=clusters is None), _named(doc, "workloads")
+    if clusters is None:
+        clusters = {key: _read(value, folder, f"clusters.{key}") for key, value in cluster_files.items()}
     workloads: dict[str, Cluster | None] = {key: _read(value, folder, f"workloads.{key}")
                                             for key, value in workload_files.items()} or {"": None}
     return _expand(str(name), dict(params), clusters, workloads, configs, versions, matrix)

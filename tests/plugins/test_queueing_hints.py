@@ -49,8 +49,8 @@ def _plugin(factory: Factory, kube_version: str = "1.36") -> EnqueueExtensions:
     return factory(FakeHandle(kube_version=kube_version))
 
 
-def _hint(factory: Factory, resource: str, action: ActionType) -> QueueingHintFn:
-    for registration in _plugin(factory).events_to_register():
+def _hint(factory: Factory, resource: str, action: ActionType, kube_version: str = "1.36") -> QueueingHintFn:
+    for registration in _plugin(factory, kube_version).events_to_register():
         if registration.event.matches(ClusterEvent(resource, action)):
             assert registration.hint is not None
             return registration.hint
@@ -167,25 +167,61 @@ def _affine(*, required: bool) -> object:
 
 web = make_pod("w", uid="w", node_name="n1", labels=WEB)
 other = make_pod("o", uid="o", node_name="n1", labels={"app": "db"})
-AFFINITY_CASES = [
-    (True, None, web, Q), (True, None, other, SKIP), (True, other, web, Q), (True, web, other, SKIP),
-    (False, web, None, Q), (False, other, None, SKIP), (False, web, other, Q), (False, other, web, SKIP),
-    (True, None, make_pod("u", uid="u", labels=WEB), SKIP), (True, web, None, SKIP),
+nominated_web = make_pod("nw", uid="nw", nominated_node_name="n1", labels=WEB)
+hater = make_pod("h", uid="h", node_name="n1", labels={"app": "db"}, affinity=Affinity(
+    pod_anti_affinity=PodAffinity((PodAffinityTerm(ZONE, LabelSelector({"app": "p"})),), ())))
+target = make_pod("p", uid="p", labels={"app": "p"})
+relabelled = attrs.evolve(_affine(required=True), labels=WEB)  # type: ignore[misc]  # the pod itself, labels changed
+AFFINITY_CASES = [  # (minors, required affinity (else anti-affinity), old, new, expected)
+    ("1.32-1.36", True, None, web, Q), ("1.32-1.36", True, None, other, SKIP), ("1.32-1.36", True, other, web, Q),
+    ("1.32-1.36", True, web, other, SKIP), ("1.32-1.36", False, web, None, Q), ("1.32-1.36", False, other, None, SKIP),
+    ("1.32-1.36", False, web, other, Q), ("1.32-1.36", False, other, web, SKIP),
+    ("1.32-1.36", True, None, make_pod("u", uid="u", labels=WEB), SKIP), ("1.32-1.36", True, web, None, SKIP),
+    # v1.36: nominated pods count like placed ones; the pod's own label update requeues
+    ("1.35", False, nominated_web, None, SKIP), ("1.36", False, nominated_web, None, Q),
+    ("1.35", True, None, nominated_web, SKIP), ("1.36", True, None, nominated_web, Q),
+    ("1.35", True, _affine(required=True), relabelled, SKIP), ("1.36", True, _affine(required=True), relabelled, Q),
 ]
 
 
-@pytest.mark.parametrize(("required", "old", "new", "expected"), AFFINITY_CASES,
-                         ids=[str(i) for i in range(len(AFFINITY_CASES))])
-def test_inter_pod_affinity_pod_hints(required: bool, old: object, new: object, expected: QueueingHint) -> None:
-    hint = _hint(FACTORIES["InterPodAffinity"], POD, ActionType.ADD)
+def _minors(spec: str) -> list[str]:
+    first, _, last = spec.partition("-")
+    return [f"1.{m}" for m in range(int(first[2:]), int((last or first)[2:]) + 1)]
+
+
+@pytest.mark.parametrize(("minor", "required", "old", "new", "expected"),
+                         [(minor, *case[1:]) for case in AFFINITY_CASES for minor in _minors(case[0])],
+                         ids=[f"{minor}-{i}" for i, case in enumerate(AFFINITY_CASES) for minor in _minors(case[0])])
+def test_inter_pod_affinity_pod_hints(minor: str, required: bool, old: object, new: object,
+                                      expected: QueueingHint) -> None:
+    hint = _hint(FACTORIES["InterPodAffinity"], POD, ActionType.ADD, minor)
     assert hint(_affine(required=required), old, new) is expected  # type: ignore[arg-type]
     assert hint(_affine(required=required), 1, 2) is Q  # type: ignore[arg-type]
 
 
-def test_inter_pod_affinity_node_hint_wants_a_topology_key() -> None:
-    hint = _hint(FACTORIES["InterPodAffinity"], NODE, ActionType.ADD)
-    assert hint(_affine(required=True), None, make_node("n9", labels={ZONE: "a"})) is Q  # type: ignore[arg-type]
-    assert hint(_affine(required=False), None, make_node("n9")) is SKIP  # type: ignore[arg-type]
+@pytest.mark.parametrize(("minor", "expected"), [("1.35", SKIP), ("1.36", Q)])
+def test_inter_pod_affinity_requeues_a_pod_a_deleted_pod_hated_from_1_36(minor: str, expected: QueueingHint) -> None:
+    hint = _hint(FACTORIES["InterPodAffinity"], POD, ActionType.DELETE, minor)
+    assert hint(target, hater, None) is expected
+
+
+zoned_a, zoned_b, unzoned = (make_node("n9", labels={ZONE: "a"}), make_node("n9", labels={ZONE: "b"}),
+                             make_node("n9"))
+NODE_HINT_CASES = [  # (required affinity (else anti-affinity), old, new, v1.32, v1.33+)
+    (True, None, zoned_a, Q, Q), (True, None, unzoned, SKIP, SKIP), (False, None, unzoned, SKIP, Q),
+    (False, None, zoned_a, Q, Q), (True, zoned_a, attrs.evolve(zoned_a, labels={ZONE: "a", "x": "y"}), Q, SKIP),
+    (True, unzoned, zoned_a, Q, Q), (True, zoned_a, zoned_b, Q, Q), (True, zoned_a, unzoned, SKIP, SKIP),
+    (False, zoned_a, unzoned, SKIP, Q), (False, unzoned, zoned_a, Q, SKIP), (False, zoned_a, zoned_b, Q, Q),
+]
+
+
+@pytest.mark.parametrize(("required", "old", "new", "v132", "v133"), NODE_HINT_CASES,
+                         ids=[str(i) for i in range(len(NODE_HINT_CASES))])
+def test_inter_pod_affinity_node_hint_asks_about_the_topology_key(required: bool, old: object, new: object,
+                                                                 v132: QueueingHint, v133: QueueingHint) -> None:
+    for minor, expected in (("1.32", v132), ("1.33", v133), ("1.36", v133)):
+        hint = _hint(FACTORIES["InterPodAffinity"], NODE, ActionType.ADD, minor)
+        assert hint(_affine(required=required), old, new) is expected, minor  # type: ignore[arg-type]
 
 
 spread = make_pod("p", uid="p", labels=WEB, topology_spread_constraints=(

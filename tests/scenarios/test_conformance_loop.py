@@ -15,12 +15,13 @@ CASES = case_files("loop")
 
 
 def run_timeline(case: dict[str, Any]) -> dict[str, Any]:
-    """The case's timeline through ``simulate`` with the case's kube version: the report and its trace."""
+    """The case's timeline through ``simulate`` with the case's kube version (and feature gates, if it names
+    any): the report and its trace."""
     scenario = case["scenario"]
     objects = [*scenario.get("namespaces", []), *scenario["nodes"], *scenario.get("pods", []),
                *scenario.get("pending", []), *scenario.get("objects", [])]
     report = simulate(load_cluster(objects), scenario_config(scenario), events=scenario.get("events") or [],
-                      kube_version=case_version(case))
+                      kube_version=case_version(case), feature_gates=case.get("feature_gates"))
     out = report.to_dict()
     out["trace"] = report.trace
     return out

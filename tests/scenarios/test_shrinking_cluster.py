@@ -119,7 +119,10 @@ def test_simulate_schedules_a_pod_added_after_the_cluster_shrank(tmp_path: Path)
     cluster, timeline = shrinking_cluster(tmp_path)
     report = kschedlib.simulate(cluster, events=timeline)
     assert report.placements["default/late"] in {f"n{i:03d}" for i in range(20)}
-    assert report.scheduled == 31
+    deleted = {pod for removal in report.node_removals for pod in removal["deleted"]}
+    assert deleted
+    assert all(report.placements[pod] is None for pod in deleted)  # gone with their nodes
+    assert report.scheduled == 31 - len(deleted)
 
 
 def test_the_cli_simulates_a_shrinking_cluster(tmp_path: Path) -> None:

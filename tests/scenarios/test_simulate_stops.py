@@ -185,3 +185,44 @@ def test_an_event_whose_trigger_never_comes_is_reported(kube_version: str, not_a
 def test_waiting_for_names_the_trigger(at: object, waiting: str) -> None:
     raw = {"op": "delete_node", "name": "n1", **({"at": at} if at is not None else {})}
     assert waiting_for(parse_events([raw])[0]) == waiting
+
+
+def _gang(group: str, members: int, cpu: str) -> list[dict[str, Any]]:
+    label = {"scheduling.x-k8s.io/pod-group": group}
+    pods = [{**pod(f"{group}-{i}", cpu), "metadata": {"name": f"{group}-{i}", "namespace": "default", "labels": label}}
+            for i in range(members)]
+    return [{"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+             "metadata": {"name": group, "namespace": "default"}, "spec": {"minMember": members}}, *pods]
+
+
+@pytest.mark.parametrize("kube_version", ["1.30", "1.36"])
+def test_gangs_that_fail_by_turns_end_once_their_retries_come_round_alike(kube_version: str) -> None:
+    """Two gangs that never fit: a member waits at Permit, the next fails and PostFilter rejects the waiting one,
+    so each member's failures alternate between two messages; once backoff stops growing the rounds repeat
+    and the run ends (it used to go on forever)."""
+    from kschedlib.plugins.batch import batch_scheduling_config
+
+    cluster = [node("n0"), *_gang("a", 2, "3"), *_gang("b", 3, "2")]
+    with deadline(TIMEOUT):
+        report = kschedlib.simulate(cluster, batch_scheduling_config(), kube_version=kube_version)
+    assert report.scheduled == 0
+    assert set(report.pending) == {"default/a-0", "default/a-1", "default/b-0", "default/b-1", "default/b-2"}
+    if kube_version == "1.30":  # with queueing hints (1.36) they wait for an event in the unschedulable pool
+        assert max(report.attempts.values()) >= 5  # retried until backoff reached its 10 s maximum
+
+
+def test_a_pod_backing_off_after_the_cluster_changed_is_retried() -> None:
+    """Without SchedulerPopFromBackoffQ: l's second preemption (w) fails with its first attempt's message, but the
+    eviction changed the cluster, so the run goes on until l binds (loop-preempt-higher-arrives-steals)."""
+    def prio(item: dict[str, Any], priority: int, node_name: str | None = None) -> dict[str, Any]:
+        spec = {**item["spec"], "priority": priority, **({"nodeName": node_name} if node_name else {})}
+        return {**item, "spec": spec}
+
+    small = [{**node(name), "status": {"allocatable": {"cpu": "2", "memory": "8Gi", "pods": "110"}}}
+             for name in ("n1", "n2")]
+    cluster = [*small, prio(pod("v", "2"), 10, "n1"), prio(pod("w", "2"), 20, "n2"), prio(pod("l", "2"), 100)]
+    events = [{"op": "add_pod", "pod": prio(pod("h", "2"), 500), "at": {"nominated": "default/l"}}]
+    for version in ("1.30", "1.32"):
+        report = kschedlib.simulate(cluster, events=events, kube_version=version)
+        assert report.placements == {"default/l": "n2", "default/h": "n1"}, version
+        assert report.evicted == ["default/v", "default/w"]

@@ -23,9 +23,11 @@ from kschedlib.framework.snapshot import Snapshot
 from kschedlib.model.objects import Pod
 from kschedlib.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Resources, pod_requests
 from kschedlib.model.scheduling_crds import POD_GROUP_LABEL, PodGroup
+from kschedlib.plugins.batch._go_quantity import GoQuantity, go_map, parse
 
 __all__ = [
     "ExpiringSet",
+    "GoQuantity",
     "assigned_members",
     "cluster_resource_gap",
     "format_gap",
@@ -53,6 +55,11 @@ class ExpiringSet:
 
     def __init__(self) -> None:
         self._until: dict[str, float] = {}
+
+    def copy(self) -> ExpiringSet:
+        other = ExpiringSet()
+        other._until = dict(self._until)
+        return other
 
     def add(self, name: str, until: float) -> None:
         self._until[name] = until
@@ -115,47 +122,66 @@ def _left_on_node(info: NodeInfo, full_name: str) -> dict[str, int]:
     return left
 
 
-def cluster_resource_gap(nodes: Iterable[NodeInfo], needed: Mapping[str, int], full_name: str) -> dict[str, int]:
-    """What of ``needed`` the nodes' free resources, taken in order, do not cover (empty: enough)."""
-    gap = {name: amount for name, amount in needed.items() if amount > 0}
+_NONE: Final = GoQuantity(0, 0, "")
+"""A resource the node does not list: Go's zero Quantity."""
+
+
+def _node_quantity(name: str, left: Mapping[str, int]) -> GoQuantity:
+    """A node's free amount as scheduler-plugins' ``util.ResourceList`` makes it (CPU in millis)."""
+    if name not in left:
+        return _NONE
+    if name == CPU:
+        return GoQuantity(left[name], -3, "DecimalSI")
+    binary = name in (MEMORY, EPHEMERAL_STORAGE, PODS) or name.startswith("hugepages-")
+    return GoQuantity(left[name], 0, "BinarySI" if binary else "DecimalSI")
+
+
+def cluster_resource_gap(nodes: Iterable[NodeInfo], needed: Mapping[str, GoQuantity],
+                         full_name: str) -> dict[str, GoQuantity]:
+    """What of ``needed`` the nodes' free resources, taken in order, do not cover (empty: enough), as
+    scheduler-plugins' ``CheckClusterResource`` leaves its ``ResourceList``."""
+    gap = dict(needed)
     for info in nodes:
-        if not gap:
-            break
         left = _left_on_node(info, full_name)
         for name in list(gap):
-            remaining = gap[name] - left.get(name, 0)
-            if remaining <= 0:
+            remaining = gap[name].minus(_node_quantity(name, left))
+            if remaining.sign <= 0:
                 del gap[name]
             else:
                 gap[name] = remaining
+        if not gap:
+            break
     return gap
 
 
-def min_resources_needed(group: PodGroup) -> dict[str, int]:
-    """``minResources`` in scheduling units plus ``pods: minMember``."""
-    needed = Resources.from_resource_list(group.min_resources or {}).to_dict()
-    needed[PODS] = group.min_member
+def min_resources_needed(group: PodGroup) -> dict[str, GoQuantity]:
+    """``minResources`` as Go parsed them plus ``pods: minMember`` (a quantity Go would keep as a decimal
+    is taken at its value, CPU in millis)."""
+    needed = {}
+    for name, quantity in (group.min_resources or {}).items():
+        parsed = parse(quantity)
+        if parsed is None:
+            amount = Resources.from_resource_list({name: quantity}).get(name)
+            parsed = GoQuantity(amount, -3 if name == CPU else 0, quantity.format)
+        needed[name] = parsed
+    needed[PODS] = GoQuantity(group.min_member, 0, "DecimalSI")
     return needed
 
 
-def format_gap(gap: Mapping[str, int]) -> str:
-    """``map[cpu:4 pods:2]``: the gap in Go's map notation, keys sorted, CPU in cores or millicores."""
-    parts = []
-    for name in sorted(gap):
-        amount = gap[name]
-        text = (str(amount // 1000) if amount % 1000 == 0 else f"{amount}m") if name == CPU else str(amount)
-        parts.append(f"{name}:{text}")
-    return "map[" + " ".join(parts) + "]"
+def format_gap(gap: Mapping[str, GoQuantity]) -> str:
+    """The gap as Go's ``%v`` prints the ResourceList: ``map[cpu:{{2000 -3} {<nil>}  DecimalSI}]``."""
+    return go_map(dict(gap))
 
 
 # --- the PodGroup controller's status ----------------------------------------------------------
 
 
 def _counts(pods: Sequence[Pod]) -> tuple[int, int, int]:
-    """(running, succeeded, failed); a bound pod still ``Pending`` counts as running (no kubelet here)."""
+    """(running, succeeded, failed) by the pods' phase, as the controller counts (a bound pod runs once its
+    kubelet says so: ``status.phase: Running``)."""
     running = succeeded = failed = 0
     for pod in pods:
-        if pod.phase == "Running" or (pod.phase == "Pending" and pod.node_name):
+        if pod.phase == "Running":
             running += 1
         elif pod.phase == "Succeeded":
             succeeded += 1

@@ -6,7 +6,8 @@ joins a gang with the label ``scheduling.x-k8s.io/pod-group: NAME`` naming a
 exist is scheduled like any other pod.
 
 * **QueueSort**: priority, then the PodGroup's creation time (a pod outside a group:
-  its first attempt), then ``namespace/name`` — a gang's pods queue together.
+  its first attempt; a group without ``creationTimestamp`` sorts first, as Go's zero
+  time does), then ``namespace/name`` — a gang's pods queue together.
 * **PreFilter** (``UnschedulableAndUnresolvable``, so no preemption): the group backed
   off recently; fewer than ``minMember`` pods exist; the cluster's free resources
   (the group's own pods counted as free) cannot cover ``minResources``.
@@ -16,13 +17,15 @@ exist is scheduled like any other pod.
   ``minMember`` pods are assigned, then allow every waiting member.
 * **Unreserve**: a member failing after Reserve (a Permit timeout included) rejects
   every waiting member, so the whole gang releases what it held.
-* **PostBind**: updates the PodGroup's status as the PodGroup controller would.
+
+The PodGroup's ``status`` is scheduler-plugins' PodGroup controller's job; the scheduler's object store
+plays it (every member pod's change reconciles its group's phase and counts).
 
 * **Permit** of a gang's first member also moves its siblings back to activeQ (PodsToActivate),
   except within a second of PostFilter rejecting the group's waiting pods (beyond scheduler-plugins, which
   can retry such a gang in a tight loop when ``podGroupBackoffSeconds`` is 0).
 
-The ``resource gap`` message reads ``map[cpu:4]`` instead of Go's dump of quantity structs.
+The ``resource gap`` message is Go's ``%v`` of the quantities left over (:mod:`._go_quantity`).
 """
 
 from __future__ import annotations
@@ -37,13 +40,13 @@ from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.events import POD, ActionType, ClusterEvent, ClusterEventWithHint, EnqueueExtensions
 from kschedlib.framework.extension_points import (
     PermitPlugin,
-    PostBindPlugin,
     PostFilterPlugin,
     PreFilterPlugin,
     QueueSortPlugin,
     ReservePlugin,
 )
 from kschedlib.framework.handle import Handle
+from kschedlib.framework.plugin_state import KeepsState
 from kschedlib.framework.pods_to_activate import request_activation
 from kschedlib.framework.queued_pod import QueuedPodInfo
 from kschedlib.framework.results import PostFilterResult, Wait
@@ -71,6 +74,8 @@ REJECTED_IN_POST_FILTER: Final = "optimistic rejection in PostFilter"
 REJECTED_IN_UNRESERVE: Final = "rejection in Unreserve"
 NO_POD_GROUP: Final = "can not find pod group"
 POD_GROUP_NOT_FOUND: Final = "PodGroup not found"
+_ZERO_TIME: Final = float("-inf")
+"""A PodGroup without ``creationTimestamp``: Go's zero ``time.Time``, earlier than every real time."""
 ACTIVATION_PAUSE_SECONDS: Final = 1.0
 """After PostFilter rejects a group's waiting pods, Permit re-activates its siblings only this much later (kube's first
 pod backoff): activation bypasses backoff, so without a pause a gang that cannot fit would be retried
@@ -78,8 +83,10 @@ in a tight loop when ``podGroupBackoffSeconds`` is 0."""
 
 
 def pod_group_statuses(objects: SchedulingObjectLister) -> list[PodGroup]:
-    """Every PodGroup with the status the PodGroup controller would give it for its pods now."""
-    return [reconcile_status(group, objects.group_pods(group.namespace, group.name))
+    """Every PodGroup with the status the PodGroup controller would give it for its pods now (those that
+    ended included)."""
+    return [reconcile_status(group, [*objects.group_pods(group.namespace, group.name),
+                                     *objects.ended_group_pods(group.namespace, group.name)])
             for group in objects.pod_groups()]
 
 
@@ -114,7 +121,7 @@ def decode_args(raw: Mapping[str, Any] | None) -> CoschedulingArgs:
 
 
 @final
-class Coscheduling(QueueSortPlugin, PreFilterPlugin, PostFilterPlugin, PermitPlugin, ReservePlugin, PostBindPlugin,
+class Coscheduling(KeepsState, QueueSortPlugin, PreFilterPlugin, PostFilterPlugin, PermitPlugin, ReservePlugin,
                    EnqueueExtensions):
     """Gang scheduling of PodGroups (see the module docstring)."""
 
@@ -146,18 +153,29 @@ class Coscheduling(QueueSortPlugin, PreFilterPlugin, PostFilterPlugin, PermitPlu
         return self._handle.scheduling_objects.get_pod_group(pod.namespace, name)
 
     def _creation_time(self, info: QueuedPodInfo) -> float:
-        first = info.initial_attempt_timestamp
-        fallback = first if first is not None else info.timestamp
+        """The PodGroup's creation time (Go's zero time, before any other, when it has none); a pod whose
+        group does not exist: its first attempt."""
         group = self.pod_group(info.pod)
-        if group is None or group.creation_timestamp is None:
-            return fallback
-        return group.creation_timestamp
+        if group is not None:
+            return group.creation_timestamp if group.creation_timestamp is not None else _ZERO_TIME
+        first = info.initial_attempt_timestamp
+        return first if first is not None else info.timestamp
 
     def wait_seconds(self, group: PodGroup | None) -> float:
         """``scheduleTimeoutSeconds`` of the group, else the plugin's wait, else 60 s."""
         if group is not None and group.schedule_timeout_seconds is not None:
             return float(group.schedule_timeout_seconds)
         return float(self._args.permit_waiting_time_seconds or DEFAULT_WAIT_SECONDS)
+
+    # --- KeepsState: what a what-if cycle must leave as it was ---------------------------------
+
+    def save_state(self) -> object:
+        """The permitted, backed-off and quiet groups (PreFilter and PostFilter change them)."""
+        return self._permitted.copy(), self._backed_off.copy(), self._quiet.copy()
+
+    def restore_state(self, saved: object) -> None:
+        assert isinstance(saved, tuple)
+        self._permitted, self._backed_off, self._quiet = saved
 
     # --- QueueSort ----------------------------------------------------------------------------
 
@@ -181,7 +199,6 @@ class Coscheduling(QueueSortPlugin, PreFilterPlugin, PostFilterPlugin, PermitPlu
         if self._backed_off.holds(full_name, now):
             return Status.unresolvable(f"podGroup {full_name} failed recently")
         members = self._handle.scheduling_objects.group_pods(pod.namespace, group.name)
-        self._update_status(group, members)
         if len(members) < group.min_member:
             return Status.unresolvable(
                 f"pre-filter pod {pod.name} cannot find enough sibling pods, "
@@ -242,11 +259,6 @@ class Coscheduling(QueueSortPlugin, PreFilterPlugin, PostFilterPlugin, PermitPlu
         self._reject_waiting(group, REJECTED_IN_UNRESERVE)
         self._permitted.discard(group.key)
 
-    def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
-        group = self.pod_group(pod)
-        if group is not None:
-            self._update_status(group, self._handle.scheduling_objects.group_pods(pod.namespace, group.name))
-
     def _reject_waiting(self, group: PodGroup, message: str) -> int:
         """Reject the group's pods waiting in Permit; how many there were."""
         count = 0
@@ -257,7 +269,3 @@ class Coscheduling(QueueSortPlugin, PreFilterPlugin, PostFilterPlugin, PermitPlu
                 count += 1
         return count
 
-    def _update_status(self, group: PodGroup, members: Sequence[Pod]) -> None:
-        updated = reconcile_status(group, members)
-        if updated != group:
-            self._handle.scheduling_objects.update_pod_group(updated)

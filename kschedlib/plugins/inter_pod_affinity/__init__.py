@@ -301,10 +301,15 @@ class InterPodAffinity(
                 pod_events(ActionType.ALL),
                 node_events(ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT),
             )
+        switches = self._handle.switches
         pod_actions = ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE
+        pod_hint = _affinity_hints.after_pod_change if switches.affinity_pod_hint_fixes \
+            else _affinity_hints.after_pod_change_v132
+        node_hint = _affinity_hints.after_node_change if switches.affinity_node_hint_by_domain \
+            else _affinity_hints.after_node_change_v132
         return (
-            pod_events(pod_actions, _affinity_hints.after_pod_change),
-            node_events(ActionType.ADD | ActionType.UPDATE_NODE_LABEL, _affinity_hints.after_node_change),
+            pod_events(pod_actions, pod_hint),
+            node_events(ActionType.ADD | ActionType.UPDATE_NODE_LABEL, node_hint),
         )
 
     def __init__(self, args: InterPodAffinityArgs | None, handle: Handle) -> None:

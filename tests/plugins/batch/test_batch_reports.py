@@ -39,7 +39,7 @@ def test_explain_reports_the_pods_group_and_every_quota() -> None:
     data = explain(_cluster(), "ns/w1", batch_scheduling_config()).to_dict()
     assert data["pod_group"] == {
         "name": "ns/job", "phase": "Scheduling", "minMember": 2, "members": 2, "bound": 1, "waiting": 0,
-        "assumed": 1, "pending": 1, "running": 1, "succeeded": 0, "failed": 0, "scheduleTimeoutSeconds": 30.0,
+        "assumed": 1, "pending": 1, "running": 0, "succeeded": 0, "failed": 0, "scheduleTimeoutSeconds": 30.0,
         "scheduleStartTime": None,
         "waitingTimesOutAt": None}
     assert data["elastic_quotas"] == {
@@ -71,7 +71,7 @@ def test_simulate_reports_groups_and_quotas_at_the_end() -> None:
     # w1 would take ns past its GPU max (3: w0 and solo hold 3), so the gang stays one short
     assert data["pod_groups"]["ns/job"] | {"scheduleTimeoutSeconds": 0} == {
         "phase": "Scheduling", "minMember": 2, "members": 2, "bound": 1, "waiting": 0, "assumed": 1, "pending": 1,
-        "running": 1, "succeeded": 0, "failed": 0, "scheduleTimeoutSeconds": 0, "scheduleStartTime": None,
+        "running": 0, "succeeded": 0, "failed": 0, "scheduleTimeoutSeconds": 0, "scheduleStartTime": None,
         "waitingTimesOutAt": None}
     assert data["elastic_quotas"]["ns"]["used"] == {"cpu": "1500m", GPU: "3"}
     assert data["unschedulable"]["ns/w1"].startswith("0/1 nodes are available")

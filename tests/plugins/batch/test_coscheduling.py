@@ -13,7 +13,9 @@ from kschedlib.framework import CycleState, PodInfo, QueuedPodInfo, Status, Wait
 from kschedlib.framework.pods_to_activate import PODS_TO_ACTIVATE
 from kschedlib.framework.status import Code
 from kschedlib.model import POD_GROUP_LABEL, Pod, PodGroup, parse_quantity
+from kschedlib.plugins.batch._go_quantity import parse
 from kschedlib.plugins.batch._pod_group_manager import (
+    GoQuantity,
     cluster_resource_gap,
     format_gap,
     min_resources_needed,
@@ -79,7 +81,8 @@ def test_check_cluster_resource(case: dict[str, Any]) -> None:
     handle = FakeHandle(Cluster((*nodes, *bound)))
     minimum = {k: parse_quantity(v) for k, v in case["minResources"].items()}
     needed = min_resources_needed(PodGroup("pg1", "ns", min_member=0, min_resources=minimum))
-    assert cluster_resource_gap(handle.snapshot.node_infos, needed, "ns/pg1") == case["gap"]
+    gap = cluster_resource_gap(handle.snapshot.node_infos, needed, "ns/pg1")
+    assert {name: q.value * 10 ** (q.scale + 3) for name, q in gap.items()} == case["gap"]  # cpu in millis
 
 
 @pytest.mark.parametrize("case", TABLES["permit"], ids=_ids("permit"))
@@ -121,6 +124,18 @@ def test_less(case: dict[str, Any]) -> None:
     assert pl.less(_queued(case, "p1"), _queued(case, "p2")) is case["want"]
 
 
+@pytest.mark.parametrize(("p1", "p2", "want"), [
+    ({"group": "pg1", "t": 2}, {"group": "pg2", "t": 1}, True),  # both groups lack a creation time: names decide
+    ({"group": "pg1", "t": 2}, {"t": 1}, True),  # a group without creation time: Go's zero time, before any pod
+    ({"t": 1}, {"group": "pg1", "t": 2}, False),
+], ids=["names-not-arrival", "zero-time-first", "zero-time-first-reversed"])
+def test_less_reads_a_group_without_creation_time_as_gos_zero_time(p1: dict[str, Any], p2: dict[str, Any],
+                                                                   want: bool) -> None:
+    case: dict[str, Any] = {"p1": {"ns": "ns", "priority": 100, **p1}, "p2": {"ns": "ns", "priority": 100, **p2}}
+    pl, _ = plugin(list(groups([{"name": "pg1", "ns": "ns"}, {"name": "pg2", "ns": "ns"}])))
+    assert pl.less(_queued(case, "p1"), _queued(case, "p2")) is want
+
+
 def test_backoff_prevents_an_infinite_scheduling_loop() -> None:
     """scheduler-plugins' TestPodGroupBackoffTime: after PostFilter rejects the group it backs off."""
     clock = FakeClock()
@@ -155,7 +170,7 @@ def test_permitted_groups_skip_the_resource_check_until_the_wait_passes() -> Non
     handle.set_snapshot(FakeHandle(Cluster((make_node("node-a", allocatable={"cpu": "1", "pods": "32"}),))).snapshot)
     assert pl.pre_filter(CycleState(), pod).code is Code.SUCCESS  # permitted: not checked again
     clock.advance(10)
-    assert pl.pre_filter(CycleState(), pod).reasons == ("resource gap: map[cpu:3]",)
+    assert pl.pre_filter(CycleState(), pod).reasons == ("resource gap: map[cpu:{{3000 -3} {<nil>}  DecimalSI}]",)
 
 
 @pytest.mark.parametrize(("raw", "field"), [
@@ -182,19 +197,44 @@ def test_near_quorum_is_float32_ten_percent(minimum: int, assigned: int, near: b
     assert near_quorum(minimum, assigned) is near
 
 
-def test_format_gap() -> None:
-    assert format_gap({"pods": 2, "cpu": 1500, "memory": 10}) == "map[cpu:1500m memory:10 pods:2]"
+def test_format_gap_prints_the_quantity_structs_as_go_does() -> None:
+    """Go's %v of the ResourceList CheckClusterResource left: keys sorted, each Quantity's fields (its String
+    method has a pointer receiver): int64 amount and scale, no decimal, the cached string, the format."""
+    gap = {"pods": GoQuantity(2, 0, "DecimalSI"), "cpu": GoQuantity(1500, -3, "DecimalSI"),
+           "memory": GoQuantity(10, 0, "BinarySI", "10")}
+    assert format_gap(gap) == ("map[cpu:{{1500 -3} {<nil>}  DecimalSI} memory:{{10 0} {<nil>} 10 BinarySI} "
+                               "pods:{{2 0} {<nil>}  DecimalSI}]")
+
+
+@pytest.mark.parametrize(("text", "go"), [
+    ("4", (4, 0, "DecimalSI", "4")), ("500m", (500, -3, "DecimalSI", "500m")),
+    ("0.5", (500, -3, "DecimalSI", "500m")), ("8Gi", (8 << 30, 0, "BinarySI", "")),
+    ("3Ki", (3 << 10, 0, "BinarySI", "3Ki")), ("100M", (100, 6, "DecimalSI", "100M")),
+    ("1e3", (1, 3, "DecimalExponent", "1e3")), ("0", (0, 0, "DecimalSI", "0")),
+    ("1500m", (1500, -3, "DecimalSI", "1500m")),
+])
+def test_minresources_are_parsed_as_go_parses_them(text: str, go: tuple[int, int, str, str]) -> None:
+    assert parse(parse_quantity(text)) == GoQuantity(*go)
+
+
+def test_subtraction_aligns_scales_and_drops_the_cached_string() -> None:
+    four = GoQuantity(4, 0, "DecimalSI", "4")
+    assert four.minus(GoQuantity(1500, -3, "DecimalSI")) == GoQuantity(2500, -3, "DecimalSI")
+    assert GoQuantity(1, 3, "DecimalSI", "1k").minus(GoQuantity(200, 0, "BinarySI")) == GoQuantity(800, 0, "DecimalSI")
+    assert four.minus(GoQuantity(0, 0, "")) == GoQuantity(4, 0, "DecimalSI")
+    assert GoQuantity(0, 0, "DecimalSI", "0").minus(GoQuantity(2, 0, "BinarySI")) == GoQuantity(-2, 0, "BinarySI")
 
 
 @pytest.mark.parametrize(("phase", "pods", "want"), [
     ("", [], ("Pending", 0)),
     ("Pending", ["Pending", "Pending"], ("Scheduling", 0)),
-    ("Scheduling", ["Running", "bound"], ("Running", 2)),
+    ("Scheduling", ["Running", "bound"], ("Scheduling", 1)),  # bound, but no kubelet said Running yet
+    ("Scheduling", ["Running", "Running"], ("Running", 2)),
     ("Running", ["Running"], ("Pending", 1)),
     ("Running", ["Succeeded", "Succeeded"], ("Finished", 0)),
     ("Running", ["Failed", "Running"], ("Failed", 1)),
     ("Finished", [], ("Finished", 0)),
-], ids=["new", "enough-pods", "running", "lost-members", "finished", "failed", "final"])
+], ids=["new", "enough-pods", "bound-not-running", "running", "lost-members", "finished", "failed", "final"])
 def test_status_as_the_controller_writes_it(phase: str, pods: list[str], want: tuple[str, int]) -> None:
     members = [member(f"m{i}", "g", node="n" if p == "bound" else "", namespace="ns") for i, p in enumerate(pods)]
     members = [m if p == "bound" else Pod(m.name, m.namespace, labels=m.labels, phase=p)
@@ -224,9 +264,49 @@ def test_a_gang_waits_in_permit_then_binds_together_and_its_status_follows() -> 
     assert [r.status.code.label for r in results[:2]] == ["Wait", "Wait"]
     assert sorted(sched.bound_pods()) == sorted(p.key for p in pods)
     assert sched.waiting_pods() == []
-    group = sched._engine.store.scheduling.get_pod_group("ns", "job")
+    group = sched.scheduling_objects.get_pod_group("ns", "job")
     assert group is not None
-    assert (group.phase, group.running) == ("Running", 3)
+    assert (group.phase, group.running) == ("Scheduling", 0)  # bound, not running: the controller waits
+
+
+def test_the_group_status_follows_its_pods_as_the_podgroup_controller_writes_it() -> None:
+    """scheduler-plugins' PodGroup controller counts pods by phase, also those that ended (the scheduler lets
+    them go): Running once minMember run, Finished once minMember succeeded, Failed once one failed."""
+    sched = Scheduler(CONFIG, clock=FakeClock())
+    sched.add_objects([make_node("n1"), *(PodGroup(name, "ns", min_member=2) for name in ("job", "other", "bad"))])
+    for name, group in (("w0", "job"), ("w1", "job"), ("o0", "other"), ("o1", "other"), ("b0", "bad"), ("b1", "bad")):
+        sched.add_pod(member(name, group, cpu="1"))
+    sched.run_until_idle()
+
+    def status(group: str) -> tuple[str, int, int, int]:
+        found = sched.scheduling_objects.get_pod_group("ns", group)
+        assert found is not None
+        return found.phase, found.running, found.succeeded, found.failed
+
+    def set_phase(name: str, phase: str) -> None:
+        pod = sched.pods()[f"ns/{name}"]
+        sched.update_pod(Pod(pod.name, pod.namespace, uid=pod.uid, labels=pod.labels, node_name=pod.node_name,
+                             containers=pod.containers, phase=phase))
+
+    assert status("job") == ("Scheduling", 0, 0, 0)
+    set_phase("w0", "Running")
+    set_phase("w1", "Running")
+    assert status("job") == ("Running", 2, 0, 0)
+    set_phase("w0", "Succeeded")  # it leaves the scheduler, the controller still counts it
+    assert "ns/w0" not in sched.pods()
+    assert status("job") == ("Running", 1, 1, 0)
+    set_phase("w1", "Succeeded")
+    assert status("job") == ("Finished", 0, 2, 0)
+    set_phase("o0", "Running")
+    set_phase("o1", "Succeeded")
+    assert status("other") == ("Running", 1, 1, 0)
+    assert not sched.remove_pod("ns/o1")  # gone from the scheduler already; the controller stops counting it
+    assert status("other") == ("Pending", 1, 0, 0)  # fewer pods than minMember
+    set_phase("b0", "Running")
+    set_phase("b1", "Failed")
+    assert status("bad") == ("Failed", 1, 0, 1)
+    sched.remove_pod("ns/b1")
+    assert status("bad") == ("Failed", 1, 0, 1)  # final: the controller no longer reconciles it
 
 
 def test_post_filter_of_a_member_that_fits_nowhere_releases_the_waiting_ones() -> None:
@@ -273,8 +353,9 @@ def test_simulate_reports_the_state_of_each_group() -> None:
         *(pod_to_dict(member(f"b{i}", "big", cpu="3")) for i in range(3)),
     ]}
     report = simulate(cluster, batch_scheduling_config(capacity_scheduling=False)).to_dict()
-    assert report["pod_groups"]["ns/job"] == {"phase": "Running", "minMember": 2, "members": 2, "bound": 2,
-                                              "waiting": 0, "assumed": 2, "pending": 0, "running": 2,
+    # both bound; with no kubelet no pod reports Running, so the controller keeps the group Scheduling
+    assert report["pod_groups"]["ns/job"] == {"phase": "Scheduling", "minMember": 2, "members": 2, "bound": 2,
+                                              "waiting": 0, "assumed": 2, "pending": 0, "running": 0,
                                               "succeeded": 0, "failed": 0,
                                               "scheduleTimeoutSeconds": 60.0, "scheduleStartTime": None,
                                               "waitingTimesOutAt": None}

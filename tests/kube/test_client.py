@@ -1,0 +1,117 @@
+"""The client reaches a real API server as each kind of user a kubeconfig or a pod can be, and keeps its limits."""
+
+from __future__ import annotations
+
+import builtins
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kschedlib.errors import ConfigError, ExtraNotInstalledError, KubeApiError
+from kschedlib.kube import RateLimiter, connect
+from kschedlib.kube import client as client_module
+from tests.kube.envtest import ADMIN_TOKEN, SCHEDULER_TOKEN, SCHEDULER_USER, ControlPlane
+
+WHO_AM_I = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+REVIEW = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+
+
+def user_of(kubeconfig: Path, context: str | None = None) -> str:
+    answer = connect(str(kubeconfig), context).request("POST", WHO_AM_I, body=REVIEW)
+    return str(answer["status"]["userInfo"]["username"])
+
+
+@pytest.mark.parametrize(("how", "user"), [
+    ("token", "admin"),
+    ("client-certificate", SCHEDULER_USER),
+    ("exec-plugin", SCHEDULER_USER),
+])
+def test_kubeconfig_users(plane: ControlPlane, tmp_path: Path, how: str, user: str) -> None:
+    choices: dict[str, dict[str, Any]] = {"token": {"token": ADMIN_TOKEN}, "client-certificate": {"client_cert": True},
+                                          "exec-plugin": {"exec_token": SCHEDULER_TOKEN}}
+    options = choices[how]
+    kubeconfig = plane.write_kubeconfig(tmp_path / "config", **options)
+    assert user_of(kubeconfig) == user
+
+
+def test_the_context_named_is_used(plane: ControlPlane, tmp_path: Path) -> None:
+    admin = json.loads(plane.write_kubeconfig(tmp_path / "a", token=ADMIN_TOKEN, context="admin").read_text())
+    sched = json.loads(plane.write_kubeconfig(tmp_path / "s", client_cert=True, context="sched").read_text())
+    admin["users"] += sched["users"]
+    admin["contexts"] += sched["contexts"]
+    both = tmp_path / "both"
+    both.write_text(json.dumps(admin))
+    assert user_of(both) == "admin"  # the current context
+    assert user_of(both, "sched") == SCHEDULER_USER
+    with pytest.raises(ConfigError, match="nope"):
+        connect(str(both), "nope")
+
+
+def test_in_cluster_service_account(plane: ControlPlane, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "token").write_text(SCHEDULER_TOKEN)
+    (tmp_path / "ca.crt").write_bytes((plane.workdir / "certs" / "apiserver.crt").read_bytes())
+    monkeypatch.setattr(client_module, "SERVICE_ACCOUNT", tmp_path)
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1")
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", str(plane.port))
+    answer = connect().request("POST", WHO_AM_I, body=REVIEW)
+    assert answer["status"]["userInfo"]["username"] == SCHEDULER_USER
+
+
+def test_no_in_cluster_config_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    with pytest.raises(ConfigError, match="in-cluster config"):
+        connect()
+
+
+def test_refusals_carry_the_api_servers_status(plane: ControlPlane) -> None:
+    client = connect(str(plane.kubeconfig))
+    with pytest.raises(KubeApiError) as refused:
+        client.request("GET", "/api/v1/namespaces/default/pods/no-such-pod")
+    assert (refused.value.status, refused.value.reason) == (404, "NotFound")
+    assert refused.value.message == 'pods "no-such-pod" not found'
+
+
+def test_without_the_extra_the_error_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    real_import = builtins.__import__
+
+    def no_kubernetes(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "kubernetes":
+            raise ImportError("No module named 'kubernetes'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_kubernetes)
+    with pytest.raises(ExtraNotInstalledError, match=r"pip install 'kschedlib\[kube\]'"):
+        connect("")
+
+
+def test_the_rate_limiter_lets_a_burst_through_then_paces() -> None:
+    now = [0.0]
+    waits: list[float] = []
+    limiter = RateLimiter(qps=50, burst=5, clock=lambda: now[0], sleep=waits.append)
+    for _ in range(5):
+        limiter.acquire()
+    assert waits == []
+    for _ in range(3):
+        limiter.acquire()
+    assert waits == pytest.approx([0.02, 0.04, 0.06])  # each waits for its token at 50 per second
+    now[0] = 10.0  # a quiet spell refills the bucket up to the burst, no more
+    for _ in range(5):
+        limiter.acquire()
+    assert len(waits) == 3
+    limiter.acquire()
+    assert waits[-1] == pytest.approx(0.02)
+
+
+def test_no_limit_with_a_qps_of_zero_or_less() -> None:
+    waits: list[float] = []
+    limiter = RateLimiter(qps=-1, burst=0, clock=lambda: 0.0, sleep=waits.append)
+    for _ in range(1000):
+        limiter.acquire()
+    assert waits == []
+
+
+def test_a_burst_below_one_is_refused() -> None:
+    with pytest.raises(ConfigError, match="burst"):
+        RateLimiter(qps=10, burst=0)
