@@ -551,7 +551,7 @@ def verification_table() -> str:
 
 def add_version_arguments(parser: Any) -> None:
     """``--kube-version`` and ``--feature-gates`` for a command that builds a scheduler."""
-    parser.add_argument("--kube-version", default=None,
+    parser.add_argument("--kube-version", default=None, metavar="X.Y",
                         help=f"kube-scheduler version to behave as ({SUPPORTED_VERSIONS[0]}-{SUPPORTED_VERSIONS[-1]}; "
                              f"default ${ENV_VAR} or {DEFAULT_KUBE_VERSION})")
     parser.add_argument("--feature-gates", default=None, metavar="NAME=BOOL,...",

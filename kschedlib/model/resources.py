@@ -32,6 +32,7 @@ __all__ = [
     "accounting_for",
     "container_requests_sum",
     "is_extended_resource",
+    "is_overcommit_allowed",
     "is_pod_level_resource",
     "is_scalar_resource",
     "pod_non_zero_requests",
@@ -62,6 +63,12 @@ def is_extended_resource(name: str) -> bool:
     qualified = "requests." + name
     prefix, _, short = qualified.rpartition("/")
     return len(short) <= 63 and len(prefix) <= 253 and bool(_QUALIFIED_NAME.match(qualified))
+
+
+def is_overcommit_allowed(name: str) -> bool:
+    """kube's ``IsOvercommitAllowed``: a native resource other than hugepages.  The others (extended
+    resources, hugepages) need a limit, and their request must equal it (the API server checks it)."""
+    return _is_native(name) and not name.startswith("hugepages-")
 
 
 def is_scalar_resource(name: str) -> bool:

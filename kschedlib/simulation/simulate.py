@@ -41,6 +41,8 @@ class SimulationReport:
     placements: dict[str, str | None] = attrs.field(factory=dict)
     unschedulable: dict[str, str] = attrs.field(factory=dict)
     gated: list[str] = attrs.field(factory=list)
+    gates: dict[str, list[str]] = attrs.field(factory=dict)
+    """Each gated pod's scheduling gates (``spec.schedulingGates``), in order."""
     nominations: dict[str, str] = attrs.field(factory=dict)
     evicted: list[str] = attrs.field(factory=list)
     deleted_by_events: list[str] = attrs.field(factory=list)
@@ -110,6 +112,7 @@ class SimulationReport:
             "placements": dict(self.placements),
             "unschedulable": dict(self.unschedulable),
             "gated": list(self.gated),
+            "gates": dict(self.gates),
             "nominations": dict(self.nominations),
             "evicted": list(self.evicted),
             "pending": dict(self.pending),
@@ -347,6 +350,8 @@ class SimulationRun:
         report.seconds = time.perf_counter() - started
         report.pending = self.pending_view()
         report.gated = [key for key, entry in report.pending.items() if entry["queue"] == "gated"]
+        report.gates = {key: list(pod.scheduling_gates) for key in report.gated
+                        if (pod := self.scheduler.get_pod(key)) is not None}
         report.errors = self.error_view()
         report.fit_errors = fit_error_groups(report.unschedulable, self.rejections)
         report.pod_groups = pod_group_report(self.scheduler)

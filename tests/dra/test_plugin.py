@@ -174,6 +174,7 @@ def test_extended_resources_backed_by_a_device_class() -> None:
     backed = {**DEVICE_CLASS, "spec": {**DEVICE_CLASS["spec"], "extendedResourceName": "example.com/gpu"}}
     wants = pod("p")
     wants["spec"]["containers"][0]["resources"]["requests"]["example.com/gpu"] = "1"
+    wants["spec"]["containers"][0]["resources"]["limits"] = {"example.com/gpu": "1"}  # as required
     sched = scheduler(node("a"), node("b"), gpus("b", "g0"), backed)
     sched.add_pod(pod_from_dict(wants))
     [result] = sched.run_until_idle()
@@ -318,6 +319,7 @@ def test_postfilter_of_a_pod_with_dra_backed_extended_resources() -> None:
     backed = {**DEVICE_CLASS, "spec": {**DEVICE_CLASS["spec"], "extendedResourceName": "example.com/gpu"}}
     wants = pod("p")
     wants["spec"]["containers"][0]["resources"]["requests"]["example.com/gpu"] = "2"
+    wants["spec"]["containers"][0]["resources"]["limits"] = {"example.com/gpu": "2"}  # as required
     sched = scheduler(node("a"), gpus("a", "g0"), backed)
     plugin, state, target = _cycle(sched, wants)
     refused = plugin.filter(state, target, sched.snapshot().get("a"))
@@ -430,6 +432,7 @@ def test_a_failed_binding_keeps_the_claims_allocation_but_not_the_reservation() 
     backed = {**DEVICE_CLASS, "spec": {**DEVICE_CLASS["spec"], "extendedResourceName": "example.com/gpu"}}
     wants = pod("p", "c1")
     wants["spec"]["containers"][0]["resources"]["requests"]["example.com/gpu"] = "1"
+    wants["spec"]["containers"][0]["resources"]["limits"] = {"example.com/gpu": "1"}  # as required
     sched = Scheduler({"profiles": [{"plugins": {"bind": {"enabled": [{"name": "RefusingBind"}],
                                                           "disabled": [{"name": "*"}]}}}]},
                       registry=registry, kube_version="1.36")

@@ -59,7 +59,8 @@ def test_a_dask_scheduler_address(client: Any) -> None:
 
 def test_the_command_line_starts_a_local_dask_cluster() -> None:
     out, err = io.StringIO(), io.StringIO()
-    status = main(["sweep", str(EXAMPLE), "--executor", "dask", "--workers", "2"], out=out, err=err)
+    argv = ["sweep", str(EXAMPLE), "--executor", "dask", "--workers", "2", "--format", "jsonl"]
+    status = main(argv, out=out, err=err)
     assert status == 0, err.getvalue()
     grid = load_grid(EXAMPLE)
     serial = [result.unwrap() for result in sweep(grid.scenarios, Ask(grid.question))]

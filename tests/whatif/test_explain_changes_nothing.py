@@ -74,7 +74,8 @@ def _pod(name: str, kind: str, node: str = "") -> dict[str, Any]:
     requests: dict[str, str] = {"cpu": cpu, "memory": "256Mi"}
     if kind == "gpu":
         requests[GPU] = "1"
-    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "x", "resources": {"requests": requests}}],
+    resources = {"requests": requests, "limits": {GPU: "1"}} if kind == "gpu" else {"requests": requests}
+    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "x", "resources": resources}],
                             "priority": 1000 if kind == "urgent" else 0}
     if kind == "claim":
         spec["resourceClaims"] = [{"name": "gpu", "resourceClaimName": f"{name}-gpu"}]
