@@ -9,7 +9,7 @@ Kubernetes sums ``resource.Quantity`` values before converting them.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Final, Generic, TypeVar, final
 
@@ -125,6 +125,17 @@ class Resources:
             self.allowed_pod_number - other.allowed_pod_number,
             scalar,
         )
+
+    def subtract_all(self, others: Sequence[Resources]) -> Resources:
+        """``subtract`` of each of ``others`` in turn, building one Resources."""
+        scalar = dict(self.scalar)
+        cpu, memory, storage, pods = self.milli_cpu, self.memory, self.ephemeral_storage, self.allowed_pod_number
+        for other in others:
+            cpu, memory = cpu - other.milli_cpu, memory - other.memory
+            storage, pods = storage - other.ephemeral_storage, pods - other.allowed_pod_number
+            for name, amount in other.scalar.items():
+                scalar[name] = scalar.get(name, 0) - amount
+        return Resources(cpu, memory, storage, pods, scalar)
 
     def get(self, name: str) -> int:
         """The amount of ``name`` (``cpu`` in milli-units); 0 when absent."""
