@@ -28,6 +28,7 @@ __all__ = [
     "label_key_errors",
     "label_value_errors",
     "not_supported",
+    "qualified_name_errors",
     "raise_errors",
     "regex_error",
     "required",
@@ -157,10 +158,20 @@ def dns_subdomain_errors(value: str) -> list[str]:
 
 
 def label_key_errors(value: str) -> list[str]:
-    """``IsLabelKey`` (also ``IsQualifiedName``): an optional DNS-subdomain prefix and a name."""
+    """``IsLabelKey``: an optional DNS-subdomain prefix and a name (the API server's label and annotation keys)."""
+    return _prefixed_name_errors(value, "a valid label key")
+
+
+def qualified_name_errors(value: str) -> list[str]:
+    """``IsQualifiedName`` (what ``ValidateLabelName`` and the scheduler's args and selectors report)."""
+    return _prefixed_name_errors(value, "a qualified name")
+
+
+def _prefixed_name_errors(value: str, noun: str) -> list[str]:
+    """An optional DNS-subdomain prefix and a name; ``noun`` opens the message of a value with two slashes."""
     parts = value.split("/")
     if len(parts) > 2:
-        return ["a valid label key " + regex_error(_KEY_MSG, _KEY_FMT, "MyName", "my.name", "123-abc")
+        return [f"{noun} " + regex_error(_KEY_MSG, _KEY_FMT, "MyName", "my.name", "123-abc")
                 + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
     errors = []
     if len(parts) == 2:
