@@ -6,6 +6,7 @@ Run by hand, never by the test suite::
     .venv/bin/python benchmarks/run.py --workload small --profile
     .venv/bin/python benchmarks/run.py --workload basic --scale 0.2
     .venv/bin/python benchmarks/run.py --workload basic --write-cluster /tmp/basic.json
+    .venv/bin/python benchmarks/run.py --against-go --workload small   # side by side with kube-scheduler
 
 Each workload runs in a fresh subprocess so its peak RSS is its own.  Only the
 scheduling loop is timed (not generating, loading or adding the objects).
@@ -29,6 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import against_go
 import workloads
 
 # Benchmark the checkout this script lives in, whether or not kschedlib is installed.
@@ -41,8 +43,27 @@ import kschedlib  # noqa: E402
 DEFAULT_WORKLOADS = ("small", "basic", "affinity", "preemption")
 
 
+def vm_hwm_mb(pid: int | str = "self") -> float | None:
+    """A Linux process's peak resident set size (``VmHWM``), or ``None`` (no such process, or no memory left).
+
+    Unlike ``ru_maxrss``, it counts this program's memory only: Linux carries ``ru_maxrss`` over
+    ``exec``, so a benchmark started by a big process would report at least that process's size.
+    """
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
 def _peak_rss_mb() -> float:
-    """This process's peak resident set size (``ru_maxrss`` is KiB on Linux, bytes on macOS)."""
+    """This process's peak resident set size: ``VmHWM`` on Linux, else ``ru_maxrss`` (bytes on macOS)."""
+    hwm = vm_hwm_mb()
+    if hwm is not None:
+        return hwm
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
 
@@ -115,13 +136,28 @@ def _print_profile(profiler: cProfile.Profile, title: str) -> None:
     sys.stdout.flush()
 
 
-def measure(name: str, scale: float, profile: bool, stream: bool = False) -> dict[str, Any]:
-    """Build, load and schedule one workload in this process; returns its figures."""
+def _decisions(attempts: Sequence[Attempt]) -> dict[str, Any]:
+    """Every victim, and the node each pod was first nominated to (what ``--against-go`` needs)."""
+    nominations: dict[str, str] = {}
+    for pod, _, nominated, _ in attempts:
+        if nominated is not None:
+            nominations.setdefault(pod, nominated)
+    return {"victims": [victim for *_, victims in attempts for victim in victims], "nominations": nominations}
+
+
+def measure(
+    name: str, scale: float, profile: bool, stream: bool = False, kube_version: str | None = None,
+    decisions: bool = False, setup_only: bool = False,
+) -> dict[str, Any]:
+    """Build, load and schedule one workload in this process; returns its figures.
+
+    ``setup_only`` stops before scheduling (``instructions.py`` subtracts such a run from a full one).
+    """
     workload = workloads.WORKLOADS[name]
     started = time.perf_counter()
     cluster = kschedlib.load_cluster(workload.objects(scale))
     clock = kschedlib.FakeClock()
-    scheduler = kschedlib.Scheduler(seed=0, clock=clock)
+    scheduler = kschedlib.Scheduler(seed=0, clock=clock, kube_version=kube_version)
     scheduler.add_objects(cluster.objects)
     pending = len(cluster.pending_pods)
     nodes = len(cluster.nodes)
@@ -130,6 +166,8 @@ def measure(name: str, scale: float, profile: bool, stream: bool = False) -> dic
     gc.collect()
     setup = time.perf_counter() - started
     setup_rss = _peak_rss_mb()
+    if setup_only:
+        return {"workload": name, "setup_seconds": round(setup, 3), "setup_peak_rss_mb": round(setup_rss, 1)}
     profiler = cProfile.Profile() if profile else None
     started = time.perf_counter()
     if profiler is not None:
@@ -142,6 +180,7 @@ def measure(name: str, scale: float, profile: bool, stream: bool = False) -> dic
         _print_profile(profiler, f"{name}: profiled run, {seconds:.1f} s")
     return {
         "workload": name,
+        "kube_version": str(scheduler.kube.version),
         "scale": scale,
         "nodes": nodes,
         "bound_pods": bound_before,
@@ -157,20 +196,21 @@ def measure(name: str, scale: float, profile: bool, stream: bool = False) -> dic
         "digest": _digest(results),
         "profiled": profile,
         "streamed": stream or workload.evicts,
+        **(_decisions(results) if decisions else {}),
     }
 
 
-def _in_subprocess(name: str, scale: float, profile: bool, stream: bool) -> dict[str, Any] | None:
+def _in_subprocess(
+    name: str, scale: float, profile: bool, stream: bool, kube_version: str | None = None, decisions: bool = False,
+) -> dict[str, Any] | None:
     """Run :func:`measure` in a fresh interpreter so peak memory is this workload's alone; ``None`` if it failed."""
     fd, path = tempfile.mkstemp(prefix=f"kschedlib-bench-{name}-", suffix=".json")
     os.close(fd)
     try:
         cmd = [sys.executable, os.path.abspath(__file__), "--worker", name, "--scale", repr(scale),
                "--result-file", path]
-        if profile:
-            cmd.append("--profile")
-        if stream:
-            cmd.append("--stream")
+        cmd += ["--kube-version", kube_version] if kube_version else []
+        cmd += [flag for flag, on in (("--profile", profile), ("--stream", stream), ("--decisions", decisions)) if on]
         if subprocess.run(cmd, check=False).returncode != 0:
             return None
         with open(path, encoding="utf-8") as f:
@@ -181,7 +221,7 @@ def _in_subprocess(name: str, scale: float, profile: bool, stream: bool) -> dict
 
 
 _COLUMNS = (
-    ("workload", "{}", 10), ("nodes", "{:,}", 7), ("pending_pods", "{:,}", 8), ("scheduled", "{:,}", 9),
+    ("workload", "{}", 14), ("nodes", "{:,}", 7), ("pending_pods", "{:,}", 8), ("scheduled", "{:,}", 9),
     ("attempts", "{:,}", 8), ("preempted", "{:,}", 9), ("seconds", "{:.2f}", 8), ("pods_per_second", "{:,.1f}", 9),
     ("setup_peak_rss_mb", "{:,.0f}", 8), ("peak_rss_mb", "{:,.0f}", 8), ("digest", "{:.16}", 16),
 )
@@ -215,7 +255,16 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--stream", action="store_true",
                    help="call schedule_one in a loop, keeping no ScheduleResult, instead of run_until_idle")
     p.add_argument("--json", action="store_true", help="print the figures as JSON lines instead of a table")
+    p.add_argument("--kube-version", metavar="V", help="kube-scheduler version to behave as (default: kschedlib's)")
+    p.add_argument("--against-go", action="store_true",
+                   help="run each workload alternately with kube-scheduler's real loop (ksoracle schedule); "
+                        f"default workloads: {', '.join(against_go.AGAINST_GO_WORKLOADS)}")
+    p.add_argument("--pairs", type=int, default=3, help="--against-go: alternating pairs per workload (default 3)")
+    p.add_argument("--oracle", type=Path, default=against_go.DEFAULT_ORACLE,
+                   help=f"--against-go: the ksoracle binary (default {against_go.DEFAULT_ORACLE})")
     p.add_argument("--worker", metavar="NAME", help=argparse.SUPPRESS)
+    p.add_argument("--decisions", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--setup-only", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--result-file", metavar="PATH", help=argparse.SUPPRESS)
     return p
 
@@ -227,8 +276,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--scale must be positive")
     if args.worker:
         with open(args.result_file, "w", encoding="utf-8") as f:
-            json.dump(measure(args.worker, args.scale, args.profile, args.stream), f)
+            json.dump(measure(args.worker, args.scale, args.profile, args.stream, args.kube_version,
+                              args.decisions, args.setup_only), f)
         return 0
+    if args.against_go:
+        if args.pairs < 1:
+            parser.error("--pairs must be at least 1")
+        return against_go.against_go(
+            args.workload or against_go.AGAINST_GO_WORKLOADS, args.scale, args.pairs, args.oracle,
+            args.kube_version, args.json,
+            lambda name: _in_subprocess(name, args.scale, False, args.stream, args.kube_version, decisions=True))
     names: list[str] = args.workload or list(DEFAULT_WORKLOADS)
     if args.write_cluster:
         if len(names) != 1:
@@ -240,7 +297,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(_header(), flush=True)
     failed = 0
     for name in names:
-        figures = _in_subprocess(name, args.scale, args.profile, args.stream)
+        figures = _in_subprocess(name, args.scale, args.profile, args.stream, args.kube_version)
         if figures is None:
             print(f"{name}: the benchmark process failed (see its traceback above)", file=sys.stderr, flush=True)
             failed += 1

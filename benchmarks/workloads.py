@@ -4,14 +4,15 @@ Every workload is built from a seeded :class:`random.Random`, so the same name
 and scale always give the same objects, in the same order.  Nodes come first,
 then bound pods, then pending pods (file order is queue order).
 
-* ``small`` / ``basic`` — the shape of kube-scheduler's SchedulingBasic benchmark:
+* ``small`` / ``basic`` / ``large`` — the shape of kube-scheduler's SchedulingBasic benchmark:
   uniform nodes, pods with plain cpu/memory requests from five deployment-like
   templates, no ownerReferences and no Services (so PodTopologySpread's system
   default constraints do not apply), images on containers but none on nodes.
 * ``affinity`` — every pod spreads over zones (maxSkew 1, DoNotSchedule) and
   prefers not to share a host with its own app (weight 100).
 * ``preemption`` — nodes full of low-priority bound pods; high-priority pods
-  that fit only by evicting some of them.
+  that fit only by evicting some of them; ``preemption-pdb`` the same with
+  PodDisruptionBudgets guarding some of the low-priority pods.
 """
 
 from __future__ import annotations
@@ -111,6 +112,10 @@ def _basic(workload: Workload, scale: float) -> list[Json]:
     return _uniform(workload, scale, zones=10)
 
 
+def _large(workload: Workload, scale: float) -> list[Json]:
+    return _uniform(workload, scale, zones=10)
+
+
 def _spread_and_anti_affinity(app: str) -> Json:
     selector = {"matchLabels": {"app": app}}
     return {
@@ -147,22 +152,54 @@ def _affinity(workload: Workload, scale: float) -> list[Json]:
 LOW_PODS_PER_NODE: Final = 4
 
 
-def _preemption(workload: Workload, scale: float) -> list[Json]:
+def _preemption(
+    workload: Workload, scale: float, low_app: Callable[[int, int], str] = lambda n, k: "low",
+) -> list[Json]:
     """kube-scheduler's PreemptionBasic shape: 4-CPU nodes, each full with four 900m pods at priority 0.
 
     A 3-CPU pod at priority 1000 finds 400m free anywhere, so it fits only after three victims go.
+    ``low_app(node, k)`` names the app of node ``node``'s ``k``-th low-priority pod.
     """
     zones = 5
     nodes = workload.scaled(workload.nodes, scale, minimum=zones)
     pending = workload.scaled(workload.pending_pods, scale)
     out = [node(i, zones, "4", "32Gi") for i in range(nodes)]
     for i in range(nodes * LOW_PODS_PER_NODE):
-        low = pod(f"low-{i:06d}", "low", "900m", "500Mi", priority=0, nodeName=f"node-{i // LOW_PODS_PER_NODE:05d}")
+        n, k = divmod(i, LOW_PODS_PER_NODE)
+        low = pod(f"low-{i:06d}", low_app(n, k), "900m", "500Mi", priority=0, nodeName=f"node-{n:05d}")
         low["status"] = {"phase": "Running"}
         out.append(low)
     for i in range(pending):
         out.append(pod(f"high-{i:06d}", "high", "3", "500Mi", priority=1000))
     return out
+
+
+def _pdb(name: str, app: str, allowed: int) -> Json:
+    """A PodDisruptionBudget over ``app`` whose status allows ``allowed`` more disruptions."""
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": app}}},
+            "status": {"disruptionsAllowed": allowed, "currentHealthy": 0, "desiredHealthy": 0,
+                       "expectedPods": 0}}  # fmt: skip
+
+
+def _guarded_app(n: int, k: int) -> str:
+    """Node ``n``'s first ``n % 3`` pods are guarded; the others alternate between a lax budget and none."""
+    if k < n % 3:
+        return "low-guarded"
+    return "low-budget" if k % 2 else "low"
+
+
+def _preemption_pdb(workload: Workload, scale: float) -> list[Json]:
+    """``preemption`` with budgets: on node ``n``, ``n % 3`` of its four low-priority pods are guarded.
+
+    Guarded pods (app ``low-guarded``) belong to a PodDisruptionBudget that allows no disruption, the
+    ``low-budget`` pods to one that allows plenty.  A node with two guarded pods makes room only by
+    violating a budget, so preemption takes the other nodes first and then has to pick among
+    violating candidates.
+    """
+    pdbs = [_pdb("guarded", "low-guarded", 0), _pdb("budget", "low-budget", 100_000)]
+    return _preemption(workload, scale, _guarded_app) + pdbs
 
 
 GPU_DRIVER: Final = "gpu.example.com"
@@ -222,10 +259,13 @@ WORKLOADS: Final[dict[str, Workload]] = {
     for w in (
         Workload("small", "500 nodes / 5 zones, 2,000 pods from 5 templates", 500, 2_000, _small),
         Workload("basic", "5,000 nodes / 10 zones, 10,000 pods from 5 templates", 5_000, 10_000, _basic),
+        Workload("large", "15,000 nodes / 10 zones, 30,000 pods from 5 templates", 15_000, 30_000, _large),
         Workload("affinity", "1,000 nodes / 10 zones, 5,000 pods: zone spread + host anti-affinity",
                  1_000, 5_000, _affinity),
         Workload("preemption", "500 full nodes (2,000 low-priority pods), 500 high-priority pods",
                  500, 500, _preemption, evicts=True),
+        Workload("preemption-pdb", "preemption with PodDisruptionBudgets guarding 1 in 4 low-priority pods",
+                 500, 500, _preemption_pdb, evicts=True),
         Workload("gpu-extended", "1,000 nodes of 8 GPUs (nvidia.com/gpu), 2,000 pods wanting 1-4",
                  1_000, 2_000, _gpu_extended),
         Workload("gpu-dra", "the same as DRA devices: ResourceSlices, one ResourceClaim per pod, 30% with a selector",

@@ -1,132 +1,89 @@
-"""The ``kschedlib`` command line: ``explain`` and ``simulate`` over cluster files, the capacity questions
-(``capacity``, ``drain``, ``nodes-needed``, ``compare``), ``sweep``, ``serve-extender``.
+"""The kschedlib command line: explain and simulate over cluster files, the capacity questions
+(capacity, drain, nodes-needed, compare), sweep, serve-extender, report, and dump and run on a live cluster.
 
-Every subcommand is added the same way: an ``add_parser(sub)`` function that adds its arguments and
-``set_defaults(run=...)`` with a ``run(args, out, err) -> exit status``; :func:`main` calls ``args.run``.
+Every subcommand lives beside its feature, in a module with ``add_arguments(parser, command)`` that
+adds its arguments and ``set_defaults(run=...)`` with a ``run(args, out, err) -> exit status``.
+:data:`COMMANDS` names that module and the command's one-line summary; only the module of the
+command being run is imported, so ``kschedlib --help`` (and each command) loads only what it uses.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import contextlib
+import importlib
 import os
 import sys
+import textwrap
 from collections.abc import Callable, Sequence
-from importlib import resources
-from typing import Any, TextIO, TypeAlias
+from typing import Final, TextIO
 
-from kschedlib.capacity import _cli as capacity_cli
-from kschedlib.capacity import expand_controllers
+from kschedlib._cli.help import EXIT_STATUS, HelpFormatter, new_command
 from kschedlib.errors import KschedError
-from kschedlib.extender import command as serve_extender
-from kschedlib.kube import command as kube_command
-from kschedlib.kube.sources import add_live_arguments, cluster_input
-from kschedlib.progress import Progress
-from kschedlib.report import command as report_command
-from kschedlib.simulation.explain import explain
-from kschedlib.simulation.report import explanation_text, simulation_text
-from kschedlib.simulation.simulate import simulate
-from kschedlib.sweeps import command as sweep_command
-from kschedlib.versions import add_version_arguments
 
 __all__ = ["main"]
 
-EXAMPLE_CLUSTER = "example-cluster.json"
+COMMANDS: Final[dict[str, tuple[str, str]]] = {
+    "explain": ("kschedlib.simulation.command", "where would a pod go, and why not elsewhere (one scheduling cycle)"),
+    "simulate": ("kschedlib.simulation.command", "schedule the cluster's pending pods, as kube-scheduler's loop would"),
+    "capacity": ("kschedlib.capacity._cli", "how many more copies of a pod fit (cluster-capacity)"),
+    "drain": ("kschedlib.capacity._cli", "take nodes away and reschedule their pods (cluster-autoscaler's drain)"),
+    "nodes-needed": ("kschedlib.capacity._cli", "how many nodes of one kind the pending pods need"),
+    "compare": ("kschedlib.capacity._cli", "the cluster scheduled under two or more configs, side by side"),
+    "sweep": ("kschedlib.sweeps.command", "ask one question of every scenario of a grid (clusters x workloads x ...)"),
+    "serve-extender": ("kschedlib.extender.command", "serve a profile's Filter and Score plugins as an HTTP extender"),
+    "report": ("kschedlib.report.command", "render a saved JSON result as one HTML page to share"),
+    "dump": ("kschedlib.kube.command", "write a live cluster as one file every command reads (a snapshot)"),
+    "run": ("kschedlib.kube.command", "schedule a live cluster's pods, as a (second) scheduler"),
+}
+"""Command -> (the module that adds its arguments and runs it, its one-line summary)."""
+
+DESCRIPTION: Final = ("kschedlib answers scheduling questions with kube-scheduler's own decisions and messages "
+                      "(v1.30 to v1.36), from cluster files such as kubectl get nodes,pods -A -o json writes, or "
+                      "from a live cluster (--kubeconfig); and schedules a live cluster's pods (run).")
+
+EXAMPLES: Final = """examples:
+  kschedlib simulate                                   # schedule a bundled example cluster
+  kubectl get nodes,pods,pdb,priorityclasses -A -o json > cluster.json
+  kschedlib simulate cluster.json                      # where the pending pods go, and why others fit nowhere
+  kschedlib explain cluster.json --pod default/web-1   # every node's verdict and score for one pod
+  kschedlib capacity cluster.json --pod default/web-1  # how many more copies fit
+  kschedlib simulate --kubeconfig                      # the same of a live cluster (the kube extra)
+  kschedlib COMMAND --help                             # a command's options and examples"""
 
 
-Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+def _version() -> str:
+    from kschedlib import __version__
+    from kschedlib.versions import DEFAULT_KUBE_VERSION, SUPPORTED_VERSIONS
+
+    return (f"kschedlib {__version__} (kube-scheduler {SUPPORTED_VERSIONS[0]}-{SUPPORTED_VERSIONS[-1]}, "
+            f"default {DEFAULT_KUBE_VERSION})")
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kschedlib", description=__doc__.split("\n", 1)[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    _add_explain(sub)
-    _add_simulate(sub)
-    capacity_cli.add_parsers(sub)
-    for command in capacity_cli.COMMANDS:
-        sub.choices[command].set_defaults(run=_capacity)
-        add_live_arguments(sub.choices[command])
-    sweep_command.add_parser(sub)
-    sub.choices["sweep"].set_defaults(run=sweep_command.run)
-    add_live_arguments(sub.choices["sweep"])
-    serve_extender.add_parser(sub)
-    report_command.add_parser(sub)
-    kube_command.add_parsers(sub)
+def _command_in(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` runs: its first word that is not an option (the top level takes no values)."""
+    return next((word for word in argv if not word.startswith("-")), None)
+
+
+def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; with ``argv``, only the command it names gets its arguments (and its module imported)."""
+    parser = argparse.ArgumentParser(prog="kschedlib", description=DESCRIPTION,
+                                     epilog=f"{EXAMPLES}\n\n{EXIT_STATUS}",
+                                     formatter_class=HelpFormatter)
+    parser.add_argument("--version", action="version", version=_version())
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+    wanted = _command_in(argv) if argv is not None else None
+    for name, (module, summary) in COMMANDS.items():
+        command = new_command(sub, name, summary)
+        if argv is None or name == wanted:
+            importlib.import_module(module).add_arguments(command, name)
     return parser
 
 
-def _capacity(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    args.cluster = cluster_input(args)
-    capacity_cli.run(args, out, err)
-    return 0
-
-
-def _add_explain(sub: Subparsers) -> None:
-    ex = sub.add_parser("explain", help="where would a pod go, and why not elsewhere")
-    ex.add_argument("cluster", nargs="*", help="cluster file(s) (Kubernetes v1 objects, JSON or YAML), read as one")
-    ex.add_argument("--pod", required=True, help="namespace/name of a pod in the cluster, or a pod file")
-    ex.add_argument("--config", help="KubeSchedulerConfiguration file")
-    ex.add_argument("--start-index", type=int, default=0, help="node search start (rotating index)")
-    ex.add_argument("--seed", type=int, default=0)
-    ex.add_argument("--format", choices=("json", "text", "html"), default="json")
-    add_version_arguments(ex)
-    add_live_arguments(ex)
-    ex.set_defaults(run=_explain)
-
-
-def _add_simulate(sub: Subparsers) -> None:
-    sim = sub.add_parser("simulate", help="schedule the cluster's pending pods")
-    sim.add_argument("cluster", nargs="*", help="cluster file(s), read as one (default: a bundled example)")
-    sim.add_argument("--config", help="KubeSchedulerConfiguration file")
-    sim.add_argument("--seed", type=int, default=0)
-    sim.add_argument("--once", action="store_true", help="give every pending pod exactly one attempt")
-    sim.add_argument("--events", help="timeline of cluster changes to apply while simulating (JSON/YAML list)")
-    sim.add_argument("--format", choices=("json", "text", "html"), default="text")
-    sim.add_argument("--expand-controllers", action="store_true",
-                     help="create the pods of Deployments, ReplicaSets, StatefulSets, Jobs and DaemonSets first")
-    add_version_arguments(sim)
-    add_live_arguments(sim)
-    sim.set_defaults(run=_simulate)
-
-
-def _dump(data: Any, out: TextIO) -> None:
-    json.dump(data, out, indent=2, sort_keys=False)
-    out.write("\n")
-
-
-def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    meter = Progress(unit="attempts", label="simulate", stream=err)  # of the pods' first attempts: ETA
-    with resources.as_file(resources.files("kschedlib.simulation.data") / EXAMPLE_CLUSTER) as example:
-        cluster: Any = cluster_input(args, default=example)
-        if args.expand_controllers:
-            cluster = expand_controllers(cluster)
-        report = simulate(cluster, args.config, seed=args.seed, once=args.once, events=args.events,
-                          progress=meter.update if meter.enabled else None, kube_version=args.kube_version,
-                          feature_gates=args.feature_gates)
-    summary = report.summary()
-    meter.close(f"{sum(report.attempts.values())} attempts, {summary['pods']} pods: {summary['scheduled']} scheduled")
-    if args.format == "json":
-        _dump(report.to_dict(), out)
-    elif args.format == "html":
-        report_command.html_writer("simulate", report, out)
-    else:
-        out.write(simulation_text(report) + "\n")
-    return 0
-
-
-def _explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    result = explain(cluster_input(args), args.pod, args.config, start_index=args.start_index, seed=args.seed,
-                     kube_version=args.kube_version, feature_gates=args.feature_gates)
-    if args.format == "json":
-        _dump(result.to_dict(), out)
-    elif args.format == "html":
-        report_command.html_writer("explain", result, out)
-    else:
-        out.write(explanation_text(result) + "\n")
-    if result.refused:
-        err.write(f"kschedlib: error: {result.error}\n")
-        return 1
-    return 0
+def _usage(parser: argparse.ArgumentParser) -> str:
+    """What ``kschedlib`` alone prints: the usage line, the commands and examples."""
+    commands = "\n".join(f"  {name:<15} {summary}" for name, (_, summary) in COMMANDS.items())
+    return f"{parser.format_usage()}\n{textwrap.fill(DESCRIPTION, 100)}\n\ncommands:\n{commands}\n\n{EXAMPLES}\n"
 
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -150,13 +107,23 @@ def _silence(out: TextIO) -> None:
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Run the command line; returns the exit status.
 
-    0 on success, 2 for bad input, 1 when ``explain`` finds no profile for the pod's scheduler,
-    when the reader of the output went away (``| head``: the rest is dropped quietly) or on an
-    unexpected error (one line, no traceback), 130 on Ctrl-C.
+    0 on success (and for ``kschedlib`` alone, which prints a short usage with examples), 2 for bad
+    input, 3 when ``--fail-on-unschedulable`` finds unschedulable pods, 1 when ``explain`` finds no
+    profile for the pod's scheduler, when the reader of the output went away (``| head``: the rest is
+    dropped quietly) or on an unexpected error (one line, no traceback), 130 on Ctrl-C.
     """
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
-    args = _parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = _parser(words)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            args = parser.parse_args(words)
+    except SystemExit as exc:  # --help, --version (status 0) or a usage error (2), already printed
+        return exc.code if isinstance(exc.code, int) else 0
+    if args.command is None:
+        out.write(_usage(parser))
+        return 0
     try:
         return _run(args, out, err)
     except KschedError as exc:

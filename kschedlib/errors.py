@@ -27,6 +27,7 @@ semantically is, so callers can catch what they expect::
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import final
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "ScenarioError",
     "SelectorError",
     "WireError",
+    "install_hint",
 ]
 
 
@@ -178,6 +180,16 @@ class ScenarioError(KschedError, RuntimeError):
     """A scenario of a sweep ended in an error (raised by ``SweepResult.unwrap``)."""
 
 
+def install_hint(extra: str) -> str:
+    """The command that installs ``extra``: from the package index, and from this source checkout when
+    kschedlib runs from one (an editable install, where the first command would fetch another copy)."""
+    checkout = Path(__file__).resolve().parent.parent
+    command = f"pip install 'kschedlib[{extra}]'"
+    if (checkout / "pyproject.toml").is_file() and (checkout / "kschedlib").is_dir():
+        command += f" (from this checkout: pip install -e '.[{extra}]' in {checkout})"
+    return command
+
+
 @final
 class ReportError(_FieldError):
     """A document given to :func:`kschedlib.report.render_html` is not a kschedlib result it can show.
@@ -192,7 +204,7 @@ class ExtraNotInstalledError(KschedError, ImportError):
 
     def __init__(self, feature: str, extra: str, module: str) -> None:
         self.extra = extra
-        super().__init__(f"{feature} needs the '{module}' package: pip install 'kschedlib[{extra}]'", name=module)
+        super().__init__(f"{feature} needs the '{module}' package: {install_hint(extra)}", name=module)
 
 
 @final

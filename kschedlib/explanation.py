@@ -55,6 +55,12 @@ class Explanation:
     ``to_dict`` leaves it out when empty)."""
 
     @property
+    def bound_to(self) -> str | None:
+        """The node a bound pod runs on (its ``spec.nodeName``): kube-scheduler never schedules it again,
+        and the cycle shown is the one it would get as written; ``None`` for a pending pod."""
+        return self.pod.node_name or None
+
+    @property
     def refused(self) -> bool:
         """Whether no scheduler here would take the pod (its scheduler has no profile)."""
         return self.outcome is None and self.error is not None
@@ -83,8 +89,8 @@ class Explanation:
             return {"pod": self.pod.key, "preenqueue": pre_enqueue, "prefilter": None, "prefilter_nodes": None,
                     "feasible": [], "filtered": {}, "scores": {}, "best": [], "selected": None,
                     "message": None, "postfilter": None, "num_all_nodes": 0, "evaluated_nodes": 0,
-                    "error": self.error, "skipped_pod": self.skip_reason, "skipped": dict(self.skipped),
-                    **self.kube.to_dict(), "notes": list(self.notes), **self.groups}
+                    "error": self.error, "skipped_pod": self.skip_reason, "bound_to": self.bound_to,
+                    "skipped": dict(self.skipped), **self.kube.to_dict(), "notes": list(self.notes), **self.groups}
         return {
             "pod": self.pod.key,
             "preenqueue": None,
@@ -103,6 +109,7 @@ class Explanation:
             "next_start_index": out.next_start_index,
             "error": out.error.message() if out.error is not None else self.error,
             "skipped_pod": None,
+            "bound_to": self.bound_to,
             "skipped": dict(self.skipped),
             **self.kube.to_dict(),
             "notes": list(self.notes),

@@ -343,8 +343,11 @@ class Scheduler:
         against this scheduler's current state.
 
         Nothing changes: the pod is not queued, bound or nominated, no random number is used up, and
-        later decisions are the same as without the call.  The live snapshot and plugin caches are
-        reused.  ``percentage_of_nodes_to_score`` defaults to every node; ``None`` samples as this
+        later decisions are the same as without the call, whatever the plugins write on the way (the
+        cycle works on copies of the store, device, PodGroup and quota state, waiting pods and
+        nominations; plugins with state of their own implement
+        :class:`~kschedlib.framework.KeepsState`).  The live snapshot and plugin caches are reused.
+        ``percentage_of_nodes_to_score`` defaults to every node; ``None`` samples as this
         scheduler's config says (from ``start_index``).
         """
         _require(pod, (Pod,), "explain")
@@ -354,13 +357,12 @@ class Scheduler:
             return Explanation(pod, None, f'profile not found for scheduler name "{pod.scheduler_name}"', kube=kube)
         if pod.deletion_timestamp is not None and not pod.node_name:
             return Explanation(pod, None, skip_reason=deleting_message(pod), kube=kube)
-        gate = engine.profiles[pod.scheduler_name].run_pre_enqueue(pod)
-        if not gate.is_success:
-            return Explanation(pod, None, pre_enqueue=gate, kube=kube)
         percentage = percentage_of_nodes_to_score
         if percentage is None:
             percentage = engine.config.percentage_of_nodes_to_score
         outcome = engine.evaluate(pod, start_index=start_index, percentage_of_nodes_to_score=percentage)
+        if isinstance(outcome, Status):
+            return Explanation(pod, None, pre_enqueue=outcome, kube=kube)
         return Explanation(pod, outcome, kube=kube)
 
     def filter_nodes(self, pod: Pod, snapshot: Snapshot, nodes: Sequence[NodeInfo], *, profile: str | None = None,

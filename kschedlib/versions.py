@@ -68,7 +68,10 @@ ENV_VAR: Final = "KSCHEDLIB_KUBE_VERSION"
 """Environment variable that sets the default version (e.g. to run one test suite per version)."""
 
 _MINORS: Final = tuple(int(v.split(".")[1]) for v in SUPPORTED_VERSIONS)
-_VERSION = re.compile(r"v?1\.(\d+)(?:\.(\d+))?")
+_VERSION = re.compile(r"v?1\.(0|[1-9][0-9]*)(?:\.(?:0|[1-9][0-9]*))?")
+"""A release version as kube reads one: ASCII digits only, no zero-prefixed component (``1.036`` is refused)."""
+_SPACE: Final = " \t\n\f\r"
+"""What kube's version parser skips around a version (RE2's ``\\s``: ASCII whitespace only)."""
 
 
 @final
@@ -415,8 +418,9 @@ class KubeSettings:
 
 
 def parse_kube_version(value: object, *, field: str = "kube_version") -> str:
-    """``"1.36"``, ``"v1.36"`` or ``"1.36.3"`` -> ``"1.36"``; anything unsupported is a ConfigError."""
-    match = _VERSION.fullmatch(value.strip()) if isinstance(value, str) else None
+    """``"1.36"``, ``"v1.36"`` or ``"1.36.3"`` -> ``"1.36"``; anything unsupported is a ConfigError (also
+    fullwidth digits or ``"1.036"``: kube's semantic versions are ASCII digits without leading zeros)."""
+    match = _VERSION.fullmatch(value.strip(_SPACE)) if isinstance(value, str) else None
     if match is None or int(match.group(1)) not in _MINORS:
         raise ConfigError(f"unsupported Kubernetes version; supported: {', '.join(SUPPORTED_VERSIONS)}",
                           field=field, value=value)
@@ -547,7 +551,7 @@ def verification_table() -> str:
 
 def add_version_arguments(parser: Any) -> None:
     """``--kube-version`` and ``--feature-gates`` for a command that builds a scheduler."""
-    parser.add_argument("--kube-version", default=None,
+    parser.add_argument("--kube-version", default=None, metavar="X.Y",
                         help=f"kube-scheduler version to behave as ({SUPPORTED_VERSIONS[0]}-{SUPPORTED_VERSIONS[-1]}; "
                              f"default ${ENV_VAR} or {DEFAULT_KUBE_VERSION})")
     parser.add_argument("--feature-gates", default=None, metavar="NAME=BOOL,...",

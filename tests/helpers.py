@@ -9,6 +9,7 @@ from kschedlib.framework import NodeInfo, PodInfo
 from kschedlib.model import Container, ContainerImage, Node, Pod, parse_quantity
 from kschedlib.model.labels import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
 from kschedlib.model.objects import ContainerPort, Taint, Volume
+from kschedlib.model.resources import is_overcommit_allowed
 from kschedlib.model.storage import (
     ClaimRef,
     LocalVolumeSource,
@@ -60,11 +61,16 @@ def make_pod(
     image: str = "",
     **fields: object,
 ) -> Pod:
-    """A single-container pod; extra keyword arguments are passed to :class:`Pod`."""
+    """A single-container pod; extra keyword arguments are passed to :class:`Pod`.
+
+    An extended resource (or hugepages) requested is also its limit, as the API server requires.
+    """
+    amounts = {key: parse_quantity(value) for key, value in (requests or {}).items()}
     container = Container(
         "c",
         image=image,
-        requests={key: parse_quantity(value) for key, value in (requests or {}).items()},
+        requests=amounts,
+        limits={key: amount for key, amount in amounts.items() if not is_overcommit_allowed(key)},
         ports=tuple(ContainerPort(p, host_port=p) for p in host_ports),
     )
     return Pod(

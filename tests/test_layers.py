@@ -27,9 +27,9 @@ TOP_LEVEL = {
     "model": "model", "framework": "framework", "plugins": "plugins", "_internal": "_internal",
     "scheduler": "scheduler", "explanation": "scheduler", "results": "_internal", "metrics": "_internal",
     "dra": "model",
-    "cli": EDGES, "__main__": EDGES, "capacity": EDGES,
+    "cli": EDGES, "_cli": EDGES, "__main__": EDGES, "capacity": EDGES,
     "simulation": EDGES, "testing": EDGES, "extender": EDGES, "prometheus": EDGES,
-    "sweeps": EDGES, "report": EDGES, "progress": "base", "kube": EDGES,
+    "sweeps": EDGES, "report": EDGES, "progress": "base", "kube": EDGES, "_lazy": "base",
 }
 
 

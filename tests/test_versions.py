@@ -22,7 +22,8 @@ def test_versions_are_normalized_to_their_minor(given: str, expected: str) -> No
     assert parse_kube_version(given) == expected
 
 
-@pytest.mark.parametrize("given", ["1.29", "1.37", "2.36", "1.36.x", "", "latest", 136, None], ids=repr)
+@pytest.mark.parametrize("given", ["1.29", "1.37", "2.36", "1.36.x", "", "latest", 136, None, "1.\uff13\uff16",
+                                   "1.036", "01.36", "1.36.03", "1.3\u0666", "\u00a01.36"], ids=ascii)
 def test_unsupported_versions_are_refused_with_the_list(given: object) -> None:
     with pytest.raises(ConfigError, match=r"supported: 1\.30, 1\.31, 1\.32, 1\.33, 1\.34, 1\.35, 1\.36"):
         parse_kube_version(given)

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 from collections.abc import Mapping
 from functools import cache
 from os import PathLike, fspath
 from pathlib import Path
 from typing import Any, Final
 
-from kschedlib.errors import ConfigError, ManifestError
+from kschedlib.errors import ConfigError, ManifestError, install_hint
 from kschedlib.framework.config import SchedulerConfig, parse_config
 
 __all__ = ["config_document", "load_config", "parse_documents", "read_documents"]
@@ -28,6 +29,8 @@ _BOMS: Final = (
     (codecs.BOM_UTF16_LE, "utf-16"),
     (codecs.BOM_UTF16_BE, "utf-16"),
 )
+_TABLE_HEADER: Final = re.compile(r"^(NAMESPACE {2,})?NAME {2,}[A-Z][A-Z0-9-]*( {2,}[A-Z][A-Z0-9-]*( [A-Z]+)?)*\s*$")
+"""The header line of ``kubectl get``'s default output (``NAME   READY   STATUS   RESTARTS   AGE``)."""
 _HELM_HINT: Final = ("looks like an unrendered Helm template ('{{ ... }}' placeholders); "
                      "render it first, e.g. helm template RELEASE CHART > rendered.yaml")
 
@@ -83,17 +86,28 @@ def _yaml_loader() -> type:
 def _yaml_documents(text: str, source: str) -> list[Any]:
     try:
         import yaml
-    except ImportError as exc:  # pragma: no cover - depends on the installed extras
-        raise ManifestError("reading YAML needs PyYAML: pip install 'kschedlib[yaml]'", obj=source) from exc
+    except ImportError as exc:
+        raise ManifestError(f"reading YAML needs PyYAML: {install_hint('yaml')}; or give JSON "
+                            "(kubectl get ... -o json)", obj=source) from exc
     try:
         return [doc for doc in yaml.load_all(text, Loader=_yaml_loader()) if doc is not None]
     except yaml.YAMLError as exc:
         raise ManifestError(_HELM_HINT if "{{" in text else f"invalid YAML: {exc}", obj=source) from exc
 
 
+def _kubectl_table(text: str) -> bool:
+    """Whether ``text`` is what ``kubectl get`` prints without ``-o`` (a header of capitalised columns)."""
+    header = text.lstrip("\ufeff \t\r\n").split("\n", 1)[0]
+    return _TABLE_HEADER.match(header) is not None
+
+
 def parse_documents(text: str, *, source: str = "<input>") -> list[Any]:
     """Every document of ``text``: JSON values (one, or several in a row), or a (multi-document) YAML stream."""
     stripped = text.lstrip("\ufeff \t\r\n")
+    if _kubectl_table(stripped):
+        raise ManifestError("this is kubectl's table output, not objects: ask kubectl for JSON, e.g. "
+                            f"kubectl get nodes,pods -A -o json > {source if source != '<input>' else 'cluster.json'}",
+                            obj=source)
     if stripped.startswith(("{", "[")):
         try:
             return _json_documents(stripped)
@@ -112,14 +126,36 @@ def read_documents(path: str | PathLike[str]) -> list[Any]:
     return parse_documents(decode(data, source=str(file)), source=str(file))
 
 
+_CLUSTER_KINDS: Final = frozenset({"Node", "Pod", "Namespace", "PodDisruptionBudget", "Deployment", "ReplicaSet",
+                                   "StatefulSet", "DaemonSet", "Job", "Service", "PersistentVolume",
+                                   "PersistentVolumeClaim", "StorageClass", "ResourceSlice", "ResourceClaim"})
+"""Kinds a cluster file holds (and a scheduler configuration never is)."""
 _POLICY_REMOVED: Final = ("the scheduler Policy API was removed in Kubernetes v1.23; write a "
                           "KubeSchedulerConfiguration (apiVersion kubescheduler.config.k8s.io/v1) with profiles, "
                           "plugins and pluginConfig instead: "
                           "https://kubernetes.io/docs/reference/scheduling/config/")
 
 
+def _cluster_objects(doc: Any) -> str | None:
+    """What a config file holds when it holds cluster objects instead (``a v1 List``, ``a Node``), else ``None``."""
+    if isinstance(doc, list):
+        return "a JSON array of them" if any(_cluster_objects(item) for item in doc) else None
+    kind = doc.get("kind") if isinstance(doc, Mapping) else None
+    if isinstance(kind, str) and (kind.endswith("List") or kind in _CLUSTER_KINDS):
+        return f"a {'v1 ' if kind == 'List' else ''}{kind}"
+    return None
+
+
+def _given_as_config(what: str, source: str) -> ConfigError:
+    return ConfigError(f"{source} holds cluster objects ({what}), not a KubeSchedulerConfiguration: give it as "
+                       "the cluster (the command's file arguments), and a scheduler configuration with --config")
+
+
 def config_document(doc: Any, source: str) -> Mapping[str, Any]:
     """The KubeSchedulerConfiguration of a config file's document, unwrapped from a ConfigMap if need be."""
+    what = _cluster_objects(doc)
+    if what is not None:
+        raise _given_as_config(what, source)
     if not isinstance(doc, Mapping):
         raise ConfigError("expected one KubeSchedulerConfiguration document", value=source)
     kind = doc.get("kind")
@@ -166,5 +202,8 @@ def read_config_document(path: str | PathLike[str]) -> Mapping[str, Any]:
     except ManifestError as exc:
         raise ConfigError(str(exc), field="<file>", value=fspath(path)) from exc
     if len(docs) != 1:
+        what = next((found for doc in docs if (found := _cluster_objects(doc)) is not None), None)
+        if what is not None:
+            raise _given_as_config(what, fspath(path))
         raise ConfigError("expected one KubeSchedulerConfiguration document", value=fspath(path))
     return config_document(docs[0], fspath(path))

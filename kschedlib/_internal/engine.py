@@ -27,6 +27,7 @@ from kschedlib._internal.nominator import Nominator
 from kschedlib._internal.runtime import ProfileRuntime
 from kschedlib._internal.store import ObjectStore
 from kschedlib._internal.waiting import WaitingPod
+from kschedlib._internal.what_if import Isolated
 from kschedlib.clock import Clock
 from kschedlib.errors import CacheError
 from kschedlib.framework import events as ev
@@ -35,6 +36,7 @@ from kschedlib.framework.config import PluginSet, SchedulerConfig
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.diagnosis import Diagnosis, fit_error_message
 from kschedlib.framework.extender import Extender
+from kschedlib.framework.plugin_state import KeepsState
 from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.pods_to_activate import PODS_TO_ACTIVATE
 from kschedlib.framework.queued_pod import QueuedPodInfo
@@ -152,6 +154,8 @@ class Engine:
         self._attempts: dict[str, _Attempt] = {}
         self._completions: thread_queue.SimpleQueue[tuple[_Attempt, Status]] = thread_queue.SimpleQueue()
         self._deferred: list[ScheduleResult] = []
+        self._keeping: tuple[KeepsState, ...] | None = None
+        """The plugins with state of their own (:class:`KeepsState`), found on the first what-if cycle."""
 
     def _pre_enqueue(self, pod: Pod) -> Status:
         if self._preempting and pod.uid in self._preempting:  # DefaultPreemption's PreEnqueue
@@ -700,35 +704,41 @@ class Engine:
         """Whether bindings are in flight on the executor."""
         return any(uid not in {w.pod.uid for w in self.waiting} for uid in self._attempts)
 
-    def evaluate(self, pod: Pod, *, start_index: int, percentage_of_nodes_to_score: int) -> CycleOutcome:
-        """One scheduling cycle for ``pod`` against the current state, with every detail, changing nothing.
+    def what_if(self) -> Isolated:
+        """A what-if context: inside it plugins write to copies of the scheduler's state (see
+        :mod:`kschedlib._internal.what_if`), which is as before once it ends."""
+        if self._keeping is None:
+            plugins = {id(p): p for runtime in self.profiles.values() for p in runtime.profile.plugins.values()}
+            self._keeping = tuple(p for p in plugins.values() if isinstance(p, KeepsState))
+        return Isolated(self.store, self.waiting, self.nominator, self.rng, self._keeping)
 
-        The live snapshot and plugin caches are reused; the pod is visible to plugins (``get_pod``)
-        during the cycle only, and the random generator is rewound afterwards, so later decisions
-        are the same as without this call.
+    def evaluate(self, pod: Pod, *, start_index: int, percentage_of_nodes_to_score: int) -> Status | CycleOutcome:
+        """PreEnqueue, then one scheduling cycle for ``pod`` against the current state with every detail,
+        changing nothing: the PreEnqueue status that held the pod back, or the cycle's outcome.
+
+        The live snapshot and plugin caches are reused; both run in one :meth:`what_if` (the pod is
+        visible to plugins, ``get_pod``, meanwhile only), so later decisions are the same as without
+        this call.
         """
         runtime = self.profiles[pod.scheduler_name]
         snapshot = self.cache.snapshot(self.store.namespaces)
         self.handles[pod.scheduler_name].set_snapshot(snapshot)
         pods = self.store.pods
         previous = pods.get(pod.key)
-        rng_state = self.rng.getstate()
-        pods[pod.key] = pod
-        devices, api = self.store.dra, self.store.api
-        if pod.resource_claims and devices.claims:  # PostFilter may deallocate one of them: it writes to a copy
-            self.store.dra = devices.copy()
-        self.store.api = None  # ... and never to the cluster
-        try:
-            return run_cycle(runtime, pod, snapshot, start_index=start_index,
-                             percentage_of_nodes_to_score=percentage_of_nodes_to_score, rng=self.rng,
-                             nominator=self.nominator, score_single_node=True)
-        finally:
-            self.store.dra, self.store.api = devices, api
-            self.rng.setstate(rng_state)
-            if previous is None:
-                del pods[pod.key]
-            else:
-                pods[pod.key] = previous
+        with self.what_if():
+            gate = runtime.run_pre_enqueue(pod)
+            if not gate.is_success:
+                return gate
+            pods[pod.key] = pod
+            try:
+                return run_cycle(runtime, pod, snapshot, start_index=start_index,
+                                 percentage_of_nodes_to_score=percentage_of_nodes_to_score, rng=self.rng,
+                                 nominator=self.nominator, score_single_node=True)
+            finally:
+                if previous is None:
+                    del pods[pod.key]
+                else:
+                    pods[pod.key] = previous
 
     def fork(self, clock: Clock, listeners: Sequence[SchedulerListener]) -> Engine:
         """An independent engine in the same state: cluster, queue, nominations, rng, start index.

@@ -94,6 +94,10 @@ class FrameworkHandle:
         runtime = self.runtime
         return filter_with_nominated(runtime, runtime.filter_runner(state), state, pod, node_info, self._nominator)
 
+    def pre_filter_extensions_listen(self, state: CycleState) -> bool:
+        """Whether a PreFilter extension hears AddPod/RemovePod in this cycle (preemption's dry run asks)."""
+        return self.runtime.pre_filter_extensions_listen(state)
+
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
     ) -> Status:

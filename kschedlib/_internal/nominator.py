@@ -42,6 +42,11 @@ class Nominator:
         else:
             del self._by_node[node]
 
+    def exchange(self, other: Nominator) -> None:
+        """Swap contents with ``other`` (holders of this nominator then see what ``other`` held)."""
+        self._by_node, other._by_node = other._by_node, self._by_node
+        self._node_of, other._node_of = other._node_of, self._node_of
+
     def copy(self) -> Nominator:
         other = Nominator()
         other._by_node = {node: list(pods) for node, pods in self._by_node.items()}

@@ -69,6 +69,8 @@ _REJECTED: Final = REJECTED_CODES
 MAX_PERMIT_TIMEOUT: Final = 15 * 60.0
 _PLAIN_RUNNERS: Final = 64
 """Filter runners kept, one per set of Filter plugins a PreFilter skipped."""
+_SHARED_INTS: Final = 1 << 16
+"""Distinct score totals remembered for sharing (totals are bounded by the plugins' weights)."""
 
 
 
@@ -150,6 +152,8 @@ class ProfileRuntime:
         self.reuse = Reuse(self.filter, self.score, self.weights)
         """The reuse layer: memoized filter runners, the column search, local score views."""
         self._plain_runners: BoundedLRU[frozenset[str], FilterRunner] = BoundedLRU(_PLAIN_RUNNERS)
+        self._ints: dict[int, int] = {}
+        """One object per score total seen (see :meth:`_shared`)."""
 
     @property
     def percentage_of_nodes_to_score(self) -> int | None:
@@ -236,6 +240,11 @@ class ProfileRuntime:
         if plan is None:
             plan = self.reuse.filter_plan(state, pod)
         return self.reuse.memoized(plan, plain_filter_runner(plan.active))
+
+    def pre_filter_extensions_listen(self, state: CycleState) -> bool:
+        """Whether AddPod/RemovePod reach any plugin in this cycle (one that did not skip PreFilter)."""
+        skipped = state.skip_filter_plugins
+        return any(name not in skipped for name, _ in self.pre_filter_extensions)
 
     def run_pre_filter_extension(
         self, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo, *, add: bool
@@ -328,6 +337,7 @@ class ProfileRuntime:
         except OutOfRange as bad:
             return range_error(bad.plugin, bad.value)
         totals = view.totals if view is not None else [0] * len(nodes)
+        summed = False
         columns: dict[str, list[int]] = {}
         for index, (name, plugin) in enumerate(active):
             if index in local:
@@ -346,11 +356,26 @@ class ProfileRuntime:
             weighted = self._finish_column(state, pod, nodes, name, plugin, raw)
             if isinstance(weighted, Status):
                 return weighted
-            totals = list(map(add, totals, weighted))
+            if any(weighted):  # a column of zeros (e.g. DynamicResources for a pod without claims) adds nothing
+                totals = list(map(add, totals, weighted))
+                summed = True
             if detail:
                 columns[name] = weighted
+        if summed:
+            totals = self._shared(totals)
         names = tuple(name for name, _ in active) if detail else ()
         return ScoreTable(names, tuple(columns[name] for name in names), totals)
+
+    def _shared(self, totals: list[int]) -> list[int]:
+        """``totals`` holding one int object per distinct value.
+
+        Every result keeps its cycle's totals (hundreds of nodes each), and a sum is a new int object
+        per node: sharing them keeps a long run's results to a pointer per node (ints are immutable,
+        so nothing else can tell).
+        """
+        if len(self._ints) > _SHARED_INTS:
+            self._ints.clear()
+        return list(map(self._ints.setdefault, totals, totals))
 
     def _finish_column(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], name: str, plugin: ScorePlugin,
@@ -364,13 +389,14 @@ class ProfileRuntime:
             raw = normalized
         if not raw:
             return raw
-        if not (min(raw) >= 0 and max(raw) <= 100):
+        first = raw[0]
+        alike = raw.count(first) == len(raw)  # common: every node scored alike (the values are ints here)
+        if not (0 <= first <= 100 if alike else min(raw) >= 0 and max(raw) <= 100):
             return range_error(name, next(v for v in raw if not 0 <= v <= 100))
         weight = self.weights[name]
         if weight == 1:
             return raw
-        first = raw[0]
-        if raw.count(first) == len(raw):  # common: every node scored alike
+        if alike:
             return [first * weight] * len(raw)
         return [value * weight for value in raw]
 

@@ -186,8 +186,9 @@ class StorageStore:
 
     def copy(self) -> StorageStore:
         other = StorageStore()
-        for pv in self.pvs.values():
-            other.put_pv(pv)
+        other.pvs = dict(self.pvs)
+        other._by_class = {name: dict(volumes) for name, volumes in self._by_class.items()}
+        other._sorted = dict(self._sorted)  # immutable tuples, dropped when their class changes
         other.pvcs = dict(self.pvcs)
         other.classes = dict(self.classes)
         other.csi_nodes = dict(self.csi_nodes)
@@ -274,7 +275,7 @@ class ObjectStore:
         return list(self.pdbs.values())
 
     def copy(self) -> ObjectStore:
-        other = ObjectStore()
+        other = object.__new__(ObjectStore)  # every slot is set below: no empty stores built to be dropped
         other.namespaces = dict(self.namespaces)
         other.pdbs = dict(self.pdbs)
         other.owners = dict(self.owners)

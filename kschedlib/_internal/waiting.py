@@ -64,6 +64,14 @@ class WaitingPod:
         if not self._deadlines and self._outcome is None:
             self._outcome = Status.success()
 
+    def copy(self) -> WaitingPod:
+        """The same wait, allowed or rejected apart from this one."""
+        other = object.__new__(WaitingPod)
+        other.pod, other.node_name, other.state, other.started = self.pod, self.node_name, self.state, self.started
+        other._deadlines = dict(self._deadlines)
+        other._outcome = self._outcome
+        return other
+
     def reject(self, plugin: str, message: str) -> None:
         """Reject the pod (the first signal wins: a pod already allowed stays allowed)."""
         if self._outcome is None:
@@ -106,6 +114,16 @@ class WaitingPods:
 
     def __len__(self) -> int:
         return len(self._pods)
+
+    def copy(self) -> WaitingPods:
+        """Independent waits: allowing or rejecting one of the copy's pods leaves this one's alone."""
+        other = WaitingPods()
+        other._pods = {uid: waiting.copy() for uid, waiting in self._pods.items()}
+        return other
+
+    def exchange(self, other: WaitingPods) -> None:
+        """Swap contents with ``other`` (the handles holding this one then see what ``other`` held)."""
+        self._pods, other._pods = other._pods, self._pods
 
     def next_deadline(self) -> float | None:
         deadlines = [d for w in self._pods.values() if (d := w.next_deadline()) is not None]

@@ -3,23 +3,25 @@
 from __future__ import annotations
 
 import argparse
-import csv
-import json
-from typing import Any, Protocol, TextIO
+from collections.abc import Callable
+from typing import Any, Final, Protocol, TextIO
 
+from kschedlib._cli.formats import write
+from kschedlib._cli.help import UNSCHEDULABLE_STATUS, examples
+from kschedlib._cli.options import add_cluster_arguments, add_common_arguments, add_fail_on_unschedulable
 from kschedlib.capacity._compare import compare
 from kschedlib.capacity._drain_plan import drain
 from kschedlib.capacity._nodes_needed import nodes_needed
 from kschedlib.capacity._replicas import max_replicas
-from kschedlib.errors import ManifestError
+from kschedlib.kube.sources import cluster_input
 from kschedlib.progress import Progress
-from kschedlib.report.command import html_writer
-from kschedlib.versions import add_version_arguments
 
-__all__ = ["COMMANDS", "add_parsers", "run"]
+__all__ = ["COMMANDS", "add_arguments"]
 
-COMMANDS = ("capacity", "drain", "nodes-needed", "compare")
-FORMATS = ("json", "yaml", "csv", "text", "html")
+COMMANDS: Final = ("capacity", "drain", "nodes-needed", "compare")
+
+UNITS: Final = {"capacity": "copies placed", "drain": "pods tried", "nodes-needed": "tries", "compare": "configs run"}
+"""What each command's progress line counts."""
 
 
 class _Answer(Protocol):
@@ -28,46 +30,89 @@ class _Answer(Protocol):
     def text(self) -> str: ...
 
 
-def _common(parser: argparse.ArgumentParser, *, config: bool = True) -> None:
-    parser.add_argument("cluster", nargs="*", help="cluster file(s) (Kubernetes v1 objects, JSON or YAML), read as one")
-    if config:
-        parser.add_argument("--config", help="KubeSchedulerConfiguration file")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--expand-controllers", action="store_true",
-                        help="create the pods of Deployments, ReplicaSets, StatefulSets, Jobs and DaemonSets first")
-    parser.add_argument("--format", choices=FORMATS, default="text")
-    add_version_arguments(parser)
+def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
+    """The arguments of one of :data:`COMMANDS`."""
+    _ARGUMENTS[command](parser)
+    parser.set_defaults(run=run)
 
 
-def add_parsers(sub: Any) -> None:
-    """Add the four subcommands to the ``kschedlib`` parser."""
-    cap = sub.add_parser("capacity", help="how many more copies of a pod fit (cluster-capacity)")
-    _common(cap)
-    cap.add_argument("--pod", action="append", required=True,
-                     help="namespace/name of a pod in the cluster, or a pod file; repeat for round robin")
-    cap.add_argument("--max", type=int, default=None, help="stop after this many copies")
-    cap.add_argument("--include-pending", action="store_true", help="schedule the cluster's pending pods first")
-    dr = sub.add_parser("drain", help="remove nodes and reschedule their pods (cluster-autoscaler's drain)")
-    _common(dr)
-    dr.add_argument("--node", action="append", required=True, help="node to drain; repeat for several (in order)")
-    dr.add_argument("--ignore-pdbs", action="store_true",
-                    help="drain even when a PodDisruptionBudget forbids it (violations are still reported)")
-    need = sub.add_parser("nodes-needed", help="how many nodes of a template the pending pods need")
-    _common(need)
-    need.add_argument("--node-template", required=True, help="file with one v1 Node")
-    need.add_argument("--max", type=int, default=100, help="most template nodes to try (default 100)")
-    cmp = sub.add_parser("compare", help="the cluster scheduled under two configs, side by side")
-    _common(cmp, config=False)
-    cmp.add_argument("--config", action="append", required=True,
-                     help="KubeSchedulerConfiguration file, or 'default'; give two or more")
+def _capacity(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Add copies of a pod one at a time, each placed by a full kube-scheduler cycle (as "
+                          "cluster-capacity does), until one fits nowhere; say how many fit, where, and what "
+                          "stopped the next one (including the pods a preemption would evict).")
+    add_cluster_arguments(parser)
+    parser.add_argument("--pod", action="append", required=True, metavar="POD",
+                        help="namespace/name of a pod in the cluster, a pod file, or (with --expand-controllers) "
+                             "a Deployment, ReplicaSet, StatefulSet or Job file; repeat for round robin")
+    parser.add_argument("--max", type=int, default=None, metavar="N", help="stop after N copies (default: no limit)")
+    parser.add_argument("--include-pending", action="store_true",
+                        help="schedule the cluster's pending pods first (by default they are left out, and the "
+                             "output says how many)")
+    add_common_arguments(parser)
+    parser.epilog = examples(
+        "kschedlib capacity cluster.json --pod default/web-1              # more copies of a pod of the cluster",
+        "kschedlib capacity cluster.json --pod web.json --max 10 --format json",
+        "kschedlib capacity cluster.json --pod deploy.yaml --expand-controllers   # a Deployment's pod",
+        "kschedlib capacity cluster.json --pod web.json --pod batch.json --include-pending",
+    )
+
+
+def _drain(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Take nodes away and reschedule their pods as cluster-autoscaler's drain simulation "
+                          "does: DaemonSet and mirror pods stay, PodDisruptionBudgets are honoured, and the moved "
+                          "pods are scheduled as kube-scheduler would (retries, preemption).")
+    add_cluster_arguments(parser)
+    parser.add_argument("--node", action="append", required=True, metavar="NODE",
+                        help="node to drain; repeat for several (drained in order)")
+    parser.add_argument("--ignore-pdbs", action="store_true",
+                        help="drain even when a PodDisruptionBudget forbids it (the violations are still reported)")
+    add_fail_on_unschedulable(parser, "a moved pod finds no node, or a node is not drained")
+    add_common_arguments(parser)
+    parser.epilog = examples(
+        "kschedlib drain cluster.json --node node-a                      # what moves where",
+        "kschedlib drain cluster.json --node node-a --node node-c --format yaml",
+        "kschedlib drain cluster.json --node node-a --ignore-pdbs --fail-on-unschedulable   # in CI",
+    )
+
+
+def _nodes_needed(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Find the fewest nodes like a template to add so that the pending pods are scheduled; "
+                          "say which pods needed each new node, and which pods no number of such nodes helps "
+                          "(with the reason: a FitError, a scheduling gate, a deletion).")
+    add_cluster_arguments(parser)
+    parser.add_argument("--node-template", required=True, metavar="FILE", help="file with one v1 Node")
+    parser.add_argument("--max", type=int, default=100, metavar="N",
+                        help="most template nodes to try (default 100)")
+    parser.add_argument("--only-unschedulable", action="store_true",
+                        help="plan only for the pending pods that fit nowhere in the cluster as it is (the "
+                             "others are scheduled first, on the existing nodes)")
+    add_common_arguments(parser)
+    parser.epilog = examples(
+        "kschedlib nodes-needed cluster.json --node-template pool-node.json",
+        "kschedlib nodes-needed cluster.json --node-template pool-node.json --only-unschedulable --format csv",
+    )
+
+
+def _compare(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Schedule the cluster's pending pods under each config (as simulate does) and put the "
+                          "runs side by side: counts, utilisation, fragmentation and the pods placed differently.")
+    add_cluster_arguments(parser)
+    parser.add_argument("--config", action="append", required=True, metavar="FILE",
+                        help="KubeSchedulerConfiguration file, or 'default' (kube-scheduler's default profile); "
+                             "give two or more")
+    add_common_arguments(parser, config=False)
+    parser.epilog = examples(
+        "kschedlib compare cluster.json --config default --config packing.yaml",
+        "kschedlib compare cluster.json --config default --config packing.yaml --format json",
+    )
+
+
+_ARGUMENTS: Final[dict[str, Callable[[argparse.ArgumentParser], None]]] = {
+    "capacity": _capacity, "drain": _drain, "nodes-needed": _nodes_needed, "compare": _compare}
 
 
 def _config(value: str | None) -> str | None:
     return None if value in (None, "default") else value
-
-
-UNITS = {"capacity": "copies placed", "drain": "pods tried", "nodes-needed": "tries", "compare": "configs run"}
-"""What each command's progress line counts."""
 
 
 def _answer(args: argparse.Namespace, meter: Progress) -> _Answer:
@@ -80,41 +125,21 @@ def _answer(args: argparse.Namespace, meter: Progress) -> _Answer:
     if args.command == "drain":
         return drain(args.cluster, args.node, args.config, respect_pdbs=not args.ignore_pdbs, **versions)
     if args.command == "nodes-needed":
-        return nodes_needed(args.cluster, args.node_template, args.config, limit=args.max, **versions)
+        return nodes_needed(args.cluster, args.node_template, args.config, limit=args.max,
+                            only_unschedulable=args.only_unschedulable, **versions)
     labels = list(args.config)
     return compare(args.cluster, [_config(c) for c in args.config], labels=labels, **versions)
 
 
-def _csv(rows: list[dict[str, Any]], out: TextIO) -> None:
-    columns: list[str] = []
-    for row in rows:
-        columns.extend(key for key in row if key not in columns)
-    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-
-
-def _yaml(data: dict[str, Any], out: TextIO) -> None:
-    try:
-        import yaml
-    except ImportError as exc:  # pragma: no cover - depends on the installed extras
-        raise ManifestError("YAML output needs PyYAML: pip install 'kschedlib[yaml]'", obj="--format") from exc
-    yaml.safe_dump(data, out, sort_keys=False, default_flow_style=False)
-
-
-def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Answer the subcommand's question and print it in the chosen format; progress goes to ``err``
     when it is a terminal."""
+    args.cluster = cluster_input(args)
     with Progress(unit=UNITS[args.command], label=args.command, stream=err) as meter:
         answer = _answer(args, meter)
-    if args.format == "json":
-        json.dump(answer.to_dict(), out, indent=2)
-        out.write("\n")
-    elif args.format == "yaml":
-        _yaml(answer.to_dict(), out)
-    elif args.format == "csv":
-        _csv(answer.rows(), out)
-    elif args.format == "html":
-        html_writer(args.command, answer, out)
-    else:
-        out.write(answer.text() + "\n")
+    write(args.command, answer, args.format, out)
+    if getattr(args, "fail_on_unschedulable", False):
+        data = answer.to_dict()
+        if data["unschedulable"] or data["blocked"]:
+            return UNSCHEDULABLE_STATUS
+    return 0

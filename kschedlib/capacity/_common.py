@@ -9,11 +9,13 @@ from typing import Any
 from kschedlib.capacity._controllers import expand_controllers
 from kschedlib.clock import FakeClock
 from kschedlib.framework.registry import Registry
+from kschedlib.model.objects import Pod
 from kschedlib.scheduler import ConfigSource, Scheduler
 from kschedlib.simulation._utilisation import before_after, shapes_of
 from kschedlib.simulation.cluster import Cluster, load_cluster
 
-__all__ = ["ClusterSource", "ProgressCallback", "Versions", "before_after", "load", "new_scheduler", "shapes_of"]
+__all__ = ["ClusterSource", "ProgressCallback", "Versions", "before_after", "held_reason", "load", "new_scheduler",
+           "shapes_of"]
 
 ClusterSource = Cluster | str | PathLike[str] | Mapping[str, Any] | Sequence[Any]
 """A cluster as :func:`kschedlib.load_cluster` reads it."""
@@ -35,3 +37,18 @@ def new_scheduler(config: ConfigSource, *, seed: int, registry: Registry | None,
     """A scheduler on a fake clock that gives every pod one attempt (capacity questions never wait)."""
     return Scheduler(config, seed=seed, clock=FakeClock(), registry=registry, retry_unschedulable=False,
                      flush_unschedulable=False, kube_version=kube_version, feature_gates=feature_gates)
+
+
+def held_reason(scheduler: Scheduler, pod: Pod) -> tuple[str, str]:
+    """Why kube-scheduler never tries ``pod`` (one that got no attempt): ``(what holds it, kube's words)``.
+
+    A PreEnqueue plugin (``SchedulingGates``: its gates; ``DynamicResources``: a ResourceClaim not
+    created yet), a deletion in progress, or a scheduler name without a profile.  Nothing is scheduled
+    to find out: :meth:`Scheduler.explain` answers these before any cycle.
+    """
+    answer = scheduler.explain(pod)
+    if answer.pre_enqueue is not None:
+        return answer.pre_enqueue.plugin, answer.pre_enqueue.message()
+    if answer.skip_reason is not None:
+        return "deletion", answer.skip_reason
+    return "schedulerName", answer.error or "not tried"

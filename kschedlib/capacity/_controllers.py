@@ -26,7 +26,7 @@ from kschedlib.model.convert import node_from_dict, pod_from_dict, pod_to_dict
 from kschedlib.model.objects import NO_EXECUTE, NO_SCHEDULE, Node, Pod, Toleration
 from kschedlib.simulation.cluster import Cluster, load_cluster
 
-__all__ = ["daemon_pods_for", "expand_controllers", "pin_to_node"]
+__all__ = ["controller_pods", "daemon_pods_for", "expand_controllers", "pin_to_node"]
 
 Json = dict[str, Any]
 EXPANDED_KINDS: Final = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "Job", "DaemonSet"})
@@ -258,17 +258,8 @@ def _owned(items: Sequence[object]) -> set[tuple[str, str, str]]:
     return owned
 
 
-def expand_controllers(source: Cluster | str | PathLike[str] | Mapping[str, Any] | Sequence[Any]) -> Cluster:
-    """Load ``source`` as :func:`kschedlib.load_cluster` does, with Deployments, ReplicaSets, StatefulSets,
-    Jobs and DaemonSets expanded into the pods their controllers would create (see the module docstring)."""
-    items = list(_flatten(source))
-    owned = _owned(items)
-    nodes = [item if isinstance(item, Node) else node_from_dict(item) for item in items
-             if isinstance(item, Node) or (isinstance(item, Mapping) and item.get("kind") == "Node")]
-    for item in items:
-        if isinstance(item, Cluster):
-            nodes.extend(item.nodes)
-            owned |= _owned(item.objects)
+def _created(items: Sequence[object], owned: set[tuple[str, str, str]], nodes: Sequence[Node]) -> list[Json]:
+    """What the controllers among ``items`` (v1 dicts) would create, except those ``owned`` already did."""
     created: list[Json] = []
     for item in items:
         if not isinstance(item, Mapping) or item.get("kind") not in EXPANDED_KINDS:
@@ -288,6 +279,25 @@ def expand_controllers(source: Cluster | str | PathLike[str] | Mapping[str, Any]
             created.extend(_job(item, namespace))
         else:
             created.extend(_daemon_set(item, namespace, nodes))
-    return load_cluster([*items, *created])
+    return created
 
 
+def controller_pods(source: str | PathLike[str] | Mapping[str, Any] | Sequence[Any]) -> list[Json]:
+    """The pods (v1 dicts, not yet read) that the Deployments, ReplicaSets, StatefulSets and Jobs of
+    ``source`` would create: a controller's pod template as a pod to plan with."""
+    items = list(_flatten(source))
+    return [item for item in _created(items, set(), ()) if item.get("kind") == "Pod"]
+
+
+def expand_controllers(source: Cluster | str | PathLike[str] | Mapping[str, Any] | Sequence[Any]) -> Cluster:
+    """Load ``source`` as :func:`kschedlib.load_cluster` does, with Deployments, ReplicaSets, StatefulSets,
+    Jobs and DaemonSets expanded into the pods their controllers would create (see the module docstring)."""
+    items = list(_flatten(source))
+    owned = _owned(items)
+    nodes = [item if isinstance(item, Node) else node_from_dict(item) for item in items
+             if isinstance(item, Node) or (isinstance(item, Mapping) and item.get("kind") == "Node")]
+    for item in items:
+        if isinstance(item, Cluster):
+            nodes.extend(item.nodes)
+            owned |= _owned(item.objects)
+    return load_cluster([*items, *_created(items, owned, nodes)])

@@ -10,6 +10,7 @@ import attrs
 from kschedlib.capacity._common import ClusterSource, ProgressCallback, before_after, load, shapes_of
 from kschedlib.errors import ManifestError
 from kschedlib.framework.registry import Registry
+from kschedlib.model.objects import Node
 from kschedlib.scheduler import ConfigSource, Scheduler
 from kschedlib.simulation.simulate import simulation_run
 from kschedlib.versions import KubeSettings
@@ -43,13 +44,26 @@ class DrainReport:
         """Nodes not drained -> why."""
         return {entry["node"]: entry["blocked"] for entry in self.nodes if entry["blocked"] is not None}
 
+    @property
+    def pdb_violations(self) -> list[Mapping[str, Any]]:
+        """``{pod, pdb, disruptions_allowed}`` for each move a budget did not allow (all drained nodes)."""
+        return [violation for entry in self.nodes for violation in entry["pdb_violations"]]
+
+    def summary(self) -> dict[str, int]:
+        """The counts of the summary line."""
+        moved = len(self.pods)
+        unschedulable = len(self.unschedulable)
+        return {"nodes": len(self.nodes), "drained": len(self.nodes) - len(self.blocked),
+                "blocked": len(self.blocked), "moved": moved, "placed": moved - unschedulable,
+                "unschedulable": unschedulable, "pdb_violations": len(self.pdb_violations),
+                "evicted": len(self.evicted)}
+
     def to_dict(self) -> dict[str, Any]:
         """The ``drain`` JSON."""
-        violations = [v for entry in self.nodes for v in entry["pdb_violations"]]
         return {"nodes": [dict(n) for n in self.nodes], "blocked": self.blocked,
                 "pods": {k: dict(v) for k, v in self.pods.items()}, "unschedulable": self.unschedulable,
-                "pdb_violations": violations, "evicted": list(self.evicted), "pending": dict(self.pending),
-                **self.extra, **self.kube.to_dict()}
+                "pdb_violations": [dict(v) for v in self.pdb_violations], "evicted": list(self.evicted),
+                "pending": dict(self.pending), "summary": self.summary(), **self.extra, **self.kube.to_dict()}
 
     def rows(self) -> list[dict[str, Any]]:
         """One CSV row per moved pod."""
@@ -68,7 +82,23 @@ class DrainReport:
             lines.append(f"{pod}: {entry['from']} -> {where}{flags}")
         if self.evicted:
             lines.append(f"evicted: {', '.join(self.evicted)}")
+        lines.extend(self._violation_lines())
+        counts = self.summary()
+        lines.append(f"drained {counts['drained']} of {counts['nodes']} node(s): {counts['moved']} pod(s) moved, "
+                     f"{counts['placed']} placed, {counts['unschedulable']} unschedulable, "
+                     f"{counts['pdb_violations']} PodDisruptionBudget violation(s), {counts['evicted']} evicted")
         return "\n".join(lines)
+
+    def _violation_lines(self) -> list[str]:
+        lines = []
+        for entry in self.nodes:
+            if not entry["pdb_violations"]:
+                continue
+            state = "not drained" if entry["blocked"] else "drained anyway (budgets ignored)"
+            lines.append(f"PodDisruptionBudget violations on {entry['node']} ({state}):")
+            lines.extend(f"  {v['pod']}: {v['pdb']} allows {v['disruptions_allowed']} more disruption(s)"
+                         for v in entry["pdb_violations"])
+        return lines
 
 
 def drain(
@@ -89,20 +119,26 @@ def drain(
     As cluster-autoscaler's drain simulation: DaemonSet and mirror (static) pods are not moved;
     a node whose drain would exceed a PodDisruptionBudget is not drained (``blocked``, with the
     violation) unless ``respect_pdbs=False``; moved pods with local storage, without a controller,
-    marked not safe to evict, or in kube-system without a budget are flagged.  The cluster's
-    pending pods are scheduled first; moved pods are then scheduled as kube-scheduler would
-    (retries, preemption with evictions), as in ``simulate --events`` with ``drain_node`` steps.
+    marked not safe to evict, or in kube-system without a budget are flagged.  The nodes are cordoned
+    first, as ``kubectl drain`` does (cluster-autoscaler never counts a node it removes as a destination
+    either), so the cluster's pending pods, scheduled next, do not land there and are never "moved";
+    moved pods are then scheduled as kube-scheduler would (retries, preemption with evictions), as in
+    ``simulate --events`` with ``drain_node`` steps.  A blocked node stays cordoned, as after a
+    ``kubectl drain`` that a budget stopped.
     ``progress(pods_tried, pods_to_place)`` is called after each attempt: pods given at least one
     attempt, of the pending and moved pods known so far (the moved ones count from their drain on).
     """
     names = list(nodes)
     if not names or not all(isinstance(name, str) for name in names):
         raise ManifestError("needs one or more node names", obj="drain", field="nodes", value=nodes)
+    names = list(dict.fromkeys(names))  # a node named twice is drained once
     loaded = load(cluster, expand=expand_controllers)
     known = {node.name for node in loaded.nodes}
     for name in names:
         if name not in known:
             raise ManifestError("no such node in the cluster", obj=f"Node {name}", field="nodes", value=name)
+    loaded = attrs.evolve(loaded, objects=tuple(  # cordoned
+        attrs.evolve(o, unschedulable=True) if isinstance(o, Node) and o.name in names else o for o in loaded.objects))
     events = [{"op": "drain_node", "name": name, "respect_pdbs": respect_pdbs,
                **({"at": "with_previous"} if index else {})} for index, name in enumerate(names)]
     run = simulation_run(loaded, config, seed=seed, events=events, registry=registry, kube_version=kube_version,

@@ -1,4 +1,4 @@
-"""ExtenderServer: kschedlib plugins behind kube-scheduler's HTTP extender protocol (stdlib ``http.server``).
+"""ExtenderServer: kschedlib plugins behind kube-scheduler's HTTP extender protocol.
 
 ``POST <prefix>/filter`` and ``POST <prefix>/prioritize`` (and ``/bind`` when a
 binder is given) answer with the protocol's JSON; the verb is the last path
@@ -11,214 +11,82 @@ wrong shape (400), too many nodes (413) or pod terms (422), an unknown verb
 (404), another method (405).  An answer not ready within the work timeout is a
 503, a plugin failure a 500.
 
-At most ``max_connections`` connections are served at once.  When all are
-taken, the one that has been waiting longest for its request's bytes (a slow
-or idle client) is closed to make room, so probes and prompt clients are
-served; only when every connection is busy computing is a new one refused
-with a 503.
+One asyncio loop does all the I/O (see :mod:`kschedlib.extender._http`), so a
+probe never waits behind the threads of other connections.  At most
+``max_connections`` connections are served at once.  When all are taken, a
+new connection takes one of ``probe_connections`` spare ones, which answer
+only ``GET /healthz`` (a POST there is a 503) and then close; past those, the
+connection that has been waiting longest for its request's bytes (a slow or
+idle client) is closed to make room; only when none is waiting is a new one
+refused with a 503.  Bodies read and not yet answered stay within
+``max_bytes_in_flight``, and at most ``workers`` are decoded at once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-import json
 import socket
+import sys
 import threading
-import time
 from collections.abc import Mapping, Sequence
-from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Final, final
 
-from kschedlib.extender._reader import RequestReader
+from kschedlib.errors import ConfigError
+from kschedlib.extender._http import MAX_LINE, FrontEnd, FrontLimits
 from kschedlib.extender.limits import DEFAULT_LIMITS, ExtenderLimits
 from kschedlib.extender.service import ExtenderBinder, ExtenderService, ScoreScale
 from kschedlib.framework.registry import Registry
 from kschedlib.simulation.cluster import Cluster
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "ExtenderServer"]
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_BYTES_IN_FLIGHT", "DEFAULT_MAX_CONNECTIONS",
+           "DEFAULT_PROBE_CONNECTIONS", "DEFAULT_REQUEST_TIMEOUT", "DEFAULT_SWITCH_INTERVAL", "ExtenderServer"]
 
 DEFAULT_MAX_BODY_BYTES: Final = 16 * 1024 * 1024
 DEFAULT_REQUEST_TIMEOUT: Final = 10.0
 DEFAULT_MAX_CONNECTIONS: Final = 64
-_EVICTION_WAIT: Final = 1.0
-_JSON: Final = "application/json"
+DEFAULT_MAX_BYTES_IN_FLIGHT: Final = 4 * DEFAULT_MAX_BODY_BYTES
+DEFAULT_PROBE_CONNECTIONS: Final = 4
+"""Connections kept beyond ``max_connections`` for ``GET /healthz`` alone (kubelet probes open one each time)."""
+DEFAULT_SWITCH_INTERVAL: Final = 0.001
+"""Seconds a thread computing may hold the interpreter while another waits (Python's default is 0.005):
+the loop serving every connection gets its turn among the computing threads five times as often."""
+_BACKLOG: Final = 128
 
 
-def _json_bytes(payload: Any) -> bytes:
-    return json.dumps(payload, separators=(",", ":")).encode("utf-8")
+@final
+class _SwitchIntervals:
+    """The interpreter's switch interval while servers run: the smallest any running server asks for, and
+    the one from before once the last of them stops (unless someone else changed it meanwhile)."""
 
+    __slots__ = ("_before", "_lock", "_wanted")
 
-class _Handler(BaseHTTPRequestHandler):
-    """One connection; ``server`` is the :class:`_HTTPServer` carrying the service and limits."""
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._wanted: list[float] = []
+        self._before = 0.0
 
-    protocol_version = "HTTP/1.1"
-    server_version = "kschedlib-extender"
-    disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms delayed-ACK stall per reply
-    server: _HTTPServer
-    rfile: RequestReader  # type: ignore[assignment]
-    _answered = False
-
-    def setup(self) -> None:
-        super().setup()
-        buffered: Any = self.rfile
-        buffered.close()
-        self.rfile = RequestReader(self.connection, self.server.request_timeout)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet: a scheduler's extender answers thousands of requests per minute."""
-
-    def handle_one_request(self) -> None:
-        """One request, its bytes under the request deadline; one that ran out of time mid-way gets a 408."""
-        self._answered = False
-        self.rfile.begin()
-        self.server.reading(self.connection, True)
-        try:
-            super().handle_one_request()
-        finally:
-            self.server.reading(self.connection, False)
-        if self.rfile.expired and not self._answered:
-            self._error(408, f"request not received within {self.server.request_timeout:g} s", close=True)
-
-    def _send(self, status: int, payload: Any, *, close: bool = False) -> None:
-        body = _json_bytes(payload)
-        self._answered = True
-        try:
-            self.connection.settimeout(self.server.request_timeout)
-            self.send_response(status)
-            self.send_header("Content-Type", _JSON)
-            self.send_header("Content-Length", str(len(body)))
-            if close:
-                self.send_header("Connection", "close")
-                self.close_connection = True
-            self.end_headers()
-            self.wfile.write(body)
-        except OSError:
-            self.close_connection = True
-
-    def _error(self, status: int, message: str, *, close: bool = False) -> None:
-        self._send(status, {"error": message}, close=close)
-
-    def do_GET(self) -> None:
-        if self.path.rstrip("/").rsplit("/", 1)[-1] == "healthz":
-            self._send(200, {"status": "ok", "verbs": list(self.server.service.verbs)})
-        else:
-            self._error(405, "use POST <urlPrefix>/<verb>")
-
-    def do_PUT(self) -> None:
-        self._error(405, "use POST <urlPrefix>/<verb>", close=True)
-
-    do_DELETE = do_PATCH = do_PUT
-
-    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-        """Protocol-level errors (bad request line, unknown method: 405) as JSON, with a status line."""
-        if self.request_version == "HTTP/0.9":  # a malformed request line: answer in HTTP/1.1 anyway
-            self.request_version = "HTTP/1.1"
-        if code == HTTPStatus.NOT_IMPLEMENTED:
-            code, message = HTTPStatus.METHOD_NOT_ALLOWED, f"unsupported method {self.command!r}"
-        self._error(code, message or HTTPStatus(code).phrase, close=True)
-
-    def do_POST(self) -> None:
-        body = self._body()
-        if body is None:
+    def enter(self, interval: float | None) -> None:
+        if interval is None:
             return
-        received = time.monotonic()
-        self.server.reading(self.connection, False)
-        verb = self.path.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
-        status, payload = self.server.service.handle(verb, body, received=received)
-        self._send(status, payload)
+        with self._lock:
+            if not self._wanted:
+                self._before = sys.getswitchinterval()
+            self._wanted.append(interval)
+            sys.setswitchinterval(min(self._wanted))
 
-    def _body(self) -> bytes | None:
-        """The request body, or ``None`` after answering why it cannot be read."""
-        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            self._error(411, "send the body with a Content-Length", close=True)
-            return None
-        length_text = self.headers.get("Content-Length")
-        if length_text is None:
-            self._error(411, "a Content-Length header is required", close=True)
-            return None
-        if not length_text.strip().isdigit():
-            self._error(400, f"bad Content-Length {length_text!r}", close=True)
-            return None
-        length = int(length_text)
-        if length > self.server.max_body_bytes:
-            self._error(413, f"request body of {length} bytes is over the limit of "
-                             f"{self.server.max_body_bytes}", close=True)
-            return None
-        try:
-            body = self.rfile.read(length)
-        except TimeoutError:
-            self._error(408, f"request body not received within {self.server.request_timeout:g} s", close=True)
-            return None
-        except OSError:
-            self.close_connection = True
-            return None
-        if len(body) < length:
-            self._error(400, f"request body truncated: {len(body)} of {length} bytes", close=True)
-            return None
-        return body
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 128
-
-    def __init__(self, address: tuple[str, int], service: ExtenderService, *, max_body_bytes: int,
-                 request_timeout: float, max_connections: int) -> None:
-        self.service = service
-        self.max_body_bytes = max_body_bytes
-        self.request_timeout = request_timeout
-        self._slots = threading.BoundedSemaphore(max_connections)
-        self._readers: dict[socket.socket, float] = {}
-        """Connections waiting for (the rest of) a request, with when they began waiting."""
-        self._readers_lock = threading.Lock()
-        super().__init__(address, _Handler)
-
-    def reading(self, connection: socket.socket, waiting: bool) -> None:
-        """Mark a connection as waiting for its client's bytes (evictable) or not."""
-        with self._readers_lock:
-            if waiting:
-                self._readers.setdefault(connection, time.monotonic())
-            else:
-                self._readers.pop(connection, None)
-
-    def _evict_slowest_reader(self) -> bool:
-        """Close the connection waiting longest for its client; ``False`` when none is waiting."""
-        with self._readers_lock:
-            if not self._readers:
-                return False
-            oldest = min(self._readers, key=self._readers.__getitem__)
-            del self._readers[oldest]
-        with contextlib.suppress(OSError):
-            oldest.shutdown(socket.SHUT_RDWR)
-        return True
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        if not self._slots.acquire(blocking=False) and not (
-                self._evict_slowest_reader() and self._slots.acquire(timeout=_EVICTION_WAIT)):
-            _refuse(request)
-            self.shutdown_request(request)
+    def leave(self, interval: float | None) -> None:
+        if interval is None:
             return
-        self.reading(request, True)  # evictable from now on, even before its thread runs
-        super().process_request(request, client_address)
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self.reading(request, False)
-            self._slots.release()
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A broken connection is the client's business: never print or stop."""
+        with self._lock:
+            current = min(self._wanted)
+            self._wanted.remove(interval)
+            if abs(sys.getswitchinterval() - current) > 1e-6:  # kept in microseconds
+                return  # set by someone else since: theirs stands
+            sys.setswitchinterval(min(self._wanted) if self._wanted else self._before)
 
 
-def _refuse(request: socket.socket) -> None:
-    body = _json_bytes({"error": "too many connections"})
-    head = f"HTTP/1.1 503 Service Unavailable\r\nContent-Type: {_JSON}\r\nContent-Length: {len(body)}\r\n"
-    with contextlib.suppress(OSError):
-        request.sendall(head.encode() + b"Connection: close\r\n\r\n" + body)
+_SWITCH: Final = _SwitchIntervals()
 
 
 @final
@@ -231,10 +99,14 @@ class ExtenderServer:
     ``nodeCacheCapable`` clients); ``binder`` enables the ``bind`` verb.
     ``limits`` bounds each request's work (see :class:`ExtenderLimits`);
     ``request_timeout`` is the time a whole request (line, headers and body)
-    may take to arrive from its first byte, and an idle connection's wait.
+    may take to arrive from its first byte, and an idle connection's wait;
+    ``max_bytes_in_flight`` bounds the bodies read and not yet answered (at
+    least ``max_body_bytes``); ``probe_connections`` are kept for probes.
+    While it serves, the interpreter's switch interval is ``switch_interval``
+    (``sys.setswitchinterval``; ``None`` leaves it alone), restored afterwards.
     """
 
-    __slots__ = ("_httpd", "_thread", "service")
+    __slots__ = ("_front", "_loop", "_socket", "_stopping", "_switch", "_thread", "service")
 
     def __init__(
         self,
@@ -251,45 +123,88 @@ class ExtenderServer:
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        max_bytes_in_flight: int = DEFAULT_MAX_BYTES_IN_FLIGHT,
+        probe_connections: int = DEFAULT_PROBE_CONNECTIONS,
+        switch_interval: float | None = DEFAULT_SWITCH_INTERVAL,
         kube_version: str | None = None,
         feature_gates: Mapping[str, bool] | str | None = None,
     ) -> None:
+        if max_bytes_in_flight < max_body_bytes:
+            raise ConfigError(f"must be at least max_body_bytes ({max_body_bytes})", field="max_bytes_in_flight",
+                              value=max_bytes_in_flight)
+        if switch_interval is not None and (isinstance(switch_interval, bool)
+                                            or not isinstance(switch_interval, int | float) or switch_interval <= 0):
+            raise ConfigError("must be a number of seconds above 0, or None", field="switch_interval",
+                              value=switch_interval)
+        if isinstance(probe_connections, bool) or not isinstance(probe_connections, int) or probe_connections < 0:
+            raise ConfigError("must be a whole number, 0 or more", field="probe_connections", value=probe_connections)
         self.service = ExtenderService(config, cluster=cluster, profile=profile, scores=scores, binder=binder,
                                        registry=registry, limits=limits, kube_version=kube_version,
                                        feature_gates=feature_gates)
-        self._httpd = _HTTPServer((host, port), self.service, max_body_bytes=max_body_bytes,
-                                  request_timeout=request_timeout, max_connections=max_connections)
+        self._front = FrontEnd(self.service, FrontLimits(max_body_bytes, request_timeout, max_connections,
+                                                         probe_connections, max_bytes_in_flight))
+        self._socket = socket.create_server((host, port), backlog=_BACKLOG)
         self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopping: asyncio.Event | None = None
+        self._switch = switch_interval
 
     @property
     def port(self) -> int:
         """The port it listens on."""
-        return int(self._httpd.server_address[1])
+        return int(self._socket.getsockname()[1])
 
     @property
     def url(self) -> str:
         """``http://host:port``: the ``urlPrefix`` to configure."""
-        host = str(self._httpd.server_address[0])
+        host = str(self._socket.getsockname()[0])
         return f"http://{host}:{self.port}"
 
     def start(self) -> ExtenderServer:
-        """Serve on a daemon thread; returns itself."""
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.1},
-                                        name="kschedlib-extender", daemon=True)
+        """Serve on a daemon thread; returns itself once the server accepts connections."""
+        ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(ready,), name="kschedlib-extender", daemon=True)
         self._thread.start()
+        ready.wait()
         return self
 
     def serve_forever(self) -> None:
         """Serve on the calling thread until :meth:`stop` (from another thread) or KeyboardInterrupt."""
-        self._httpd.serve_forever(poll_interval=0.2)
+        self._run(None)
+
+    def _run(self, ready: threading.Event | None) -> None:
+        _SWITCH.enter(self._switch)
+        try:
+            asyncio.run(self._serve(ready))
+        finally:
+            _SWITCH.leave(self._switch)
+            if ready is not None:
+                ready.set()  # also when serving could not start
+
+    async def _serve(self, ready: threading.Event | None) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stopping = asyncio.Event()
+        server = await asyncio.start_server(self._front.accept, sock=self._socket, limit=MAX_LINE,
+                                            backlog=_BACKLOG)
+        if ready is not None:
+            ready.set()
+        try:
+            await self._stopping.wait()
+        finally:
+            server.close()
+            await self._front.close()
+            await server.wait_closed()
 
     def stop(self) -> None:
         """Stop serving and close the socket."""
+        loop, stopping = self._loop, self._stopping
+        if loop is not None and stopping is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the loop ended between the check and the call
+                loop.call_soon_threadsafe(stopping.set)
         if self._thread is not None:
-            self._httpd.shutdown()
             self._thread.join(timeout=5)
             self._thread = None
-        self._httpd.server_close()
+        self._socket.close()
 
     def __enter__(self) -> ExtenderServer:
         return self.start() if self._thread is None else self

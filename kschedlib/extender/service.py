@@ -11,6 +11,7 @@ answered within ``ExtenderLimits.work_timeout`` a 503, never an exception.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -33,7 +34,7 @@ from kschedlib.scheduler import Scheduler
 from kschedlib.simulation.cluster import Cluster, load_cluster
 from kschedlib.versions import resolve as resolve_kube
 
-__all__ = ["BadRequestError", "ExtenderService", "ScoreScale"]
+__all__ = ["BadRequestError", "ExtenderService", "ScoreScale", "json_bytes"]
 
 ScoreScale = Literal["raw", "extender"]
 ExtenderBinder = Callable[[Pod, str], None]
@@ -45,6 +46,11 @@ _MALFORMED: Final = (KschedError, ValueError, TypeError, AttributeError, KeyErro
 
 def _reply_error(status: int, message: str) -> tuple[int, dict[str, Any]]:
     return status, {"error": message}
+
+
+def json_bytes(payload: Any) -> bytes:
+    """A reply as compact JSON bytes."""
+    return json.dumps(payload, separators=(",", ":")).encode("utf-8")
 
 
 @attrs.frozen(slots=True)
@@ -144,9 +150,26 @@ class ExtenderService:
 
         ``received`` (``time.monotonic()``) is when the body was complete; ``work_timeout`` counts from it.
         """
+        return self._handle(verb, body, received, encode=False)
+
+    def handle_bytes(self, verb: str, body: bytes, *, received: float | None = None) -> tuple[int, bytes]:
+        """:meth:`handle`, the reply encoded as JSON bytes while the request still holds its worker.
+
+        A request takes a worker before its body is decoded and gives it back only once its reply is
+        encoded, so at most ``limits.workers`` decoded requests (with the node objects a filter reply
+        echoes) exist at once, however many bodies wait for a worker.
+        """
+        status, payload = self._handle(verb, body, received, encode=True)
+        return status, payload if isinstance(payload, bytes) else json_bytes(payload)
+
+    def _handle(self, verb: str, body: bytes, received: float | None, *, encode: bool) -> tuple[int, Any]:
         if verb not in self.verbs:
             return _reply_error(404, f'unknown verb "{verb}"; this extender serves {", ".join(self.verbs)}')
         deadline = Deadline(self.limits.work_timeout, received)
+        worker = self._workers.acquire(deadline)
+        if worker is None:
+            return _reply_error(503, str(_late(deadline, "waiting for a free worker")))
+        handed = False
         try:
             try:
                 args = wire.object_value(wire.decode_body(body), verb)
@@ -159,23 +182,25 @@ class ExtenderService:
                 raise
             except _MALFORMED as exc:
                 raise BadRequestError(f"malformed request: {_describe(exc)}") from exc
-            return 200, self._compute(verb, request, deadline)
+            handed = True  # the computation gives the worker back
+            return 200, self._compute(worker, verb, request, deadline, encode=encode)
         except BadRequestError as exc:
             return _reply_error(exc.status, str(exc))
         except Exception as exc:  # a plugin bug must not take the server down
             return _reply_error(500, f"{type(exc).__name__}: {exc}")
+        finally:
+            if not handed:
+                self._workers.release(worker)
 
     # --- requests -----------------------------------------------------------------------------
 
-    def _compute(self, verb: str, request: _Request, deadline: Deadline) -> Any:
-        """Run the request on a worker of its own thread; past the deadline, answer without waiting for it.
+    def _compute(self, worker: Worker, verb: str, request: _Request, deadline: Deadline, *, encode: bool) -> Any:
+        """Run the request on its worker on a thread of its own; past the deadline, answer without waiting.
 
         Plugin code cannot be interrupted: a late computation finishes in the background (its loops stop
-        at their next deadline check) and only then gives its worker back.
+        at their next deadline check) and only then gives its worker back.  With ``encode`` the reply is
+        JSON bytes, encoded before the worker is given back.
         """
-        worker = self._workers.acquire(deadline)
-        if worker is None:
-            raise _late(deadline, "waiting for a free worker")
         worker.seen += request.made
         outcome: list[Any] = []
         done = threading.Event()
@@ -183,9 +208,10 @@ class ExtenderService:
         def run() -> None:
             try:
                 if verb == "filter":
-                    outcome.append(self._filter(worker, request, deadline))
+                    reply: Any = self._filter(worker, request, deadline)
                 else:
-                    outcome.append(self._prioritize(worker, request, deadline))
+                    reply = self._prioritize(worker, request, deadline)
+                outcome.append(json_bytes(reply) if encode else reply)
             except Exception as exc:  # handed to the waiting thread
                 outcome.append(exc)
             finally:

@@ -33,6 +33,7 @@ from kschedlib.framework.extension_points import (
 from kschedlib.framework.handle import Handle
 from kschedlib.framework.memo import ExternalNodeState, NodeLocalFilter, NodeLocalScore
 from kschedlib.framework.node_info import ImageState, NodeInfo
+from kschedlib.framework.plugin_state import KeepsState
 from kschedlib.framework.pod_info import AffinityTerm, PodInfo, WeightedAffinityTerm
 from kschedlib.framework.queued_pod import QueuedPodInfo
 from kschedlib.framework.registry import PluginEntry, Registry
@@ -56,6 +57,7 @@ __all__ = [
     "FilterPlugin",
     "Handle",
     "ImageState",
+    "KeepsState",
     "MAX_NODE_SCORE",
     "MIN_NODE_SCORE",
     "NodeCursor",

@@ -10,10 +10,22 @@ Importing this package imports no client library; connecting does, and without t
 :class:`~kschedlib.errors.ExtraNotInstalledError` (``pip install 'kschedlib[kube]'``).
 """
 
-from kschedlib.kube.client import KubeApiError, KubeClient, RateLimiter, connect
-from kschedlib.kube.scheduler import LiveScheduler, run
-from kschedlib.kube.settings import ClientConnection, LeaderElection, RunSettings, read_settings
-from kschedlib.kube.sources import dump, snapshot
+import typing
+
+from kschedlib._lazy import lazy_exports as _lazy_exports
+
+if typing.TYPE_CHECKING:
+    from kschedlib.kube.client import KubeApiError, KubeClient, RateLimiter, connect
+    from kschedlib.kube.scheduler import LiveScheduler, run
+    from kschedlib.kube.settings import ClientConnection, LeaderElection, RunSettings, read_settings
+    from kschedlib.kube.sources import dump, snapshot
+
+__getattr__, __dir__ = _lazy_exports(globals(), {
+    "kschedlib.kube.client": ("KubeApiError", "KubeClient", "RateLimiter", "connect"),
+    "kschedlib.kube.scheduler": ("LiveScheduler", "run"),
+    "kschedlib.kube.settings": ("ClientConnection", "LeaderElection", "RunSettings", "read_settings"),
+    "kschedlib.kube.sources": ("dump", "snapshot"),
+})  # imported on first use: the commands that take --kubeconfig load only kube.sources
 
 __all__ = [
     "ClientConnection",

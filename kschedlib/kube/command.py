@@ -5,38 +5,61 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from typing import Any, TextIO
+from typing import TextIO
 
+from kschedlib._cli.help import examples
 from kschedlib.kube.sources import add_live_arguments, dump
 from kschedlib.versions import add_version_arguments
 
-__all__ = ["add_parsers", "configure_logging"]
+__all__ = ["add_arguments", "configure_logging"]
 
 
-def add_parsers(sub: Any) -> None:
-    """Add ``dump`` and ``run``."""
-    dp = sub.add_parser("dump", help="write a live cluster as one file every command reads (a consistent snapshot)")
-    add_live_arguments(dp)
-    dp.add_argument("--output", "-o", default="-", help="file to write (default: standard output)")
-    dp.set_defaults(run=_dump)
-    rn = sub.add_parser("run", help="schedule a live cluster's pods, as a (second) scheduler")
-    rn.add_argument("--kubeconfig", default=None, metavar="PATH",
-                    help="kubeconfig of the cluster (default: the config's clientConnection.kubeconfig, "
-                         "else the in-cluster service account)")
-    rn.add_argument("--context", default=None, help="kubeconfig context to use")
-    rn.add_argument("--config", default=None, help="KubeSchedulerConfiguration file (profiles, clientConnection, "
-                                                   "leaderElection); default: the default profile")
-    add_version_arguments(rn)
-    rn.add_argument("--leader-elect", action="store_true",
-                    help="run leader election on a coordination.k8s.io Lease (replicas: one schedules at a time)")
-    rn.add_argument("--metrics-bind-address", default=None, metavar="HOST:PORT",
-                    help="serve /healthz, /readyz and /metrics there (plain HTTP)")
-    rn.add_argument("--plugins", action="append", default=[], metavar="MODULE",
-                    help="module or .py file whose plugins to register; repeatable (entry points are always loaded)")
-    rn.add_argument("--seed", type=int, default=None, help="seed of the tie-breaks (default: random)")
-    rn.add_argument("-v", "--v", dest="verbosity", type=int, default=0, metavar="N",
-                    help="log verbosity, as kube-scheduler's: 2 logs each decision, 3 each attempt")
-    rn.set_defaults(run=_run)
+def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
+    """The arguments of ``dump`` or ``run``."""
+    (_dump_arguments if command == "dump" else _run_arguments)(parser)
+
+
+def _dump_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Read a live cluster from its API server (one list per kind at one resourceVersion) "
+                          "and write it as one file every other command reads. Nothing is written to the cluster.")
+    add_live_arguments(parser)
+    parser.add_argument("--output", "-o", default="-", metavar="FILE", help="file to write (default: standard output)")
+    parser.epilog = examples(
+        "kschedlib dump --kubeconfig -o cluster.json       # $KUBECONFIG or ~/.kube/config",
+        "kschedlib dump --kubeconfig ~/.kube/prod --context eu-1 -o prod.json",
+        "kschedlib simulate cluster.json                   # then ask it anything, offline",
+    )
+    parser.set_defaults(run=_dump)
+
+
+def _run_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Schedule a live cluster's pods as a (second) scheduler: the pods whose schedulerName "
+                          "a profile of --config names, with kube-scheduler's decisions, bindings, events and "
+                          "status conditions. Runs until SIGTERM or Ctrl-C.")
+    parser.add_argument("--kubeconfig", default=None, metavar="PATH",
+                        help="kubeconfig of the cluster (default: the config's clientConnection.kubeconfig, "
+                             "else the in-cluster service account)")
+    parser.add_argument("--context", default=None, help="kubeconfig context to use")
+    parser.add_argument("--config", default=None, metavar="FILE",
+                        help="KubeSchedulerConfiguration file (profiles, clientConnection, leaderElection); "
+                             "default: the default profile")
+    add_version_arguments(parser)
+    parser.add_argument("--leader-elect", action="store_true",
+                        help="run leader election on a coordination.k8s.io Lease (replicas: one schedules at a time)")
+    parser.add_argument("--metrics-bind-address", default=None, metavar="HOST:PORT",
+                        help="serve /healthz, /readyz and /metrics there (plain HTTP)")
+    parser.add_argument("--plugins", action="append", default=[], metavar="MODULE",
+                        help="module or .py file whose plugins to register; repeatable (entry points are always "
+                             "loaded)")
+    parser.add_argument("--seed", type=int, default=None, metavar="N",
+                        help="seed of the tie-breaks (default: random)")
+    parser.add_argument("-v", "--v", dest="verbosity", type=int, default=0, metavar="N",
+                        help="log verbosity, as kube-scheduler's: 2 logs each decision, 3 each attempt")
+    parser.epilog = examples(
+        "kschedlib run --config my-scheduler.yaml --kubeconfig ~/.kube/config -v 2",
+        "kschedlib run --config my-scheduler.yaml --leader-elect --metrics-bind-address 0.0.0.0:10259",
+    )
+    parser.set_defaults(run=_run)
 
 
 def _dump(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -186,9 +186,9 @@ class Reader:
             except QuantityError as err:
                 raise QuantityError(err.message, obj=self.obj, field=f"{join(path, key)}.{name}",
                                     value=text) from err
-            if quantity.amount.numerator < 0:  # the API server refuses negative resource amounts
-                raise QuantityError("must be greater than or equal to 0", obj=self.obj,
-                                    field=f"{join(path, key)}.{name}", value=text)
+            if quantity.amount.numerator < 0:  # the API server refuses negative resource amounts, in these words
+                raise QuantityError(f'Invalid value: "{quantity}": must be greater than or equal to 0', obj=self.obj,
+                                    field=f"{join(path, key)}[{name}]")
         return out
 
     def timestamp(self, d: Json, key: str, path: str) -> float | None:

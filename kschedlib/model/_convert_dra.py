@@ -2,7 +2,9 @@
 
 ``v1`` is the form kube-scheduler v1.34+ reads.  ``v1beta2`` has the same shape; ``v1beta1`` puts a
 request's fields directly on the request (no ``exactly``) and wraps a device in ``basic`` -- both are
-read as kubectl would convert them.  Malformed fields raise :class:`~kschedlib.errors.ManifestError`.
+read as kubectl would convert them.  Malformed fields raise :class:`~kschedlib.errors.ManifestError`, and so
+does an object kube-apiserver v1.36 would refuse (:mod:`kschedlib.model._dra_checks`), with the field path
+and kube's wording.
 """
 
 from __future__ import annotations
@@ -13,6 +15,13 @@ from typing import Any, Final
 from kschedlib.errors import QuantityError
 from kschedlib.model._convert_base import Json, Reader, node_selector, open_object, section
 from kschedlib.model._convert_spec import owner_references
+from kschedlib.model._dra_checks import (
+    device_class_errors,
+    resource_claim_errors,
+    resource_claim_template_errors,
+    resource_slice_errors,
+)
+from kschedlib.model._field_errors import raise_errors
 from kschedlib.model.dra import (
     AllocatedDeviceStatus,
     AllocationResult,
@@ -169,9 +178,16 @@ def _device(r: Reader, raw: object, path: str) -> Device:
     )
 
 
-def resource_slice_from_dict(d: Mapping[str, Any]) -> ResourceSlice:
-    """A ResourceSlice (cluster-scoped)."""
+def resource_slice_from_dict(d: Mapping[str, Any], *, admission: bool = True) -> ResourceSlice:
+    """A ResourceSlice (cluster-scoped).
+
+    With ``admission`` (the default) one the API server would refuse is refused, naming the field in
+    kube's words; ``admission=False`` reads it as stored, as kube-scheduler reads what is there (every
+    ``*_from_dict`` of this module takes it).
+    """
     r, _, name, _ = open_object(d, "ResourceSlice", namespaced=False)
+    if admission:
+        raise_errors(resource_slice_errors(d), r.obj)
     spec = section(r, d, "spec")
     pool = r.getmap(spec, "pool", "spec") or {}
     selector = r.getmap(spec, "nodeSelector", "spec")
@@ -191,9 +207,11 @@ def resource_slice_from_dict(d: Mapping[str, Any]) -> ResourceSlice:
     )
 
 
-def device_class_from_dict(d: Mapping[str, Any]) -> DeviceClass:
+def device_class_from_dict(d: Mapping[str, Any], *, admission: bool = True) -> DeviceClass:
     """A DeviceClass (cluster-scoped): its CEL selectors and extended resource name."""
     r, _, name, _ = open_object(d, "DeviceClass", namespaced=False)
+    if admission:
+        raise_errors(device_class_errors(d), r.obj)
     spec = section(r, d, "spec")
     return DeviceClass(name, r.each(spec, "selectors", "spec", _selector),
                        r.optstr(spec, "extendedResourceName", "spec"), r.each(spec, "config", "spec", _config))
@@ -207,6 +225,8 @@ def _selector(r: Reader, raw: object, path: str) -> str:
 
 
 def _exact(r: Reader, d: Json, name: str, path: str) -> ExactRequest:
+    mode = r.getstr(d, "allocationMode", path) or "ExactCount"
+    count = r.getint(d, "count", path, 0)
     capacity = r.getmap(d, "capacity", path)
     requests = r.getmap(capacity, "requests", f"{path}.capacity") if capacity is not None else None
     admin = d.get("adminAccess")
@@ -216,8 +236,8 @@ def _exact(r: Reader, d: Json, name: str, path: str) -> ExactRequest:
         name=name,
         device_class_name=r.getstr(d, "deviceClassName", path),
         selectors=r.each(d, "selectors", path, _selector),
-        allocation_mode=r.getstr(d, "allocationMode", path) or "ExactCount",
-        count=r.getint(d, "count", path, 1),
+        allocation_mode=mode,
+        count=1 if mode == "ExactCount" and count == 0 else count,  # the API server's default
         admin_access=admin,
         tolerations=r.each(d, "tolerations", path, _toleration),
         capacity=_quantities(r, requests, f"{path}.capacity.requests", wrapped=False) if requests is not None
@@ -319,9 +339,11 @@ def _consumer(r: Reader, raw: object, path: str) -> ClaimConsumer:
                          r.getstr(d, "resource", path) or "pods")
 
 
-def resource_claim_from_dict(d: Mapping[str, Any]) -> ResourceClaim:
+def resource_claim_from_dict(d: Mapping[str, Any], *, admission: bool = True) -> ResourceClaim:
     """A ResourceClaim with its allocation and reservations, if any."""
     r, meta, name, namespace = open_object(d, "ResourceClaim", namespaced=True)
+    if admission:
+        raise_errors(resource_claim_errors(d), r.obj)
     requests, constraints, config = _claim_spec(r, section(r, d, "spec"), "spec")
     status = section(r, d, "status")
     allocation = r.getmap(status, "allocation", "status")
@@ -341,9 +363,11 @@ def resource_claim_from_dict(d: Mapping[str, Any]) -> ResourceClaim:
     )
 
 
-def resource_claim_template_from_dict(d: Mapping[str, Any]) -> ResourceClaimTemplate:
+def resource_claim_template_from_dict(d: Mapping[str, Any], *, admission: bool = True) -> ResourceClaimTemplate:
     """A ResourceClaimTemplate: the claim spec under ``spec.spec``."""
     r, _, name, namespace = open_object(d, "ResourceClaimTemplate", namespaced=True)
+    if admission:
+        raise_errors(resource_claim_template_errors(d), r.obj)
     inner = r.getmap(section(r, d, "spec"), "spec", "spec") or {}
     requests, constraints, config = _claim_spec(r, inner, "spec.spec")
     return ResourceClaimTemplate(name, namespace, requests, constraints, config)

@@ -18,6 +18,7 @@ from kschedlib.model._convert_base import (
     node_selector,
     node_selector_term,
 )
+from kschedlib.model._resource_checks import check_container_resources, check_pod_resources
 from kschedlib.model.objects import (
     TAINT_EFFECTS,
     Affinity,
@@ -90,7 +91,8 @@ def _port(r: Reader, raw: object, path: str, host_network: bool = False) -> Cont
 
 
 def _container(r: Reader, raw: object, path: str, host_network: bool = False) -> Container:
-    """A container; a resource with a limit but no request gets request = limit (per resource)."""
+    """A container; a resource with a limit but no request gets request = limit (per resource), and
+    requirements the API server refuses are refused (:mod:`kschedlib.model._resource_checks`)."""
     d = r.as_map(raw, path)
     res = r.getmap(d, "resources", path)
     requests = limits = None
@@ -100,6 +102,8 @@ def _container(r: Reader, raw: object, path: str, host_network: bool = False) ->
         limits = r.resources(res, "limits", res_path)
     if limits:
         requests = {**limits, **requests} if requests else dict(limits)
+    if res is not None:
+        check_container_resources(r, join(path, "resources"), requests or {}, limits or {})
     ports = r.each(d, "ports", path, _host_network_port if host_network else _port)
     return Container(
         name=r.getstr(d, "name", path),
@@ -387,4 +391,5 @@ def pod_level_resources(r: Reader, spec: Json, pod_containers: Callable[[], Mapp
             if name not in defaulted and is_pod_level_resource(name):
                 defaulted[name] = quantity
         requests = defaulted or requests
+    check_pod_resources(r, requests, limits)
     return requests, limits

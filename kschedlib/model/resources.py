@@ -9,7 +9,7 @@ Kubernetes sums ``resource.Quantity`` values before converting them.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Final, Generic, TypeVar, final
 
@@ -32,6 +32,7 @@ __all__ = [
     "accounting_for",
     "container_requests_sum",
     "is_extended_resource",
+    "is_overcommit_allowed",
     "is_pod_level_resource",
     "is_scalar_resource",
     "pod_non_zero_requests",
@@ -62,6 +63,12 @@ def is_extended_resource(name: str) -> bool:
     qualified = "requests." + name
     prefix, _, short = qualified.rpartition("/")
     return len(short) <= 63 and len(prefix) <= 253 and bool(_QUALIFIED_NAME.match(qualified))
+
+
+def is_overcommit_allowed(name: str) -> bool:
+    """kube's ``IsOvercommitAllowed``: a native resource other than hugepages.  The others (extended
+    resources, hugepages) need a limit, and their request must equal it (the API server checks it)."""
+    return _is_native(name) and not name.startswith("hugepages-")
 
 
 def is_scalar_resource(name: str) -> bool:
@@ -118,6 +125,17 @@ class Resources:
             self.allowed_pod_number - other.allowed_pod_number,
             scalar,
         )
+
+    def subtract_all(self, others: Sequence[Resources]) -> Resources:
+        """``subtract`` of each of ``others`` in turn, building one Resources."""
+        scalar = dict(self.scalar)
+        cpu, memory, storage, pods = self.milli_cpu, self.memory, self.ephemeral_storage, self.allowed_pod_number
+        for other in others:
+            cpu, memory = cpu - other.milli_cpu, memory - other.memory
+            storage, pods = storage - other.ephemeral_storage, pods - other.allowed_pod_number
+            for name, amount in other.scalar.items():
+                scalar[name] = scalar.get(name, 0) - amount
+        return Resources(cpu, memory, storage, pods, scalar)
 
     def get(self, name: str) -> int:
         """The amount of ``name`` (``cpu`` in milli-units); 0 when absent."""

@@ -52,6 +52,7 @@ from kschedlib.framework.status import Status
 from kschedlib.model import objects
 from kschedlib.model.labels import NODE_OPERATORS, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
 from kschedlib.plugins._helpers.normalize import normalized_values
+from kschedlib.plugins._helpers.validation import label_value_errors, qualified_name_errors
 
 __all__ = [
     "ERR_REASON_CONFLICT",
@@ -74,54 +75,7 @@ _NO_NODE: Final = "node not found"
 
 # --- kube's parse-time checks of node selector terms (labels.NewRequirement & co.) ---------------
 
-_QNAME: Final = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_ALNUM: Final = "and must start and end with an alphanumeric character"
-_CHARS: Final = "alphanumeric characters, '-', '_' or '.'"
-_DNS_LABEL: Final = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_SUBDOMAIN: Final = f"{_DNS_LABEL}(\\.{_DNS_LABEL})*"
 _INT64: Final = re.compile(r"[+-]?[0-9]+")
-
-
-def _regex_error(msg: str, fmt: str, *examples: str) -> str:
-    """apimachinery's ``RegexError`` text (its double spaces included)."""
-    shown = " or ".join(f"'{example}', " for example in examples)
-    return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
-
-
-_NAME_ERROR: Final = _regex_error(
-    f"must consist of {_CHARS}, {_ALNUM}", _QNAME, "MyName", "my.name", "123-abc"
-)
-_VALUE_ERROR: Final = _regex_error(
-    f"a valid label must be an empty string or consist of {_CHARS}, {_ALNUM}", f"({_QNAME})?",
-    "MyValue", "my_value", "12345",
-)
-_PREFIX_ERROR: Final = _regex_error(
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-    + _ALNUM,
-    _SUBDOMAIN,
-    "example.com",
-)
-
-
-def _syntax_errors(value: str, regex: str, max_len: int, message: str) -> list[str]:
-    errors = [f"must be no more than {max_len} characters"] if len(value.encode()) > max_len else []
-    return errors + ([] if re.fullmatch(regex, value) else [message])
-
-
-def _key_errors(key: str) -> list[str]:
-    """apimachinery's ``IsQualifiedName`` (label keys): an optional DNS-subdomain prefix, then a name."""
-    parts = key.split("/")
-    if len(parts) > 2:
-        return [f"a qualified name {_NAME_ERROR} with an optional DNS subdomain prefix and '/' "
-                "(e.g. 'example.com/MyName')"]
-    errors = []
-    if len(parts) == 2:
-        prefix = parts[0]
-        errors = _syntax_errors(prefix, _SUBDOMAIN, 253, _PREFIX_ERROR) if prefix else ["must be non-empty"]
-        errors = [f"prefix part {m}" for m in errors]
-    name = parts[-1]
-    name_errors = ([] if name else ["must be non-empty"]) + _syntax_errors(name, _QNAME, 63, _NAME_ERROR)
-    return errors + [f"name part {m}" for m in name_errors]
 
 
 @final
@@ -151,7 +105,7 @@ def _expression_errors(req: NodeSelectorRequirement, path: str) -> list[_FieldEr
     if op not in NODE_OPERATORS:
         supported = 'supported values: "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"'
         return [_FieldError(f"{path}.operator", op, supported, "Unsupported value")]
-    key_errors = _key_errors(req.key)
+    key_errors = qualified_name_errors(req.key)
     errors = [_FieldError(f"{path}.key", req.key, "; ".join(key_errors))] if key_errors else []
     if op in ("In", "NotIn") and not values:
         errors.append(_FieldError(at, values, "for 'in', 'notin' operators, values set can't be empty"))
@@ -166,7 +120,7 @@ def _expression_errors(req: NodeSelectorRequirement, path: str) -> list[_FieldEr
             if not _INT64.fullmatch(v) or not -(2**63) <= int(v) < 2**63
         ]
     for i, v in enumerate(values):
-        value_errors = _syntax_errors(v, f"({_QNAME})?", 63, _VALUE_ERROR)
+        value_errors = label_value_errors(v)
         if value_errors:
             errors.append(_FieldError(f"{at}[{i}][{req.key}]", v, "; ".join(value_errors)))
     return errors

@@ -8,17 +8,14 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from kschedlib._cli.help import examples
 from kschedlib.errors import ReportError
 from kschedlib.report import KINDS, render_html
 
-__all__ = ["add_arguments", "add_parser", "html_writer", "read_result", "run", "write_html"]
+__all__ = ["SUMMARY", "add_arguments", "html_writer", "read_result", "run", "write_html"]
 
 SUMMARY = "render a saved JSON result (simulate, explain, capacity, drain, nodes-needed, compare, sweep) as HTML"
-
-
-def add_parser(sub: Any) -> None:
-    """The ``report`` subcommand."""
-    add_arguments(sub.add_parser("report", help=SUMMARY, description=SUMMARY), "report")
+"""What ``report`` does, in one line."""
 
 
 def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
@@ -30,6 +27,14 @@ def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
                         help="the command the result came from (default: told from its keys)")
     parser.add_argument("--output", "-o", default="-", metavar="FILE",
                         help="file to write the page to (default: standard output)")
+    parser.description = ("Render what a command printed with --format json (or a sweep's jsonl) as one "
+                          "self-contained HTML page, readable without a network; --format html gives the page "
+                          "directly.")
+    parser.epilog = examples(
+        "kschedlib simulate cluster.json --format json > result.json",
+        "kschedlib report result.json -o result.html          # the page, to open in a browser or share",
+        "kschedlib sweep grid.yaml --format jsonl | kschedlib report - -o sweep.html",
+    )
     parser.set_defaults(run=run)
 
 

@@ -13,6 +13,7 @@ import attrs
 from kschedlib._internal.documents import read_documents
 from kschedlib.clock import FakeClock
 from kschedlib.dra._report import device_report
+from kschedlib.errors import KschedError
 from kschedlib.framework.registry import Registry
 from kschedlib.framework.status import Status
 from kschedlib.scheduler import ConfigSource, Scheduler, ScheduleResult
@@ -40,11 +41,16 @@ class SimulationReport:
     placements: dict[str, str | None] = attrs.field(factory=dict)
     unschedulable: dict[str, str] = attrs.field(factory=dict)
     gated: list[str] = attrs.field(factory=list)
+    gates: dict[str, list[str]] = attrs.field(factory=dict)
+    """Each gated pod's scheduling gates (``spec.schedulingGates``), in order."""
     nominations: dict[str, str] = attrs.field(factory=dict)
     evicted: list[str] = attrs.field(factory=list)
     deleted_by_events: list[str] = attrs.field(factory=list)
     events_not_applied: list[dict[str, Any]] = attrs.field(factory=list)
     """Timeline events whose trigger never came (``{index, op, waiting_for}``)."""
+    events_refused: list[dict[str, Any]] = attrs.field(factory=list)
+    """Timeline events that came but could not apply to the cluster as it then was, which they left
+    unchanged (``{index, op, error}``: a pod or node an earlier event or a preemption removed, ...)."""
     node_removals: list[dict[str, Any]] = attrs.field(factory=list)
     """What each ``delete_node`` / ``drain_node`` event did to the node's pods."""
     pending: dict[str, dict[str, Any]] = attrs.field(factory=dict)
@@ -106,6 +112,7 @@ class SimulationReport:
             "placements": dict(self.placements),
             "unschedulable": dict(self.unschedulable),
             "gated": list(self.gated),
+            "gates": dict(self.gates),
             "nominations": dict(self.nominations),
             "evicted": list(self.evicted),
             "pending": dict(self.pending),
@@ -127,6 +134,7 @@ class SimulationReport:
             out["checkpoints"] = list(self.checkpoints)
             out["deleted_by_events"] = list(self.deleted_by_events)
             out["events_not_applied"] = list(self.events_not_applied)
+            out["events_refused"] = list(self.events_refused)
             out["node_removals"] = list(self.node_removals)
         return out
 
@@ -175,6 +183,8 @@ class SimulationRun:
         """Called with the scheduler before each timeline batch is applied (capacity reports read it)."""
         self.budgets: dict[str, int] = {}
         """PodDisruptionBudget -> disruptions still allowed, as the timeline's drains use them up."""
+        self.removed: dict[str, str] = {}
+        """``Pod ns/name`` / ``Node name`` -> what removed it, for the events that then find it gone."""
         self.rejections: dict[str, Mapping[str, Status]] = {}
         """Each pod's per-node verdicts of its last failed attempt."""
 
@@ -220,6 +230,7 @@ class SimulationRun:
                 self.changes += 1
                 report.evicted.append(victim)
                 self._gone(victim)
+                self.removed[f"Pod {victim}"] = f"evicted by the preemption for {key}"
         self.done += 1
         if self.progress is not None:
             self.progress(self.done, len(report.placements))
@@ -285,17 +296,31 @@ class SimulationRun:
                                             "pending": self.pending_view()})
         if self.before_batch is not None:
             self.before_batch(self.scheduler)
-        known = self.scheduler.pods()
         for event in batch.events:
-            change = apply_event(self.scheduler, event, known, self.budgets)
+            try:
+                change = apply_event(self.scheduler, event, self.budgets)
+            except KschedError as exc:  # the event found the cluster otherwise: say so, and go on
+                self.refuse(event, exc)
+                continue
             self.report.deleted_by_events.extend(change.deleted)
             for key in change.deleted:
                 self._gone(key)
+                self.removed[f"Pod {key}"] = f"deleted by event {event.index}, {event.op}"
             for key in change.added_pending:
                 self.report.placements[key] = None
                 self.report.unschedulable.pop(key, None)
             if change.node_removal is not None:
                 self.report.node_removals.append(dict(change.node_removal))
+                if change.node_removal.get("blocked") is None:
+                    self.removed[f"Node {change.node_removal['node']}"] = f"deleted by event {event.index}, {event.op}"
+
+    def refuse(self, event: TimelineEvent, exc: KschedError) -> None:
+        """Report an event the cluster did not take, with what had removed its pod or node."""
+        error = str(exc)
+        why = self.removed.get(getattr(exc, "obj", ""))
+        if why is not None:
+            error += f" ({why})"
+        self.report.events_refused.append({"index": event.index, "op": event.op, "error": error})
 
     def step(self) -> bool:
         """Run one cycle, or move time on, or apply the next idle batch; False when done."""
@@ -325,6 +350,8 @@ class SimulationRun:
         report.seconds = time.perf_counter() - started
         report.pending = self.pending_view()
         report.gated = [key for key, entry in report.pending.items() if entry["queue"] == "gated"]
+        report.gates = {key: list(pod.scheduling_gates) for key in report.gated
+                        if (pod := self.scheduler.get_pod(key)) is not None}
         report.errors = self.error_view()
         report.fit_errors = fit_error_groups(report.unschedulable, self.rejections)
         report.pod_groups = pod_group_report(self.scheduler)

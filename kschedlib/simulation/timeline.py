@@ -15,7 +15,7 @@ import attrs
 from kschedlib.errors import ManifestError
 from kschedlib.model.convert import node_from_dict, pod_from_dict
 from kschedlib.model.objects import Node, Pod, Taint
-from kschedlib.model.quantity import parse_quantity
+from kschedlib.model.quantity import Quantity, parse_quantity
 from kschedlib.scheduler import Scheduler
 from kschedlib.simulation._drain import delete_node, drain_node
 from kschedlib.simulation.cluster import load_cluster
@@ -81,10 +81,84 @@ def parse_events(raw: Any) -> list[TimelineEvent]:
         if index == 0 and at == "with_previous":
             raise ManifestError("the first event cannot be 'with_previous'", obj="events", field=f"{where}.at")
         args = {k: v for k, v in item.items() if k not in ("op", "at")}
-        if item["op"] == "apply":
-            _applied(args, index)  # refused before the run starts, not half way through it
+        _check_args(item["op"], args, index)  # refused before the run starts, not half way through it
         out.append(TimelineEvent(index, item["op"], args, at, pod, attempts))
     return out
+
+
+_NODE_OPS: Final = frozenset({"delete_node", "drain_node", "label_node", "taint_node", "untaint_node",
+                              "set_unschedulable", "set_allocatable"})
+_POD_OPS: Final = frozenset({"delete_pod", "remove_gates", "label_pod"})
+
+
+def _check_args(op: str, args: Mapping[str, Any], index: int) -> None:
+    """Refuse an event whose arguments could only fail when it applies: a run never stops half way."""
+    where = f"[{index}]"
+
+    def text(name: str, value: Any) -> None:
+        if not isinstance(value, str) or not value:
+            raise ManifestError("must be a non-empty string", obj="events", field=f"{where}.{name}", value=value)
+
+    if op == "apply":
+        _applied(args, index)
+    elif op in ("add_node", "add_pod"):
+        kind = op.removeprefix("add_")
+        raw = args.get(kind)
+        if not isinstance(raw, Mapping):
+            raise ManifestError("must be an object (a v1 manifest)", obj="events", field=f"{where}.{kind}", value=raw)
+        try:
+            (node_from_dict if kind == "node" else pod_from_dict)(raw)
+        except ManifestError as exc:
+            field = f"{where}.{kind}" + (f".{exc.field}" if exc.field else "")
+            raise ManifestError(exc.message, obj="events", field=field, value=exc.value) from exc
+    elif op in _NODE_OPS:
+        text("name", args.get("name"))
+    elif op in _POD_OPS:
+        text("name", args.get("name"))
+        text("namespace", args.get("namespace", "default"))
+    if op == "drain_node" and not isinstance(args.get("respect_pdbs", True), bool):
+        raise ManifestError("must be true or false", obj="events", field=f"{where}.respect_pdbs",
+                            value=args.get("respect_pdbs"))
+    if op == "taint_node":
+        _taint(args, where)
+    if op == "set_allocatable":
+        _allocatable(args, where)
+    if op in ("label_node", "label_pod"):
+        _label_changes(args, where)
+    if op == "remove_gates" and args.get("gates") is not None and (
+            not isinstance(args["gates"], list) or not all(isinstance(g, str) for g in args["gates"])):
+        raise ManifestError("must be a list of gate names", obj="events", field=f"{where}.gates", value=args["gates"])
+
+
+def _taint(args: Mapping[str, Any], where: str) -> Taint:
+    raw = args.get("taint")
+    if not isinstance(raw, Mapping):
+        raise ManifestError("must be an object with key and effect", obj="events", field=f"{where}.taint", value=raw)
+    try:
+        return Taint(raw.get("key"), raw.get("effect"), raw.get("value", ""))  # type: ignore[arg-type]
+    except ManifestError as exc:
+        raise ManifestError(exc.message, obj="events", field=f"{where}.taint.{exc.field}", value=exc.value) from exc
+
+
+def _allocatable(args: Mapping[str, Any], where: str) -> dict[str, Quantity]:
+    raw = args.get("allocatable") or {}
+    if not isinstance(raw, Mapping):
+        raise ManifestError("must be an object of quantities", obj="events", field=f"{where}.allocatable", value=raw)
+    out = {}
+    for name, value in raw.items():
+        try:
+            out[str(name)] = parse_quantity(value)
+        except ManifestError as exc:
+            raise ManifestError(exc.message, obj="events", field=f"{where}.allocatable.{name}", value=value) from exc
+    return out
+
+
+def _label_changes(args: Mapping[str, Any], where: str) -> Mapping[str, str | None]:
+    raw = args.get("labels") or {}
+    if not isinstance(raw, Mapping):
+        raise ManifestError("must be an object (null removes a label)", obj="events", field=f"{where}.labels",
+                            value=raw)
+    return raw
 
 
 def waiting_for(event: TimelineEvent) -> str:
@@ -131,9 +205,10 @@ def _node(scheduler: Scheduler, name: str) -> Node:
     return info.node
 
 
-def _pod(known: Mapping[str, Pod], args: Mapping[str, Any]) -> Pod:
+def _pod(scheduler: Scheduler, args: Mapping[str, Any]) -> Pod:
+    """The pod as it is now (an earlier event of the same batch may have deleted or changed it)."""
     key = f"{args.get('namespace', 'default')}/{args.get('name')}"
-    pod = known.get(key)
+    pod = scheduler.get_pod(key)
     if pod is None:
         raise ManifestError("no such pod", obj=f"Pod {key}")
     return pod
@@ -152,17 +227,17 @@ def _merge_labels(labels: Mapping[str, str], changes: Mapping[str, str | None]) 
 def _node_event(scheduler: Scheduler, event: TimelineEvent) -> None:
     args = event.args
     node = _node(scheduler, str(args.get("name")))
+    where = f"[{event.index}]"
     if event.op == "label_node":
-        node = attrs.evolve(node, labels=_merge_labels(node.labels, args.get("labels") or {}))
+        node = attrs.evolve(node, labels=_merge_labels(node.labels, _label_changes(args, where)))
     elif event.op == "taint_node":
-        taint = args.get("taint") or {}
-        node = attrs.evolve(node, taints=(*node.taints, Taint(taint["key"], taint["effect"], taint.get("value", ""))))
+        node = attrs.evolve(node, taints=(*node.taints, _taint(args, where)))
     elif event.op == "untaint_node":
         node = attrs.evolve(node, taints=tuple(t for t in node.taints if t.key != args.get("key")))
     elif event.op == "set_unschedulable":
         node = attrs.evolve(node, unschedulable=bool(args.get("unschedulable")))
     else:
-        amounts = {name: parse_quantity(value) for name, value in (args.get("allocatable") or {}).items()}
+        amounts = _allocatable(args, where)
         node = attrs.evolve(node, allocatable={**node.allocatable, **amounts}, capacity={**node.capacity, **amounts})
     scheduler.update_node(node)
 
@@ -184,9 +259,7 @@ def _remove_node(scheduler: Scheduler, event: TimelineEvent, budgets: dict[str, 
         again, gone = delete_node(scheduler, name)
         entry = {"index": event.index, "op": event.op, "node": name, "rescheduled": again, "deleted": gone}
         return Change(deleted=tuple(gone), added_pending=tuple(again), node_removal=entry)
-    respect = event.args.get("respect_pdbs", True)
-    if not isinstance(respect, bool):
-        raise ManifestError("must be true or false", obj="events", field=f"[{event.index}].respect_pdbs", value=respect)
+    respect = bool(event.args.get("respect_pdbs", True))  # checked when the timeline was read
     drained = drain_node(scheduler, name, scheduler.pod_disruption_budgets(), budgets, respect_pdbs=respect)
     entry = {"index": event.index, "op": event.op, **drained.to_dict()}
     if drained.blocked is not None:
@@ -194,9 +267,12 @@ def _remove_node(scheduler: Scheduler, event: TimelineEvent, budgets: dict[str, 
     return Change(deleted=tuple(drained.left), added_pending=drained.moved, node_removal=entry)
 
 
-def apply_event(scheduler: Scheduler, event: TimelineEvent, known: Mapping[str, Pod],
-                budgets: dict[str, int] | None = None) -> Change:
-    """Apply one event through the scheduler's public event calls.
+def apply_event(scheduler: Scheduler, event: TimelineEvent, budgets: dict[str, int] | None = None) -> Change:
+    """Apply one event through the scheduler's public event calls, to the cluster as it is now.
+
+    An event whose node or pod is gone (an earlier event deleted it), or that the cluster refuses (a
+    pod added under a bound pod's name), raises a :class:`~kschedlib.errors.KschedError` and changes
+    nothing; :func:`~kschedlib.simulate` reports it and goes on.
 
     ``budgets`` carries PodDisruptionBudget allowances from one ``drain_node`` to the next.
     """
@@ -210,16 +286,16 @@ def apply_event(scheduler: Scheduler, event: TimelineEvent, known: Mapping[str, 
         scheduler.add_pod(added)
         return Change(added_pending=() if added.node_name else (added.key,))
     elif event.op == "delete_pod":
-        pod = _pod(known, args)
+        pod = _pod(scheduler, args)
         scheduler.remove_pod(pod.key)
         return Change(deleted=(pod.key,))
     elif event.op == "remove_gates":
-        pod = _pod(known, args)
+        pod = _pod(scheduler, args)
         names = args.get("gates")
         gates = () if names is None else tuple(g for g in pod.scheduling_gates if g not in names)
         scheduler.update_pod(attrs.evolve(pod, scheduling_gates=gates))
     elif event.op == "label_pod":
-        pod = _pod(known, args)
+        pod = _pod(scheduler, args)
         scheduler.update_pod(attrs.evolve(pod, labels=_merge_labels(pod.labels, args.get("labels") or {})))
     elif event.op == "apply":
         scheduler.add_objects(_applied(args, event.index))

@@ -22,7 +22,8 @@ import attrs
 
 from kschedlib.sweeps.scenario import Scenario
 
-__all__ = ["CACHE_SIZE", "Missing", "Outcome", "Payloads", "Task", "evaluate", "run_here"]
+__all__ = ["CACHE_SIZE", "UNPRINTABLE", "Missing", "Outcome", "Payloads", "Task", "describe", "evaluate", "run_here",
+           "timed_out"]
 
 CACHE_SIZE: Final = 8
 """Inputs a worker process keeps unpickled (least recently used go first; a miss only costs a resend)."""
@@ -152,23 +153,65 @@ def _unpack(task: Task) -> Any:
     return attrs.evolve(task.shell, **values)
 
 
-def run_here(run: Callable[[Any], Any], scenario: Any) -> Outcome:
-    """Call ``run(scenario)``, turning an exception into an error outcome."""
+def describe(exc: BaseException) -> str:
+    """``"TypeName: message"`` (the type alone without a message); never raises, even when ``str(exc)`` does."""
+    try:
+        text = str(exc)
+    except BaseException:  # a broken __str__ must not lose the scenario's result
+        text = UNPRINTABLE
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+UNPRINTABLE: Final = "<exception str() failed>"
+"""The message of an exception whose ``str()`` raised (Python's own traceback says the same)."""
+
+
+def _call(run: Callable[[Any], Any], scenario: Any) -> Outcome:
     started = time.perf_counter()
     try:
         value = run(scenario)
-    except Exception as exc:
-        return Outcome(error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(),
-                       seconds=time.perf_counter() - started)
+    except BaseException as exc:  # SystemExit, KeyboardInterrupt, ...: the scenario's own, so its result
+        try:
+            trace = traceback.format_exc()
+        except BaseException:  # pragma: no cover - traceback itself copes with a broken __str__
+            trace = None
+        return Outcome(error=describe(exc), traceback=trace, seconds=time.perf_counter() - started)
     return Outcome(value, seconds=time.perf_counter() - started)
 
 
-def evaluate(run: Callable[[Any], Any], task: Task) -> Outcome | Missing:
-    """The worker's side of one task (a module-level function, so that every executor can pickle it)."""
+def run_here(run: Callable[[Any], Any], scenario: Any, timeout: float | None = None) -> Outcome:
+    """Call ``run(scenario)`` on a thread of its own; whatever it raises becomes an error outcome, and
+    a call still running after ``timeout`` seconds a ``TimeoutError`` outcome.
+
+    The thread (a daemon) is abandoned then, not stopped (Python cannot stop a thread): it runs on
+    until ``run`` returns or the process ends, its result discarded, and this worker takes the next
+    scenario.  Running off the calling thread also keeps the caller's Ctrl-C apart from a
+    ``KeyboardInterrupt`` the scenario raises itself: the first stops the sweep, the second is the
+    scenario's result.
+    """
+    box: list[Outcome] = []
+    thread = threading.Thread(target=lambda: box.append(_call(run, scenario)), name="kschedlib-scenario",
+                              daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if box:
+        return box[0]
+    assert timeout is not None  # join() without a timeout returns only once the thread has ended
+    return Outcome(error=timed_out(timeout), seconds=timeout)
+
+
+def timed_out(timeout: float) -> str:
+    """The error of a scenario that gave no result in time."""
+    return f"TimeoutError: no result within {timeout:g} s"
+
+
+def evaluate(run: Callable[[Any], Any], task: Task, timeout: float | None = None) -> Outcome | Missing:
+    """The worker's side of one task (a module-level function, so that every executor can pickle it):
+    the scenario runs for at most ``timeout`` seconds, so a hung one frees its worker."""
     scenario = _unpack(task)
     if isinstance(scenario, Missing):
         return scenario
-    return run_here(run, scenario)
+    return run_here(run, scenario, timeout)
 
 
 def clear_cache() -> None:

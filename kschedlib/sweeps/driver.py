@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures as cf
+import math
 import os
 import time
 from collections import deque
@@ -10,8 +11,9 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Sized
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from typing import Any, Final, Generic, TextIO, TypeVar, final
 
+from kschedlib.errors import ConfigError
 from kschedlib.progress import Progress
-from kschedlib.sweeps._transport import Missing, Outcome, Payloads, Task, evaluate, run_here
+from kschedlib.sweeps._transport import Missing, Outcome, Payloads, Task, describe, evaluate, run_here, timed_out
 from kschedlib.sweeps.scenario import SweepResult
 
 __all__ = ["Sweep", "sweep"]
@@ -20,6 +22,27 @@ R = TypeVar("R")
 
 POLL: Final = 0.5
 """Longest single wait (seconds): progress redraws and timeouts are checked at least this often."""
+
+GRACE: Final = 10.0
+"""Seconds the driver waits beyond a worker's own timeouts before it gives up on the worker."""
+
+
+def check_timeout(timeout: float | None, field: str = "timeout") -> float | None:
+    """``timeout`` if it is None or a finite number of seconds above 0; else :class:`ConfigError`."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not math.isfinite(timeout) \
+            or timeout <= 0:
+        raise ConfigError("must be a number of seconds above 0", field=field, value=timeout)
+    return float(timeout)
+
+
+def backstop(timeout: float) -> float:
+    """How long the head of the stream may go unanswered once it is the head: a worker ends every
+    scenario within ``timeout``, so the head waits for at most a worker to free up (behind the window
+    of scenarios submitted before it, or a resend) and its own run.  Only a worker that cannot answer at
+    all (lost, or wedged in native code that holds the interpreter lock) reaches it."""
+    return 3 * timeout + GRACE
 
 
 def parallelism(executor: Executor) -> int:
@@ -67,7 +90,7 @@ class Sweep(Generic[R], Iterator[SweepResult[R]]):
         self._scenarios = iter(enumerate(scenarios))
         self._run = run
         self._executor = executor
-        self._timeout = timeout
+        self._timeout = check_timeout(timeout)
         self._progress = progress
         self._payloads = Payloads()
         self._local = executor is None or isinstance(executor, ThreadPoolExecutor)  # one process: no transport
@@ -119,7 +142,7 @@ class Sweep(Generic[R], Iterator[SweepResult[R]]):
 
     def _serial(self) -> Iterator[SweepResult[R]]:
         for index, scenario in self._scenarios:
-            result = self._result(_Slot(index, scenario, None), run_here(self._run, scenario))
+            result = self._result(_Slot(index, scenario, None), run_here(self._run, scenario, self._timeout))
             self._progress.advance()
             yield result
 
@@ -129,7 +152,7 @@ class Sweep(Generic[R], Iterator[SweepResult[R]]):
             waiting = [slot.future for slot in self._pending if slot.outcome is None and slot.future is not None]
             head = self._pending[0]
             if head.deadline is None and self._timeout is not None:
-                head.deadline = self._progress.clock() + self._timeout
+                head.deadline = self._progress.clock() + backstop(self._timeout)
             slice_ = POLL if head.deadline is None else max(0.0, min(POLL, head.deadline - self._progress.clock()))
             if waiting:
                 cf.wait(waiting, timeout=slice_, return_when=cf.FIRST_COMPLETED)
@@ -138,8 +161,10 @@ class Sweep(Generic[R], Iterator[SweepResult[R]]):
                     self._collect(executor, slot)
             if head.outcome is None and head.deadline is not None and self._progress.clock() >= head.deadline:
                 assert head.future is not None  # no outcome yet: it was submitted
+                assert self._timeout is not None  # only then has the head a deadline
                 head.future.cancel()
-                head.outcome = Outcome(error=f"TimeoutError: no result within {self._timeout:g} s")
+                head.outcome = Outcome(error=f"{timed_out(self._timeout)}; its worker did not answer for "
+                                             f"{backstop(self._timeout):g} s")
             while self._pending and self._pending[0].outcome is not None:
                 slot = self._pending.popleft()
                 assert slot.outcome is not None
@@ -160,24 +185,24 @@ class Sweep(Generic[R], Iterator[SweepResult[R]]):
             try:
                 slot.task = Task(scenario) if self._local else self._payloads.pack(scenario)
             except Exception as exc:  # an input that cannot be pickled is that scenario's error
-                slot.outcome = Outcome(error=f"{type(exc).__name__}: {exc}")
+                slot.outcome = Outcome(error=describe(exc))
                 continue
             self._submit(executor, slot, slot.task)
 
     def _submit(self, executor: Executor, slot: _Slot, task: Task) -> None:
         try:
-            slot.future = executor.submit(evaluate, self._run, task)
+            slot.future = executor.submit(evaluate, self._run, task, self._timeout)
         except Exception as exc:  # a shut-down or broken executor: every scenario still to come says so
-            slot.outcome = Outcome(error=f"{type(exc).__name__}: {exc}")
+            slot.outcome = Outcome(error=describe(exc))
 
     def _collect(self, executor: Executor, slot: _Slot) -> None:
         assert slot.future is not None
         try:
             outcome = slot.future.result(timeout=0)
         except BaseException as exc:  # a dead worker, a result that did not unpickle, ...
-            if isinstance(exc, KeyboardInterrupt):  # Ctrl-C where the scenario ran (threads): stop
+            if isinstance(exc, KeyboardInterrupt):  # the worker itself interrupted (a scenario's own is an Outcome)
                 raise
-            slot.outcome = Outcome(error=f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+            slot.outcome = Outcome(error=describe(exc))
             return
         if isinstance(outcome, Missing):
             assert slot.task is not None
@@ -204,8 +229,12 @@ def sweep(scenarios: Iterable[Any], run: Callable[[Any], R], executor: Executor 
     function) for an executor in other processes.  A :class:`~kschedlib.sweeps.Scenario`'s
     ``cluster`` and ``workload`` are sent to each worker process once, not with every scenario.
 
-    An exception in ``run``, a worker that dies or a scenario still running ``timeout`` seconds after
-    all before it finished becomes that scenario's error result; the sweep goes on.  At most
+    Whatever ``run`` raises (any exception, ``SystemExit``, a ``KeyboardInterrupt`` of its own, a
+    ``BaseException``), a worker that dies, or a run still going ``timeout`` seconds after it started
+    becomes that scenario's error result, worded alike on every executor; the sweep goes on.  A
+    scenario past its timeout is abandoned on a thread of its own and its worker takes the next one;
+    ``timeout`` must be above 0 (:class:`~kschedlib.errors.ConfigError` otherwise).  Interrupting the
+    sweep itself (Ctrl-C where it is iterated) stops it.  At most
     ``max_in_flight`` scenarios (default: twice the executor's workers) are submitted ahead, so
     ``scenarios`` may be a long generator.  Count, rate and ETA go to ``progress`` (default
     ``sys.stderr``) when it is a terminal; ``clock`` times them and the timeouts.

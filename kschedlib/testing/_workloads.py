@@ -29,7 +29,7 @@ from kschedlib.model.objects import (
     TopologySpreadConstraint,
 )
 from kschedlib.model.quantity import Quantity
-from kschedlib.model.resources import is_extended_resource
+from kschedlib.model.resources import is_extended_resource, is_overcommit_allowed
 from kschedlib.testing._affinity import (
     DEFAULT_NAMESPACE_LABELS,
     DEFAULT_NAMESPACES,
@@ -142,6 +142,9 @@ def _container(draw: st.DrawFn, parts: _ContainerParts) -> Container:
     present = draw(parts.present)
     requests = draw(parts.requests)
     limits = _limits(draw, parts, requests) if "limits" in present else {}
+    for name, amount in requests.items():  # the API server requires them (extended resources, hugepages)
+        if not is_overcommit_allowed(name):
+            limits.setdefault(name, amount)
     ports: tuple[ContainerPort, ...] = ()
     if "ports" in present:
         host_port = draw(_HOST_PORTS) if "host_ports" in present else 0
@@ -180,7 +183,8 @@ def containers(
     """Containers named ``name`` with some of the ``requests`` resources (each within its range).
 
     ``features`` picks what may appear: ``limits`` (never below the request; equal to it for
-    extended resources), ``images`` (from ``images``), ``ports`` and ``host_ports``.
+    extended resources), ``images`` (from ``images``), ``ports`` and ``host_ports``.  An extended
+    resource (or hugepages) always has its limit, equal to its request, as the API server requires.
     """
     return _containers(_container_parts(name, requests, images, features))
 

@@ -51,6 +51,15 @@ def _missing(device: Device, driver: str) -> bool:
     raise SelectorRuntimeError("no such key: numa")
 
 
+def plain_compile_error(expression: str) -> str | None:
+    """Admission's check of a selector in the plain language of :func:`_predicate`."""
+    try:
+        _predicate(expression)
+    except SelectorError as exc:
+        return str(exc)
+    return None
+
+
 def _predicate(expression: str) -> SelectorPredicate:
     """``driver``, ``key=value`` (string attribute), ``bad`` (does not compile), ``boom`` (fails on use)."""
     if expression == "driver":

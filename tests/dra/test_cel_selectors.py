@@ -286,7 +286,7 @@ COMPILE_ERRORS = {
     ),
     "unterminated-string": ('device.driver == "abc', "Syntax error: token recognition error"),
     "reserved-word": ("device.driver == if", "Syntax error: reserved identifier: if"),
-    "int-literal-too-big": ("9223372036854775808 > 0", "Syntax error: invalid int literal"),
+    "int-literal-too-big": ("9223372036854775808 > 0", "ERROR: <input>:1:1: invalid int literal"),
     "bad-has": ("has(device)", "Syntax error: invalid argument to has() macro"),
     "bad-macro-var": ("[1].all(1, true)", "Syntax error: argument must be a simple name"),
 }
@@ -431,10 +431,10 @@ MORE_COMPILE_ERRORS = {
     "bad-argument-list": ('"a".contains("b" "c")', "Syntax error: mismatched input '\"c\"' expecting {',', ')'}"),
     "message-construction": ("Foo{a: 1}", "Syntax error: message construction is not supported"),
     "empty": ("", "Syntax error: mismatched input '<EOF>' expecting an expression"),
-    "uint-too-big": ("18446744073709551616u > 0u", "Syntax error: invalid uint literal"),
+    "uint-too-big": ("18446744073709551616u > 0u", "ERROR: <input>:1:1: invalid uint literal"),
     "macro-arity": ("[1].map(x) == [1]", "Syntax error: no matching overload for 'map' with 1 arguments"),
     "bad-operator-start": ("* 1", "Syntax error: extraneous input '*' expecting an expression"),
-    "deep-nesting": ("(" * 2000 + "true" + ")" * 2000, "Syntax error: expression recursion limit exceeded"),
+    "deep-nesting": ("(" * 2000 + "true" + ")" * 2000, "ERROR: <input>:-1:0: expression recursion limit exceeded: 250"),
 }
 
 

@@ -25,7 +25,6 @@ SLICE: dict[str, Any] = {
     "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"},
     "spec": {"driver": "gpu.example.com", "nodeName": "n1", "pool": {"name": "n1", "generation": 3,
                                                                      "resourceSliceCount": 2},
-             "sharedCounters": [{"name": "mem", "counters": {"memory": {"value": "80Gi"}}}],
              "devices": [{"name": "g0",
                           "attributes": {"model": {"string": "a100"}, "index": {"int": 0}, "mig": {"bool": True},
                                          "driverVersion": {"version": "1.2.3"}},
@@ -48,7 +47,10 @@ def test_resource_slice() -> None:
     assert device.consumes_counters[0].counters == {"memory": parse_quantity("40Gi")}
     assert device.taints == (DeviceTaint("broken", "ecc", "NoSchedule"),)
     assert device.allow_multiple_allocations
-    assert s.shared_counters[0].counters == {"memory": parse_quantity("80Gi")}
+    counters = object_from_dict({**SLICE, "spec": {**SLICE["spec"], "devices": None, "sharedCounters": [
+        {"name": "mem", "counters": {"memory": {"value": "80Gi"}}}]}})  # a slice has devices or counters
+    assert isinstance(counters, ResourceSlice)
+    assert counters.shared_counters[0].counters == {"memory": parse_quantity("80Gi")}
 
 
 def test_v1beta1_device_and_request_shapes() -> None:
@@ -128,28 +130,30 @@ def test_class_template_and_pod_claim_statuses() -> None:
 def test_capacity_request_policies_and_per_device_node_selectors() -> None:
     rack = {"nodeSelectorTerms": [{"matchExpressions": [{"key": "rack", "operator": "In", "values": ["r1"]}]}]}
     s = object_from_dict({"kind": "ResourceSlice", "metadata": {"name": "s"}, "spec": {
-        "driver": "d", "pool": {"name": "p"}, "perDeviceNodeSelection": True, "devices": [{
-            "name": "nic", "nodeSelector": rack, "capacity": {
+        "driver": "d", "pool": {"name": "p", "resourceSliceCount": 1}, "perDeviceNodeSelection": True, "devices": [{
+            "name": "nic", "nodeSelector": rack, "allowMultipleAllocations": True, "capacity": {
                 "bw": {"value": "10G", "requestPolicy": {"default": "1G", "validRange": {
                     "min": "1G", "max": "4G", "step": "1G"}}},
-                "queues": {"value": "8", "requestPolicy": {"validValues": ["1", "2", "4"]}},
+                "queues": {"value": "8", "requestPolicy": {"default": "1", "validValues": ["1", "2", "4"]}},
                 "plain": {"value": "1"}}}]}})
     assert isinstance(s, ResourceSlice)
     device = s.devices[0]
     q = parse_quantity
     assert device.capacity_policies == {
         "bw": CapacityRequestPolicy(q("1G"), (), True, q("1G"), q("4G"), q("1G")),
-        "queues": CapacityRequestPolicy(None, (q("1"), q("2"), q("4")))}
+        "queues": CapacityRequestPolicy(q("1"), (q("1"), q("2"), q("4")))}
     assert device.node_selector_raw == rack
     assert device.node_selector is not None
     with pytest.raises(ManifestError, match=r"capacity\.bw\.requestPolicy\.validRange\.max"):
         object_from_dict({"kind": "ResourceSlice", "metadata": {"name": "s"}, "spec": {
-            "driver": "d", "pool": {"name": "p"}, "nodeName": "n", "devices": [{"name": "nic", "capacity": {
-                "bw": {"value": "10G", "requestPolicy": {"validRange": {"min": "1", "max": "lots"}}}}}]}})
+            "driver": "d", "pool": {"name": "p", "resourceSliceCount": 1}, "nodeName": "n", "devices": [{
+                "name": "nic", "allowMultipleAllocations": True, "capacity": {"bw": {"value": "10G", "requestPolicy": {
+                    "default": "1", "validRange": {"min": "1", "max": "lots"}}}}}]}})
 
 
 @pytest.mark.parametrize(("path", "value", "message"), [
-    (("devices", 0, "attributes", "model"), {"float": 1.5}, "needs one of int, bool, string, version"),
+    (("devices", 0, "attributes", "model"), {"float": 1.5},
+     r"attributes\[model\]: Invalid value: \"\": exactly one value must be specified"),
     (("devices", 0, "attributes", "model"), {"int": "7"}, "expected a int"),
     (("devices", 0, "capacity", "memory"), {"value": "lots"}, "memory"),
     (("devices", 0, "capacity", "memory"), {"value": True}, "expected a quantity"),
@@ -168,7 +172,8 @@ def test_malformed_slices_name_the_field(path: tuple[Any, ...], value: object, m
 
 def test_malformed_claims_name_the_field() -> None:
     base = {"kind": "ResourceClaim", "metadata": {"name": "c"}}
-    with pytest.raises(ManifestError, match="only CEL selectors"):
+    with pytest.raises(ManifestError, match=r"field spec\.devices\.requests\[0\]\.exactly\.selectors\[0\]\.cel: "
+                                            r"Required value$"):
         object_from_dict({**base, "spec": {"devices": {"requests": [
             {"name": "r", "exactly": {"deviceClassName": "g", "selectors": [{"other": {}}]}}]}}})
     with pytest.raises(ManifestError, match="adminAccess"):

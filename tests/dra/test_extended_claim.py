@@ -14,7 +14,8 @@ from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.status import Status
 from kschedlib.model.convert import pod_from_dict, pod_to_dict
 from kschedlib.model.dra import AllocationResult, ClaimConsumer, DeviceAllocation, ResourceClaim
-from kschedlib.model.objects import OwnerReference, Pod
+from kschedlib.model.objects import Container, OwnerReference, Pod
+from kschedlib.model.quantity import parse_quantity
 from kschedlib.plugins.dynamic_resources import DynamicResources
 
 DRIVER = "gpu.example.com"
@@ -38,11 +39,13 @@ def gpus(name: str, count: int) -> dict[str, Any]:
 
 
 def gpu_pod(*gpus_per_container: str, init: str | None = None) -> dict[str, Any]:
-    containers = [{"name": f"c{i}", "image": "x", "resources": {"requests": {"cpu": "1", GPU: count}}}
+    containers = [{"name": f"c{i}", "image": "x",
+                   "resources": {"requests": {"cpu": "1", GPU: count}, "limits": {GPU: count}}}
                   for i, count in enumerate(gpus_per_container)]
     spec: dict[str, Any] = {"containers": containers}
     if init is not None:
-        spec["initContainers"] = [{"name": "init", "image": "x", "resources": {"requests": {GPU: init}}}]
+        spec["initContainers"] = [{"name": "init", "image": "x",
+                                   "resources": {"requests": {GPU: init}, "limits": {GPU: init}}}]
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default", "uid": "uid-p"},
             "spec": spec}
 
@@ -245,9 +248,11 @@ def test_explain_refuses_every_node_while_a_claim_from_an_earlier_attempt_is_lef
 
 
 def test_a_pod_whose_containers_ask_for_no_whole_device_gets_no_extended_claim() -> None:
-    """kube skips container amounts that are not whole numbers: the node's claim has no request and fits."""
+    """kube skips container amounts that are not whole numbers: the node's claim has no request and fits.
+    (The API server refuses such a pod, so it is built as a model object, as an embedder may.)"""
     sched, plugin = _plugin(node("a"), CLASS)
-    state, target = CycleState(), pod_from_dict(gpu_pod("500m"))
+    fractional = Container("c0", requests={"cpu": parse_quantity("1"), GPU: parse_quantity("500m")})
+    state, target = CycleState(), Pod("p", uid="uid-p", containers=(fractional,))
     plugin.pre_filter(state, target)
     assert plugin.filter(state, target, sched.snapshot().get("a")).is_success
     assert plugin.reserve(state, target, "a").is_success

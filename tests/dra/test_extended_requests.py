@@ -17,7 +17,9 @@ from typing import Any
 import pytest
 
 from kschedlib.dra._extended import extended_requests
+from kschedlib.errors import ManifestError
 from kschedlib.model.convert import pod_from_dict
+from kschedlib.model.resources import is_overcommit_allowed
 
 GPU = "example.com/gpu"
 NIC = "example.com/nic"
@@ -26,8 +28,10 @@ CLASSES = {GPU: "gpu-class", NIC: "nic-class", IMPLICIT: "gpu-class"}
 
 
 def c(name: str, requests: Mapping[str, str], *, sidecar: bool = False) -> dict[str, Any]:
-    """A container with these requests (``sidecar``: an init container with ``restartPolicy: Always``)."""
-    out: dict[str, Any] = {"name": name, "image": "x", "resources": {"requests": dict(requests)}}
+    """A container with these requests, extended ones also its limits as the API server requires
+    (``sidecar``: an init container with ``restartPolicy: Always``)."""
+    limits = {resource: amount for resource, amount in requests.items() if not is_overcommit_allowed(resource)}
+    out: dict[str, Any] = {"name": name, "image": "x", "resources": {"requests": dict(requests), "limits": limits}}
     if sidecar:
         out["restartPolicy"] = "Always"
     return out
@@ -73,9 +77,9 @@ CASES = {
     "container-without-the-resource": Case(
         [c("a", {"cpu": "1"}), c("b", {GPU: "1"})], {"container-1-request-0": ("gpu-class", 1)},
         [("b", GPU, "container-1-request-0")]),
-    "zero-and-fractional-requests-are-skipped": Case(
-        [c("a", {GPU: "0"}), c("b", {GPU: "500m"}), c("c", {GPU: "1"})],
-        {"container-2-request-0": ("gpu-class", 1)}, [("c", GPU, "container-2-request-0")]),
+    "zero-requests-are-skipped": Case(
+        [c("a", {GPU: "0"}), c("c", {GPU: "1"})],
+        {"container-1-request-0": ("gpu-class", 1)}, [("c", GPU, "container-1-request-0")]),
     "init-container-reuses-a-later-containers-devices": Case(
         [c("main", {GPU: "2"})], {"container-1-request-0": ("gpu-class", 2)},
         [("main", GPU, "container-1-request-0"), ("init", GPU, "container-1-request-0")],
@@ -126,3 +130,9 @@ def test_extended_claim_requests_and_mappings(case: Case) -> None:
         got[request.name] = (request.exactly.device_class_name, request.exactly.count)
     assert got == case.requests
     assert [(m.container_name, m.resource_name, m.request_name) for m in mappings] == case.mappings
+
+
+def test_a_fractional_extended_request_never_reaches_the_plugin() -> None:
+    """The API server refuses it (extended resources are whole), and so does kschedlib's reader."""
+    with pytest.raises(ManifestError, match=r'limits\[example.com/gpu\]: Invalid value: "500m": must be an integer'):
+        pod_from_dict({"kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [c("b", {GPU: "500m"})]}})

@@ -13,19 +13,22 @@ from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.extension_points import BindPlugin
 from kschedlib.framework.handle import Handle
 from kschedlib.framework.status import Code, Status
+from kschedlib.model._convert_dra import resource_claim_from_dict, resource_slice_from_dict
+from kschedlib.model._dra_checks import _claims as dra_admission
 from kschedlib.model.convert import pod_from_dict
 from kschedlib.model.objects import Pod
 from kschedlib.plugins import dynamic_resources as plugin_module
 from kschedlib.plugins.dynamic_resources import DynamicResources, dra_allocations
-from tests.dra.test_allocator import _predicate
+from tests.dra.test_allocator import _predicate, plain_compile_error
 
 DRIVER = "gpu.example.com"
 
 
 @pytest.fixture(autouse=True)
 def plain_selectors(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Selectors ``driver`` and ``key=value`` (see tests.dra.test_allocator) instead of CEL."""
+    """Selectors ``driver`` and ``key=value`` (see tests.dra.test_allocator) instead of CEL, at admission too."""
     monkeypatch.setattr(plugin_module, "_selector_compiler", lambda: SelectorCache(_predicate))
+    monkeypatch.setattr(dra_admission, "compile_error", plain_compile_error)
 
 
 def node(name: str, **labels: str) -> dict[str, Any]:
@@ -59,7 +62,14 @@ def pod(name: str, *claims: str, **spec: Any) -> dict[str, Any]:
                      **spec}}
 
 
-def scheduler(*objects: dict[str, Any]) -> Scheduler:
+def stored(raw: dict[str, Any]) -> object:
+    """An object the API server would refuse, as if it were stored all the same (kube's plugin tests use
+    such objects; a newer API server's shapes read by this one are the same case)."""
+    read = {"ResourceClaim": resource_claim_from_dict, "ResourceSlice": resource_slice_from_dict}[raw["kind"]]
+    return read(raw, admission=False)
+
+
+def scheduler(*objects: dict[str, Any] | object) -> Scheduler:
     sched = Scheduler(kube_version="1.36")
     sched.add_objects(load_cluster(list(objects)).objects)
     return sched
@@ -164,6 +174,7 @@ def test_extended_resources_backed_by_a_device_class() -> None:
     backed = {**DEVICE_CLASS, "spec": {**DEVICE_CLASS["spec"], "extendedResourceName": "example.com/gpu"}}
     wants = pod("p")
     wants["spec"]["containers"][0]["resources"]["requests"]["example.com/gpu"] = "1"
+    wants["spec"]["containers"][0]["resources"]["limits"] = {"example.com/gpu": "1"}  # as required
     sched = scheduler(node("a"), node("b"), gpus("b", "g0"), backed)
     sched.add_pod(pod_from_dict(wants))
     [result] = sched.run_until_idle()
@@ -204,7 +215,7 @@ def test_prefilter_checks_classes_and_allocations_in_flight() -> None:
     listed = claim("c2")
     listed["spec"]["devices"]["requests"] = [{"name": "gpu", "firstAvailable": [
         {"name": "big", "deviceClassName": "nope"}]}]
-    sched = scheduler(node("a"), gpus("a", "g0"), DEVICE_CLASS, unnamed, claim("c1"), listed)
+    sched = scheduler(node("a"), gpus("a", "g0"), DEVICE_CLASS, stored(unnamed), claim("c1"), listed)
     plugin, state, first = _cycle(sched, pod("p", "c1"))
     assert plugin.filter(state, first, sched.snapshot().get("a")).is_success
     assert plugin.reserve(state, first, "a").is_success
@@ -280,7 +291,7 @@ def test_shared_and_admin_devices_in_dra_allocations() -> None:
 
 def test_invalid_pools_reject_only_the_node() -> None:
     twice = gpus("a", "g0", "g0")
-    sched = scheduler(node("a"), twice, DEVICE_CLASS, claim("c1", 3))
+    sched = scheduler(node("a"), stored(twice), DEVICE_CLASS, claim("c1", 3))
     plugin, state, target = _cycle(sched, pod("p", "c1"))
     refused = plugin.filter(state, target, sched.snapshot().get("a"))
     assert (refused.code, refused.reasons) == (Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
@@ -293,7 +304,7 @@ def test_requests_of_unknown_shape_and_lists_with_the_gate_off() -> None:
     listed = claim("c2")
     listed["spec"]["devices"]["requests"] = [{"name": "gpu", "firstAvailable": [
         {"name": "big", "deviceClassName": "gpu"}]}]
-    sched = scheduler(node("a"), DEVICE_CLASS, unknown, listed)
+    sched = scheduler(node("a"), DEVICE_CLASS, stored(unknown), listed)
     plugin, _, _ = _cycle(sched, pod("p"))
     assert _status(plugin.pre_filter(CycleState(), pod_from_dict(pod("p", "c1")))).reasons == (
         "resource claim default/c1, request gpu: unknown request type",)
@@ -308,6 +319,7 @@ def test_postfilter_of_a_pod_with_dra_backed_extended_resources() -> None:
     backed = {**DEVICE_CLASS, "spec": {**DEVICE_CLASS["spec"], "extendedResourceName": "example.com/gpu"}}
     wants = pod("p")
     wants["spec"]["containers"][0]["resources"]["requests"]["example.com/gpu"] = "2"
+    wants["spec"]["containers"][0]["resources"]["limits"] = {"example.com/gpu": "2"}  # as required
     sched = scheduler(node("a"), gpus("a", "g0"), backed)
     plugin, state, target = _cycle(sched, wants)
     refused = plugin.filter(state, target, sched.snapshot().get("a"))
@@ -420,6 +432,7 @@ def test_a_failed_binding_keeps_the_claims_allocation_but_not_the_reservation() 
     backed = {**DEVICE_CLASS, "spec": {**DEVICE_CLASS["spec"], "extendedResourceName": "example.com/gpu"}}
     wants = pod("p", "c1")
     wants["spec"]["containers"][0]["resources"]["requests"]["example.com/gpu"] = "1"
+    wants["spec"]["containers"][0]["resources"]["limits"] = {"example.com/gpu": "1"}  # as required
     sched = Scheduler({"profiles": [{"plugins": {"bind": {"enabled": [{"name": "RefusingBind"}],
                                                           "disabled": [{"name": "*"}]}}}]},
                       registry=registry, kube_version="1.36")

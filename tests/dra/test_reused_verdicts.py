@@ -345,6 +345,7 @@ def test_no_key_for_extended_resources_or_claims_allocated_with_a_node_selector(
     extended = _pod("e", "c")
     extended["spec"]["resourceClaims"] = []
     extended["spec"]["containers"][0]["resources"]["requests"]["example.com/gpu"] = "1"
+    extended["spec"]["containers"][0]["resources"]["limits"] = {"example.com/gpu": "1"}  # as required
     plugin, state, target, _ = _plugin_and_state([*_cluster(1, 1, shared=False), named], extended)
     assert plugin.filter_key(state, target) is None
     assert plugin.filter(state, target, NodeInfo.of(make_node("n0"))).is_success

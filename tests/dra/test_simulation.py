@@ -9,6 +9,8 @@ import pytest
 from kschedlib import explain, simulate
 from kschedlib.dra._cel_bridge import compile_selector
 from kschedlib.dra._selectors import SelectorError, SelectorRuntimeError
+from kschedlib.errors import ManifestError
+from kschedlib.model._convert_dra import resource_claim_from_dict
 from kschedlib.model.dra import Device, DeviceAttribute
 
 DRIVER = "gpu.example.com"
@@ -68,7 +70,12 @@ def test_explain_reports_selector_errors_as_errors() -> None:
     out = explain(cluster, pod("p", "c1"), kube_version="1.36").to_dict()
     assert out["error"] == ('running "DynamicResources" filter plugin: claim default/c1: selector #0: '
                             'CEL runtime error: no such key: numa')
-    broken = [node("a"), gpus("a"), CLASS, claim("c1", "device.driver ==")]
+    with pytest.raises(ManifestError, match=r"ResourceClaim default/c1, field spec\.devices\.requests\[0\]\.exactly\."
+                                            r"selectors\[0\]\.cel\.expression: Invalid value: \"device\.driver ==\": "
+                                            "compilation failed: "):
+        explain([node("a"), gpus("a"), CLASS, claim("c1", "device.driver ==")], pod("p", "c1"), kube_version="1.36")
+    stored = resource_claim_from_dict(claim("c1", "device.driver =="), admission=False)  # e.g. a newer API's
+    broken = [node("a"), gpus("a"), CLASS, stored]
     assert "CEL compile error" in explain(broken, pod("p", "c1"), kube_version="1.36").to_dict()["error"]
 
 

@@ -5,10 +5,11 @@
   block directly follows a ``python`` block, it is the block's exact output.
 * Every ``console`` block of the tutorial holds ``$ python -m kschedlib ...`` commands,
   each followed by its exact output (the timing line of ``simulate`` is not compared).
-* The ``python`` blocks of the how-to guides listed in ``HOW_TO`` run the same way,
-  one namespace per page, in a temporary directory holding a copy of the tutorial's
-  ``cluster.json``; a block preceded by ``<!-- skip: next -->`` is shown but not run
-  (it needs an installed package or a real cluster).
+* The ``python`` and ``console`` blocks of every how-to guide run the same way, one namespace
+  per page, in a temporary directory holding a copy of the tutorial's files (``cluster.json`` and
+  the inputs the guides' commands name) and of ``examples/sweep``; a block preceded by
+  ``<!-- skip: next -->`` is shown but not run (it needs an installed package, a real cluster or
+  runs until stopped).
 * The API reference mentions every name of ``kschedlib.__all__``, ``kschedlib.framework.__all__``
   and ``kschedlib.framework.events.__all__``; relative links in the pages listed in
   ``OWN_PAGES`` lead to existing files and headings.
@@ -37,11 +38,13 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 TUTORIAL = DOCS / "tutorial" / "index.md"
-HOW_TO = ("custom-plugin-with-args.md", "embed-as-decision-engine.md", "read-a-cluster-dump.md",
-          "plugin-entry-points.md", "long-running-host.md", "what-if-on-a-live-scheduler.md", "max-replicas.md",
-          "drain-nodes.md", "nodes-needed.md", "compare-configs.md", "sweeps.md", "html-reports.md")
 LIVE_HOW_TO = ("run-as-a-second-scheduler.md", "ask-a-live-cluster.md")
 """Pages about a live cluster: tests/kube/test_docs_live.py runs them against a real API server."""
+HOW_TO = tuple(sorted(page.name for page in (DOCS / "how-to").glob("*.md") if page.name not in LIVE_HOW_TO))
+"""Every other how-to page: none is left out of the doc tests."""
+EXCERPTS = {"property-test-your-plugin.md": (ROOT / "examples" / "property_testing" / "app_density.py",
+                                             ROOT / "tests" / "examples" / "test_property_testing_example.py")}
+"""Pages whose python blocks are excerpts, verbatim, of files that run (an example and its tests)."""
 OWN_PAGES = (TUTORIAL, *(DOCS / "how-to" / page for page in (*HOW_TO, *LIVE_HOW_TO)), DOCS / "index.md",
              DOCS / "reference" / "api.md",
              DOCS / "explanation" / "cycle.md", DOCS / "explanation" / "design.md", ROOT / "examples" / "README.md",
@@ -139,19 +142,27 @@ def console_commands(path: Path) -> list[tuple[Block, str, str]]:
 
 
 def run_command(command: str, cwd: Path) -> str:
+    """The command's standard output; with a final ``> FILE`` the output goes to that file (in ``cwd``) instead."""
     argv = shlex.split(command)
+    target = None
+    if len(argv) > 2 and argv[-2] == ">":
+        argv, target = argv[:-2], argv[-1]
     assert argv[:3] == ["python", "-m", "kschedlib"], f"only kschedlib commands are run: {command}"
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(ROOT), env.get("PYTHONPATH"))))
     completed = subprocess.run([sys.executable, *argv[1:]], cwd=cwd, env=env, capture_output=True, text=True,
                                timeout=120, check=False)
     assert completed.returncode == 0, completed.stderr
+    if target is not None:
+        (cwd / target).write_text(completed.stdout, encoding="utf-8")
+        return ""
     return completed.stdout
 
 
 def check_console_blocks(page: Path, cwd: Path) -> None:
-    """Run the page's console commands in ``cwd``; each prints what the page says (timings aside)."""
-    commands = console_commands(page)
+    """Run the page's console commands in ``cwd`` (those not marked skipped); each prints what the page says
+    (timings aside)."""
+    commands = [entry for entry in console_commands(page) if not entry[0].skip]
     assert commands
     updates: dict[int, tuple[Block, list[str]]] = {}
     for block, command, documented in commands:
@@ -169,10 +180,50 @@ def test_tutorial_console_blocks() -> None:
     check_console_blocks(TUTORIAL, TUTORIAL.parent)
 
 
-@pytest.mark.parametrize("page", HOW_TO)
-def test_how_to_python_blocks(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    shutil.copy(TUTORIAL.parent / "cluster.json", tmp_path / "cluster.json")
-    run_python_blocks(DOCS / "how-to" / page, tmp_path, monkeypatch)
+@pytest.fixture
+def how_to_dir(tmp_path: Path) -> Path:
+    """A directory as a reader of the guides has it: the tutorial's files and the sweep examples."""
+    for file in TUTORIAL.parent.iterdir():
+        if file.name != TUTORIAL.name:
+            shutil.copy(file, tmp_path / file.name)
+    shutil.copytree(ROOT / "examples" / "sweep", tmp_path / "examples" / "sweep")
+    return tmp_path
+
+
+@pytest.mark.parametrize("page", [page for page in HOW_TO if page not in EXCERPTS])
+def test_how_to_python_blocks(page: str, how_to_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_python_blocks(DOCS / "how-to" / page, how_to_dir, monkeypatch)
+
+
+@pytest.mark.parametrize("page", sorted(EXCERPTS))
+def test_excerpt_pages_quote_files_that_run(page: str) -> None:
+    sources = "\n".join(path.read_text(encoding="utf-8") for path in EXCERPTS[page])
+    quoted = [block for block in blocks(DOCS / "how-to" / page) if block.lang == "python"]
+    assert quoted
+    assert [block.first for block in quoted if block.text.rstrip("\n") not in sources] == []
+
+
+@pytest.mark.parametrize("page", [page for page in HOW_TO
+                                  if any(not block.skip for block, _, _ in console_commands(DOCS / "how-to" / page))])
+def test_how_to_console_blocks(page: str, how_to_dir: Path) -> None:
+    check_console_blocks(DOCS / "how-to" / page, how_to_dir)
+
+
+def test_every_command_example_is_run() -> None:
+    """Commands are shown in console blocks (run, or marked skipped with a reason), never in plain ``sh`` ones."""
+    shown = [f"{page}:{block.first}" for page in (TUTORIAL, *(DOCS / "how-to" / p for p in (*HOW_TO, *LIVE_HOW_TO)))
+             for block in blocks(page) if block.lang in ("sh", "bash") and "kschedlib " in block.text
+             and "pip install" not in block.text]
+    assert shown == []
+
+
+def test_readme_python_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """"A taste" runs from the repository's root, on a file that exists, and prints what it shows."""
+    run_python_blocks(ROOT / "README.md", ROOT, monkeypatch)
+
+
+def test_reference_python_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_python_blocks(DOCS / "reference" / "api.md", tmp_path, monkeypatch)
 
 
 def test_reference_documents_every_public_name() -> None:

@@ -26,7 +26,7 @@ from kschedlib.cli import _parser
 from kschedlib.extender import ExtenderServer, ExtenderService, command
 from kschedlib.model.convert import node_to_dict, pod_to_dict
 from tests.extender.support import HEADER, nodes, pod, post
-from tests.scenarios.conformance import case_files, load_case, scenario_cluster
+from tests.scenarios.conformance import admitted, case_files, load_case, scenario_cluster
 
 pytestmark = pytest.mark.usefixtures("kube_v130")  # checks kube-scheduler v1.30.6's behaviour
 
@@ -78,11 +78,12 @@ def test_round_trip_has_cases() -> None:
 def test_server_and_client_decide_as_the_plugins_in_process(path: Path) -> None:
     scenario = load_case(path)["scenario"]
     cluster = scenario_cluster(scenario)
-    local = explain(cluster, scenario["pod"]).to_dict()
+    pod = admitted(scenario["pod"])
+    local = explain(cluster, pod).to_dict()
     with ExtenderServer(cluster=cluster) as server:
         client = {**HEADER, "profiles": [{"plugins": EXTENDER_ONLY_PLUGINS}], "extenders": [
             {"urlPrefix": server.url, "filterVerb": "filter", "prioritizeVerb": "prioritize", "weight": 1}]}
-        remote = explain(cluster, scenario["pod"], client).to_dict()
+        remote = explain(cluster, pod, client).to_dict()
     assert remote["error"] is None
     assert _view(remote, 1) == _view(local, 10)
 

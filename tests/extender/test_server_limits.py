@@ -12,6 +12,7 @@ import io
 import json
 import select
 import socket
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -24,6 +25,7 @@ from kschedlib import explain
 from kschedlib.cli import _parser
 from kschedlib.errors import ConfigError
 from kschedlib.extender import ExtenderLimits, ExtenderServer, ExtenderService, command
+from kschedlib.extender.server import DEFAULT_PROBE_CONNECTIONS
 from kschedlib.framework import CycleState, FilterPlugin, Handle, NodeInfo, Registry, ScorePlugin, Status
 from kschedlib.model import Pod
 from kschedlib.model.convert import node_from_dict, node_to_dict, pod_from_dict, pod_to_dict
@@ -314,8 +316,22 @@ def test_healthz_answers_while_slow_clients_hold_every_connection() -> None:
                 sock.close()
 
 
-def test_a_new_connection_is_refused_with_503_when_every_connection_is_computing(gate: type[Gate]) -> None:
+def test_a_spare_connection_answers_probes_while_every_connection_is_computing(gate: type[Gate]) -> None:
     with ExtenderServer(GATE_CONFIG, registry=_gate_registry(), max_connections=1) as server:
+        thread = threading.Thread(target=post, args=(server.port, _body(pod(labels={"gate": "yes"}), 1)),
+                                  daemon=True)
+        thread.start()
+        assert gate.entered.wait(10)
+        for _ in range(DEFAULT_PROBE_CONNECTIONS + 2):  # each probe's spare connection closes after it
+            assert _healthz(server.port) == 200
+        status, reply = post(server.port, _body(pod(), 1))
+        assert (status, reply) == (503, {"error": "too many connections"})  # work waits for a regular one
+        gate.release.set()
+        thread.join(10)
+
+
+def test_a_new_connection_is_refused_with_503_when_every_connection_is_computing(gate: type[Gate]) -> None:
+    with ExtenderServer(GATE_CONFIG, registry=_gate_registry(), max_connections=1, probe_connections=0) as server:
         thread = threading.Thread(target=post, args=(server.port, _body(pod(labels={"gate": "yes"}), 1)),
                                   daemon=True)
         thread.start()
@@ -412,3 +428,85 @@ def test_a_plugin_failure_is_an_extender_error_not_a_crash() -> None:
     assert status == 500
     assert reply["error"].startswith("RuntimeError: ")
     assert service.handle("prioritize", _body(pod(), 2))[0] == 200
+
+
+# --- the front end's protocol edges --------------------------------------------------------------------
+
+
+def _exchange(port: int, data: bytes) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(data)
+        sock.shutdown(socket.SHUT_WR)
+        reply = b""
+        while chunk := sock.recv(65536):
+            reply += chunk
+    return reply
+
+
+@pytest.mark.parametrize(("request_bytes", "status", "message"), [
+    (b"GET /healthz HTTP/2.0\r\n\r\n", 505, "Invalid HTTP version (HTTP/2.0)"),
+    (b"GET /healthz HTTP/1.x\r\n\r\n", 400, "Bad request version ('HTTP/1.x')"),
+    (b"POST /filter\r\n\r\n", 400, "Bad HTTP/0.9 request type ('POST')"),
+    (b"GET /filter HTTP/1.1\r\n\r\n", 405, "use POST <urlPrefix>/<verb>"),
+    (b"GET /healthz HTTP/1.1\r\n" + b"".join(b"X-%d: 1\r\n" % i for i in range(101)) + b"\r\n", 431,
+     "Too many headers"),
+    (b"GET /healthz HTTP/1.1\r\nX: " + b"a" * 70_000 + b"\r\n\r\n", 431, "Line too long"),
+    (b"POST /filter HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 411,
+     "send the body with a Content-Length"),
+], ids=["http2", "bad-version", "http09-post", "get-a-verb", "too-many-headers", "long-header", "chunked"])
+def test_protocol_errors_are_answered_as_pythons_http_server_words_them(request_bytes: bytes, status: int,
+                                                                         message: str) -> None:
+    with ExtenderServer() as server:
+        reply = _exchange(server.port, request_bytes)
+        head, _, body = reply.partition(b"\r\n\r\n")
+        assert head.split()[1] == str(status).encode()
+        assert json.loads(body) == {"error": message}
+        assert _healthz(server.port) == 200
+
+
+def test_http_1_0_keep_alive_and_expect_continue() -> None:
+    with ExtenderServer() as server:
+        body = _body(pod(), 1)
+        head = (f"POST /filter HTTP/1.1\r\nContent-Length: {len(body)}\r\nExpect: 100-continue\r\n"
+                "Connection: keep-alive\r\n\r\n").encode()
+        with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+            sock.sendall(head)
+            assert sock.recv(65536).startswith(b"HTTP/1.1 100 Continue")
+            sock.sendall(body)
+            reply = sock.recv(65536)
+            assert reply.startswith(b"HTTP/1.1 200 ")
+            assert b"Connection: close" not in reply
+        old = _exchange(server.port, b"GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        assert old.startswith(b"HTTP/1.1 200 ")
+
+
+def test_a_body_that_finds_no_room_within_the_work_timeout_is_a_503() -> None:
+    body = _body(pod(), 1)
+    with ExtenderServer(limits=ExtenderLimits(work_timeout=0.3), max_body_bytes=len(body),
+                        max_bytes_in_flight=len(body)) as server, \
+            socket.create_connection(("127.0.0.1", server.port), timeout=5) as slow:
+        slow.sendall(f"POST /filter HTTP/1.1\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body[:10])
+        time.sleep(0.2)  # its body's room is taken while the rest is awaited
+        status, reply = post(server.port, body, timeout=10)
+        assert status == 503
+        assert reply["error"] == f"too many request bytes in flight: no room for {len(body)} more within 0.3 s"
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"max_body_bytes": 10, "max_bytes_in_flight": 5}, "max_bytes_in_flight: must be at least max_body_bytes (10)"),
+    ({"switch_interval": 0}, "switch_interval: must be a number of seconds above 0, or None"),
+    ({"probe_connections": -1}, "probe_connections: must be a whole number, 0 or more"),
+], ids=["budget-under-a-body", "switch-zero", "probes-negative"])
+def test_bad_server_options_are_refused_naming_them(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        ExtenderServer(**kwargs)
+
+
+def test_the_switch_interval_is_set_while_serving_and_given_back() -> None:
+    before = sys.getswitchinterval()
+    with ExtenderServer(switch_interval=0.002), ExtenderServer(switch_interval=0.001):
+        assert sys.getswitchinterval() == pytest.approx(0.001)
+    assert sys.getswitchinterval() == pytest.approx(before)
+    server = ExtenderServer(switch_interval=None)
+    with server:
+        assert sys.getswitchinterval() == pytest.approx(before)

@@ -98,6 +98,7 @@ def extended_pod(name: str) -> dict[str, Any]:
     made = pod(name, "unused")
     del made["spec"]["resourceClaims"]
     made["spec"]["containers"][0]["resources"]["requests"]["example.com/gpu"] = "1"
+    made["spec"]["containers"][0]["resources"]["limits"] = {"example.com/gpu": "1"}
     return made
 
 

@@ -42,6 +42,7 @@ from kschedlib.model import Node, Pod, Resources, Taint
 from kschedlib.model.objects import NO_SCHEDULE
 from kschedlib.plugins import in_tree_registry
 from tests.helpers import Recorder, make_node, make_pod
+from tests.whatif.test_explain_changes_nothing import state as scheduler_state
 
 NODE_NAMES = ("n1", "n2", "n3")
 PERMIT_TIMEOUT = 4.0
@@ -361,6 +362,23 @@ class LifecycleMachine(RuleBasedStateMachine):
             target.allow(TestPermit.name)
         else:
             target.reject(TestPermit.name, "rejected by the test")
+
+    @rule(data=st.data(), cpu=cpus, labels=pod_labels, priority=st.sampled_from([0, 1000]), feasible=st.booleans())
+    def explain_changes_nothing(self, data: st.DataObject, cpu: str, labels: dict[str, str], priority: int,
+                                feasible: bool) -> None:
+        """A what-if answer for a known pod (queued, waiting, bound) or a new one -- maybe one that would
+        preempt pods waiting in Permit -- leaves every state as it was."""
+        known = sorted(self.pods)
+        key = data.draw(st.sampled_from([*known, ""]))
+        pod = self.pods[key] if key else make_pod(self._new_name("whatif"), requests={"cpu": cpu}, labels=labels,
+                                                   priority=priority)
+        before, told = scheduler_state(self.sched), len(self.listener.events)
+        if feasible:
+            self.sched.feasible_nodes(pod)
+        else:
+            self.sched.explain(pod)
+        assert scheduler_state(self.sched) == before
+        assert len(self.listener.events) == told  # nobody is told of a what-if cycle
 
     # --- invariants ------------------------------------------------------------------------------
 

@@ -55,7 +55,7 @@ def without_timings(text: str) -> Any:
 
 
 COMMANDS = [
-    ("explain", ["explain", "--pod", f"{NS}/web"]),
+    ("explain", ["explain", "--pod", f"{NS}/web", "--format", "json"]),
     ("simulate", ["simulate", "--format", "json", "--seed", "3"]),
     ("capacity", ["capacity", "--pod", f"{NS}/web", "--format", "json"]),
     ("drain", ["drain", "--node", "src-a", "--format", "json"]),

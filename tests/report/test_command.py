@@ -65,7 +65,7 @@ def test_format_html_is_the_page_of_the_saved_json(kind: str, inputs: dict[str, 
 
 
 def test_report_writes_a_file_and_reads_standard_input(tmp_path: Path) -> None:
-    status, saved, _ = run("explain", str(TUTORIAL), "--pod", "default/web-1")
+    status, saved, _ = run("explain", str(TUTORIAL), "--pod", "default/web-1", "--format", "json")
     target = tmp_path / "web-1.html"
     status, out, err = run("report", "-", "-o", str(target), stdin=saved)
     assert (status, out) == (0, "")
@@ -74,7 +74,7 @@ def test_report_writes_a_file_and_reads_standard_input(tmp_path: Path) -> None:
 
 
 def test_report_reads_a_sweeps_json_lines(tmp_path: Path) -> None:
-    status, lines, _ = run("sweep", str(SWEEP_GRID))
+    status, lines, _ = run("sweep", str(SWEEP_GRID), "--format", "jsonl")
     assert status == 0
     assert len(lines.splitlines()) == 8
     saved = tmp_path / "drains.jsonl"

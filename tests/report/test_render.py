@@ -298,4 +298,5 @@ def test_mid_sized_clusters_and_missing_sections_still_render(kind_results: dict
 def test_nodes_added_by_the_answer_are_marked_new(kind_results: dict[str, Any]) -> None:
     text = _page_text(kind_results["nodes-needed"])
     assert re.search(r"\npool-1\n\d+% \([^)]* of 8 CPU\), new node\n", text)
-    assert "\nnode-a\n8% (300m of 4 CPU)\n" in text  # unchanged: no "was"
+    assert "\nnode-a\n20% (800m of 4 CPU), was 8%\n" in text  # a pending pod fits there first
+    assert "\nnode-c\n50% (2 CPU of 4 CPU)\n" in text  # unchanged: no "was"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import re
@@ -74,12 +75,45 @@ def test_simulate_the_bundled_example_as_text() -> None:
     assert err == ""
     lines = out.splitlines()
     assert lines[0] == "kube-scheduler 1.30"  # the version in force heads the text
-    assert lines[2].split() == ["pod", "node"]
+    assert lines[1].startswith("input: ")  # the file it read, where a user can open it
+    assert lines[1].endswith("example-cluster.json (the bundled example)")
+    assert Path(lines[1].removeprefix("input: ").removesuffix(" (the bundled example)")).is_file()
+    assert lines[3].split() == ["pod", "node"]
     assert "unschedulable:" in lines
-    assert any(line.startswith("gated: ") for line in lines)
+    assert "gated (not tried until their scheduling gates are removed):" in lines
+    assert "  default/held: example.com/approval" in lines  # the gate, by name
     assert any(line.startswith("scheduled ") and " of " in line and " pods, " in line for line in lines)
-    assert lines[-1].endswith("pods/s")
-    assert " s scheduling, " in lines[-1]
+    assert not any("pods/s" in line for line in lines)  # 8 pods: a rate would say nothing
+    assert lines[lines.index("next:") + 1].startswith("  kubectl get nodes,pods")  # what to try next
+    assert "  kschedlib explain " in "\n".join(lines[lines.index("next:"):])
+
+
+def test_simulate_prints_each_failure_once(tmp_path: Path) -> None:
+    """Regression: every FitError was printed twice (per pod, then counted in the summary)."""
+    path = write_json(tmp_path / "full.json", [node("node-a", cpu="1"), *(pod(f"big-{i}", cpu="3") for i in range(3)),
+                                               pod("huge", cpu="30")])
+    code, out, _ = cli("simulate", str(path))
+    assert code == 0
+    message = "0/1 nodes are available: 1 Insufficient cpu."
+    assert sum(line.count(message) for line in out.splitlines()) == 1  # the three big pods and huge share it
+    assert any(line.startswith(f"  default/big-0, default/big-1, default/big-2, default/huge (4 pods): {message}")
+               for line in out.splitlines())
+
+
+def test_simulate_gives_its_speed_only_for_runs_big_enough_to_measure(tmp_path: Path) -> None:
+    path = write_json(tmp_path / "many.json", [node("node-a", cpu="64"), *(pod(f"p-{i}", cpu="10m")
+                                                                          for i in range(120))])
+    assert re.search(r"^\d+\.\d+ s scheduling, [\d.]+ pods/s$", cli("simulate", str(path))[1], re.MULTILINE)
+
+
+@pytest.mark.parametrize(("cluster", "status"), [
+    (SMALL, 0), ([node("node-a", cpu="1"), pod("big", cpu="3")], 3)], ids=["all-placed", "one-unschedulable"])
+def test_simulate_fail_on_unschedulable(tmp_path: Path, cluster: list[dict[str, Any]], status: int) -> None:
+    path = write_json(tmp_path / "cluster.json", cluster)
+    assert cli("simulate", str(path))[0] == 0
+    code, out, _ = cli("simulate", str(path), "--fail-on-unschedulable", "--format", "json")
+    assert code == status
+    assert json.loads(out)["summary"]["unschedulable"] == (status != 0)
 
 
 def test_simulate_the_bundled_example_as_json() -> None:
@@ -209,7 +243,7 @@ def check_small_explanation(data: dict[str, Any]) -> None:
 
 
 def test_explain_json(small: Path) -> None:
-    code, out, err = cli("explain", str(small), "--pod", "default/web")
+    code, out, err = cli("explain", str(small), "--pod", "default/web", "--format", "json")
     assert code == 0
     assert err == ""
     check_small_explanation(json.loads(out))
@@ -227,8 +261,8 @@ def test_explain_text(small: Path) -> None:
     rows = {line.split()[0]: line for line in lines[3:] if line.startswith("node-")}
     assert set(rows) == {"node-a", "node-b", "node-c"}
     assert rows["node-a"].split()[1] == "selected"
-    assert rows["node-a"].split()[-1] == str(json.loads(cli("explain", str(small), "--pod", "default/web")[1])[
-        "scores"]["node-a"]["total"])
+    data = json.loads(cli("explain", str(small), "--pod", "default/web", "--format", "json")[1])
+    assert rows["node-a"].split()[-1] == str(data["scores"]["node-a"]["total"])
     assert "TaintToleration: node(s) had untolerated taint {dedicated: gpu}" in rows["node-b"]
     assert "NodeResourcesFit: Insufficient cpu" in rows["node-c"]
     assert "evaluated 3 of 3 nodes" in lines
@@ -236,7 +270,7 @@ def test_explain_text(small: Path) -> None:
 
 def test_explain_a_pod_that_fits_nowhere(tmp_path: Path) -> None:
     path = write_json(tmp_path / "full.json", [node("node-a", cpu="1"), pod("big", cpu="3")])
-    code, out, _ = cli("explain", str(path), "--pod", "default/big")
+    code, out, _ = cli("explain", str(path), "--pod", "default/big", "--format", "json")
     assert code == 0
     data = json.loads(out)
     assert data["feasible"] == []
@@ -250,7 +284,7 @@ def test_explain_a_pod_that_fits_nowhere(tmp_path: Path) -> None:
 def test_explain_a_pod_file(tmp_path: Path, small: Path) -> None:
     pod_file = tmp_path / "pod.json"
     pod_file.write_text(json.dumps(pod("other", cpu="500m")), encoding="utf-8")
-    code, out, _ = cli("explain", str(small), "--pod", str(pod_file))
+    code, out, _ = cli("explain", str(small), "--pod", str(pod_file), "--format", "json")
     assert code == 0
     data = json.loads(out)
     assert data["pod"] == "default/other"
@@ -276,7 +310,8 @@ def test_explain_start_index_and_config(tmp_path: Path) -> None:
     config.write_text(json.dumps({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
                                   "profiles": [{"plugins": {"filter": {"disabled": [{"name": "TaintToleration"}]}}}]}),
                       encoding="utf-8")
-    code, out, _ = cli("explain", str(path), "--pod", "default/web", "--config", str(config), "--start-index", "1")
+    code, out, _ = cli("explain", str(path), "--pod", "default/web", "--config", str(config), "--start-index", "1",
+                         "--format", "json")
     assert code == 0
     data = json.loads(out)
     assert data["start_index"] == 1
@@ -294,13 +329,14 @@ def _many_nodes(tmp_path: Path, count: int) -> tuple[Path, Path]:
 
 def test_explain_evaluates_every_node_without_a_config(tmp_path: Path) -> None:
     path, _ = _many_nodes(tmp_path, 300)
-    data = json.loads(cli("explain", str(path), "--pod", "default/web")[1])
+    data = json.loads(cli("explain", str(path), "--pod", "default/web", "--format", "json")[1])
     assert data["evaluated_nodes"] == 300
 
 
 def test_explain_honours_percentage_of_nodes_to_score_from_a_config_file(tmp_path: Path) -> None:
     path, config = _many_nodes(tmp_path, 300)
-    data = json.loads(cli("explain", str(path), "--pod", "default/web", "--config", str(config))[1])
+    data = json.loads(cli("explain", str(path), "--pod", "default/web", "--config", str(config), "--format",
+                           "json")[1])
     # 300 nodes at 10 %: 100 feasible nodes are enough; the 101st passing node is dropped (reference §3 step 8)
     assert data["evaluated_nodes"] == 100
     assert data["next_start_index"] == 100
@@ -352,7 +388,7 @@ BAD_CONFIGS = [
     ("bad-field", {"parallelism": 0}, "parallelism"),
     ("unknown-plugin", {"profiles": [{"plugins": {"filter": {"enabled": [{"name": "Nope"}]}}}]},
      'FilterPlugin "Nope" does not exist'),
-    ("wrong-kind", {"kind": "Pod"}, "kind"),
+    ("wrong-kind", {"kind": "Pod"}, "holds cluster objects (a Pod), not a KubeSchedulerConfiguration"),
 ]
 
 
@@ -377,12 +413,12 @@ def test_unknown_pod(small: Path) -> None:
 
 
 def test_usage_errors_exit_2() -> None:
-    with pytest.raises(SystemExit) as caught:
-        cli("explain")
-    assert caught.value.code == 2
-    with pytest.raises(SystemExit) as caught:
-        cli("simulate", "--format", "xml")
-    assert caught.value.code == 2
+    code, out, err = cli("explain")
+    assert (code, out) == (2, "")
+    assert "the following arguments are required: --pod" in err
+    code, out, err = cli("simulate", "--format", "xml")
+    assert (code, out) == (2, "")
+    assert "invalid choice: 'xml'" in err
 
 
 def test_simulate_pops_by_priority_then_file_order(tmp_path: Path) -> None:
@@ -421,10 +457,49 @@ def test_yaml_config_file(tmp_path: Path) -> None:
         "profiles": [{"schedulerName": "default-scheduler",
                       "plugins": {"score": {"disabled": [{"name": "*"}], "enabled": [{"name": "ImageLocality"}]}}}],
     }), encoding="utf-8")
-    data = json.loads(cli("explain", str(path), "--pod", "default/web", "--config", str(config))[1])
+    data = json.loads(cli("explain", str(path), "--pod", "default/web", "--config", str(config), "--format",
+                           "json")[1])
     assert {name: entry["plugins"] for name, entry in data["scores"].items()} == {
         "node-a": {"ImageLocality": 0}, "node-b": {"ImageLocality": 0}}
     assert data["best"] == ["node-a", "node-b"]
     code, out, _ = cli("simulate", str(path), "--config", str(config), "--format", "json")
     assert code == 0
     assert json.loads(out)["placements"]["default/web"] in {"node-a", "node-b"}
+
+
+# --- what the text says about bound and gated pods ----------------------------------------------
+
+
+def test_explain_of_a_bound_pod_says_where_it_is_bound(tmp_path: Path) -> None:
+    path = write_json(tmp_path / "cluster.json", [node("node-a"), node("node-b"), pod("db", nodeName="node-b")])
+    code, out, _ = cli("explain", str(path), "--pod", "default/db")
+    assert code == 0
+    assert out.splitlines()[1].startswith("bound to node-b: kube-scheduler never schedules a bound pod again")
+    data = json.loads(cli("explain", str(path), "--pod", "default/db", "--format", "json")[1])
+    assert data["bound_to"] == "node-b"
+    pending = json.loads(cli("explain", str(path), "--pod", str(write_json(tmp_path / "p.json", [pod("p")])),
+                             "--format", "json")[1])
+    assert pending["bound_to"] is None
+
+
+def test_a_gated_pod_names_its_gates(tmp_path: Path) -> None:
+    """Regression: explain's text was an empty table."""
+    gated = pod("held", schedulingGates=[{"name": "example.com/a"}, {"name": "example.com/b"}])
+    path = write_json(tmp_path / "cluster.json", [node("node-a"), gated])
+    code, out, _ = cli("explain", str(path), "--pod", "default/held")
+    assert code == 0
+    assert out.splitlines()[1] == ("not tried: SchedulingGates holds the pod back (waiting for scheduling gates: "
+                                   "[example.com/a example.com/b]); it is tried once every gate is removed")
+    report = json.loads(cli("simulate", str(path), "--format", "json")[1])
+    assert report["gates"] == {"default/held": ["example.com/a", "example.com/b"]}
+    assert "  default/held: example.com/a, example.com/b" in cli("simulate", str(path))[1].splitlines()
+
+
+def test_simulate_csv_is_one_row_per_pending_pod_with_its_state() -> None:
+    code, out, _ = cli("simulate", "--format", "csv")
+    assert code == 0
+    rows = {row["pod"]: row for row in csv.DictReader(io.StringIO(out))}
+    assert (rows["default/held"]["state"], rows["default/held"]["reason"]) == ("gated", "example.com/approval")
+    assert rows["default/batch-huge"]["state"] == "unschedulable"
+    assert rows["default/batch-huge"]["reason"].startswith("0/6 nodes are available: ")
+    assert {row["state"] for row in rows.values()} == {"scheduled", "unschedulable", "gated"}

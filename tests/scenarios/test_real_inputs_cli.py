@@ -37,7 +37,8 @@ def test_several_cluster_files_on_the_command_line() -> None:
     code, out, _ = cli("simulate", data("raw-nodelist.json"), data("raw-podlist.json"), "--format", "json")
     assert code == 0
     assert json.loads(out)["placements"]["default/web"] in {"node-a", "node-b"}  # equal scores: seeded tie-break
-    code, out, _ = cli("explain", data("raw-nodelist.json"), data("raw-podlist.json"), "--pod", "default/web")
+    code, out, _ = cli("explain", data("raw-nodelist.json"), data("raw-podlist.json"), "--pod", "default/web",
+                       "--format", "json")
     assert (code, json.loads(out)["feasible"]) == (0, ["node-a", "node-b"])
 
 
@@ -57,12 +58,18 @@ def test_skipped_section_and_summary_line() -> None:
         "custom_resources": ["Certificate"],
         "other_schedulers": {"default/batch-job": "volcano"},
         "deleting": [],
+        "finished": [],
+        "duplicates": [],
     }
     _, text, _ = cli("simulate", data("mixed-kinds.json"))
-    assert text.splitlines()[-1] == (
+    lines = text.splitlines()
+    assert lines[lines.index("next:") - 2] == (
         "skipped: 1 DaemonSet, 1 Deployment, 1 StatefulSet (controllers: their pods are not created); "
         "1 Certificate (custom resources); 1 ConfigMap (not read by the scheduler); "
         "1 pending pod(s) for schedulers without a profile (volcano)")
+    assert lines[lines.index("next:") + 1] == (  # the way to have the controllers' pods
+        f"  kschedlib simulate {data('mixed-kinds.json')} --expand-controllers   # create the pods of its "
+        "Deployments, StatefulSets, Jobs, ... first")
     _, text, _ = cli("explain", data("mixed-kinds.json"), "--pod", "default/web-1", "--format", "text")
     assert text.splitlines()[-1].startswith("skipped: 1 DaemonSet")
 
@@ -73,7 +80,7 @@ def test_nothing_skipped_prints_no_line() -> None:
 
 
 def test_explain_for_a_pod_of_an_unknown_scheduler_exits_non_zero() -> None:
-    code, out, err = cli("explain", data("other-scheduler-pod.json"), "--pod", "default/gang-1")
+    code, out, err = cli("explain", data("other-scheduler-pod.json"), "--pod", "default/gang-1", "--format", "json")
     assert code == 1
     assert json.loads(out)["error"] == 'profile not found for scheduler name "volcano"'
     assert json.loads(out)["skipped"]["other_schedulers"] == {"default/gang-1": "volcano"}
@@ -98,7 +105,7 @@ def test_pending_pod_being_deleted_is_skipped() -> None:
     report = json.loads(out)
     assert report["placements"] == {"default/web": "node-a"}
     assert report["skipped"]["deleting"] == ["default/leaving"]
-    code, out, _ = cli("explain", data("deleting-pod.json"), "--pod", "default/leaving")
+    code, out, _ = cli("explain", data("deleting-pod.json"), "--pod", "default/leaving", "--format", "json")
     result = json.loads(out)
     assert (code, result["skipped_pod"], result["selected"]) == (
         0, "skip schedule deleting pod: default/leaving", None)
@@ -187,7 +194,7 @@ def test_priority_class_names_order_the_queue() -> None:
 
 def test_config_in_a_configmap_on_the_command_line() -> None:
     code, out, _ = cli("explain", data("concatenated.json"), "--pod", "default/web",
-                       "--config", data("scheduler-configmap.yaml"))
+                       "--config", data("scheduler-configmap.yaml"), "--format", "json")
     assert code == 0
     assert json.loads(out)["evaluated_nodes"] == 1
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 from concurrent.futures import Executor
 from typing import Any
+
+from hypothesis import strategies as st
 
 import kschedlib
 from kschedlib.sweeps import Scenario, sweep
@@ -29,11 +32,41 @@ def scheduled(scenario: Scenario) -> dict[str, Any]:
     return {"placements": report.placements, "unschedulable": report.unschedulable}
 
 
+class Custom(BaseException):
+    """A ``BaseException`` of a scenario's own."""
+
+
+class Unprintable(Exception):
+    """An exception whose ``str()`` fails."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("no words for it")
+
+
+RAISES: dict[str, tuple[BaseException, str]] = {
+    "exception": (ValueError("bad input"), "ValueError: bad input"),
+    "exit": (SystemExit(3), "SystemExit: 3"),
+    "bare-exit": (SystemExit(), "SystemExit"),
+    "custom": (Custom("boom"), "Custom: boom"),
+    "interrupt": (KeyboardInterrupt("its own"), "KeyboardInterrupt: its own"),
+    "unprintable": (Unprintable(), "Unprintable: <exception str() failed>"),
+}
+"""What a scenario may raise (``{"raise": kind}``), and the error every executor reports for it."""
+
+RELEASE = threading.Event()
+"""Set to end the hung scenarios of this process (``{"hang": seconds}`` waits at most that long)."""
+
+
 def behave(scenario: Any) -> Any:
-    """Do what the scenario (a dict) says: sleep, fail, kill the worker, or echo its value."""
+    """Do what the scenario (a dict) says: sleep, hang, fail, raise, kill the worker, or echo its value."""
     time.sleep(scenario.get("sleep", 0))
+    if scenario.get("hang"):
+        RELEASE.wait(scenario["hang"])
     if scenario.get("fail"):
         raise ValueError(f"scenario {scenario['value']} fails")
+    if scenario.get("raise"):
+        prototype = RAISES[scenario["raise"]][0]
+        raise type(prototype)(*prototype.args)
     if scenario.get("exit"):
         os._exit(3)  # the worker process dies
     return scenario["value"]
@@ -85,3 +118,44 @@ def check_errors_per_scenario(executor: Executor) -> None:
     results = list(sweep([{"value": 0, "fail": True}, {"value": 1}], behave, executor))
     assert results[0].error == "ValueError: scenario 0 fails"
     assert results[1].value == 1
+
+
+# -- the sweep property: any mix of returning, raising and hanging scenarios -----------------------
+
+MIX_KINDS = ("return", *RAISES, "hang")
+mixes = st.lists(st.sampled_from(MIX_KINDS), min_size=1, max_size=5)
+"""Sweeps of up to five scenarios, each returning, raising one of :data:`RAISES` or hanging."""
+HANG = 30.0
+"""How long a hung scenario of the property waits: longer than any sweep of it, so only its timeout ends it."""
+MIX_TIMEOUT = 0.2
+SLACK = 15.0
+"""Seconds a mix may take beyond its hung scenarios' timeouts (process start-up, a busy machine)."""
+
+
+def mix_scenario(index: int, kind: str) -> dict[str, Any]:
+    """The scenario ``behave`` runs for one kind of the mix."""
+    if kind == "return":
+        return {"value": index}
+    if kind == "hang":
+        return {"value": index, "hang": HANG}
+    return {"value": index, "raise": kind}
+
+
+def mix_answer(index: int, kind: str) -> tuple[Any, str | None]:
+    """The value and error every executor must give for it."""
+    if kind == "return":
+        return index, None
+    if kind == "hang":
+        return None, f"TimeoutError: no result within {MIX_TIMEOUT:g} s"
+    return None, RAISES[kind][1]
+
+
+def check_mix(executor: Executor | None, kinds: list[str]) -> None:
+    """One result per scenario, in input order, each the one its kind gives, in bounded time."""
+    started = time.monotonic()
+    results = list(sweep([mix_scenario(i, kind) for i, kind in enumerate(kinds)], behave, executor,
+                         timeout=MIX_TIMEOUT))
+    elapsed = time.monotonic() - started
+    assert [r.index for r in results] == list(range(len(kinds)))
+    assert [(r.value, r.error) for r in results] == [mix_answer(i, kind) for i, kind in enumerate(kinds)]
+    assert elapsed < kinds.count("hang") * MIX_TIMEOUT + SLACK

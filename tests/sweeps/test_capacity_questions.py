@@ -72,7 +72,8 @@ def test_the_example_drain_grid_from_the_command_line() -> None:
 
     example = Path(__file__).resolve().parents[2] / "examples" / "sweep" / "drain-every-node.yaml"
     out, err = io.StringIO(), io.StringIO()
-    assert main(["sweep", str(example), "--executor", "process", "--workers", "2"], out=out, err=err) == 0
+    argv = ["sweep", str(example), "--executor", "process", "--workers", "2", "--format", "jsonl"]
+    assert main(argv, out=out, err=err) == 0
     rows = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [row["node"] for row in rows] == [*(f"small-{i}" for i in range(6)), "large-0", "large-1"]
     (cluster,) = {id(s.cluster): s.cluster for s in load_grid(example).scenarios}.values()

@@ -33,7 +33,7 @@ def answers(rows: list[dict[str, Any]]) -> list[Any]:
 
 @pytest.fixture(scope="module")
 def serial_rows() -> list[dict[str, Any]]:
-    status, out, err = cli("sweep", str(EXAMPLE))
+    status, out, err = cli("sweep", str(EXAMPLE), "--format", "jsonl")
     assert (status, err) == (0, "")
     return [json.loads(line) for line in out.splitlines()]
 
@@ -58,24 +58,40 @@ def test_a_process_pool_writes_the_same_answers(serial_rows: list[dict[str, Any]
     assert answers(json.loads(output.read_text())) == answers(serial_rows)
 
 
-def test_csv_flattens_the_answers(serial_rows: list[dict[str, Any]]) -> None:
+SUMMARY_COLUMNS = ["index", "scenario", "cluster", "workload", "config", "kube_version", "ok", "error", "seconds",
+                   "pods", "scheduled", "unschedulable", "gated"]
+
+
+def test_csv_is_one_summary_row_per_scenario(serial_rows: list[dict[str, Any]]) -> None:
+    """Regression: the CSV had a column per pod, node and FitError sentence (1,663 on a real grid)."""
     status, out, _ = cli("sweep", str(EXAMPLE), "--format", "csv")
     assert status == 0
     rows = list(csv.DictReader(io.StringIO(out)))
     assert len(rows) == len(serial_rows)
+    assert list(rows[0]) == SUMMARY_COLUMNS
     assert rows[4]["scenario"] == "six-small/web+batch/default/1.30"
-    assert rows[4]["result.summary.scheduled"] == "18"
-    assert rows[0]["result.pods_per_node.small-0"] == "3"
+    assert rows[4]["scheduled"] == "18"
+    assert [row["pods"] for row in rows] == [str(row["result"]["summary"]["pods"]) for row in serial_rows]
 
 
-def test_csv_writes_lists_as_json(tmp_path: Path) -> None:
+def test_text_is_a_table_of_the_same_summary(serial_rows: list[dict[str, Any]]) -> None:
+    status, out, _ = cli("sweep", str(EXAMPLE))
+    assert status == 0
+    lines = out.splitlines()
+    assert lines[0].split() == [c for c in SUMMARY_COLUMNS if c not in ("error", "seconds")]
+    assert len(lines) == 2 + len(serial_rows)
+    assert lines[6].split()[:2] == ["4", "six-small/web+batch/default/1.30"]
+
+
+def test_csv_summary_of_an_explain_question(tmp_path: Path) -> None:
     (tmp_path / "cluster.json").write_text(json.dumps([NODE, POD]))
     grid = tmp_path / "grid.json"
     grid.write_text(json.dumps({"question": "explain", "clusters": ["cluster.json"], "params": {"pod": "default/web"}}))
     status, out, _ = cli("sweep", str(grid), "--format", "csv")
     assert status == 0
     (row,) = csv.DictReader(io.StringIO(out))
-    assert json.loads(row["result.feasible"]) == ["node-a"]
+    assert (row["pod"], row["selected"], row["evaluated_nodes"]) == ("default/web", "node-a", "1")
+    assert "feasible" not in row
 
 
 def test_progress_on_a_terminal_only(tmp_path: Path) -> None:
@@ -89,7 +105,7 @@ def test_failed_scenarios_are_reported_and_the_status_is_1(tmp_path: Path) -> No
     grid = tmp_path / "grid.json"
     grid.write_text(json.dumps({"question": "explain", "clusters": ["cluster.json"],
                                 "matrix": {"pod": ["default/web", "default/ghost"]}}))
-    status, out, err = cli("sweep", str(grid))
+    status, out, err = cli("sweep", str(grid), "--format", "jsonl")
     rows = [json.loads(line) for line in out.splitlines()]
     assert status == 1
     assert [row["ok"] for row in rows] == [True, False]
@@ -139,7 +155,8 @@ def test_a_missing_extra_on_the_command_line_exits_2(monkeypatch: pytest.MonkeyP
     monkeypatch.setitem(sys.modules, "ray", None)
     status, _, err = cli("sweep", str(EXAMPLE), "--executor", "ray")
     assert status == 2
-    assert err == "kschedlib: error: a Ray executor needs the 'ray' package: pip install 'kschedlib[ray]'\n"
+    assert err.startswith("kschedlib: error: a Ray executor needs the 'ray' package: pip install 'kschedlib[ray]'")
+    assert err.endswith(" (from this checkout: pip install -e '.[ray]' in " f"{Path(__file__).resolve().parents[2]})\n")
 
 
 def test_a_scenario_that_never_ends_times_out_and_the_command_still_returns(tmp_path: Path) -> None:
@@ -149,7 +166,8 @@ def test_a_scenario_that_never_ends_times_out_and_the_command_still_returns(tmp_
     register_question("forever", "tests.sweeps.runs:forever")
     try:
         started = time.monotonic()
-        status, out, err = cli("sweep", str(grid), "--executor", "process", "--workers", "1", "--timeout", "0.5")
+        status, out, err = cli("sweep", str(grid), "--executor", "process", "--workers", "1", "--timeout", "0.5",
+                               "--format", "jsonl")
     finally:
         del QUESTIONS["forever"]
     assert status == 1

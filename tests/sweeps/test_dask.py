@@ -9,10 +9,18 @@ from concurrent.futures import Executor
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
 
 from kschedlib.cli import main
 from kschedlib.sweeps import Ask, dask_executor, load_grid, open_executor, sweep
-from tests.sweeps.runs import behave, check_errors_per_scenario, check_serial_results, check_shipped_once_per_worker
+from tests.sweeps.runs import (
+    behave,
+    check_errors_per_scenario,
+    check_mix,
+    check_serial_results,
+    check_shipped_once_per_worker,
+    mixes,
+)
 from tests.sweeps.test_grid import EXAMPLE
 
 distributed = pytest.importorskip("distributed", reason="the dask extra is not installed: pip install -e '.[dev]'")
@@ -51,8 +59,15 @@ def test_a_dask_scheduler_address(client: Any) -> None:
 
 def test_the_command_line_starts_a_local_dask_cluster() -> None:
     out, err = io.StringIO(), io.StringIO()
-    status = main(["sweep", str(EXAMPLE), "--executor", "dask", "--workers", "2"], out=out, err=err)
+    argv = ["sweep", str(EXAMPLE), "--executor", "dask", "--workers", "2", "--format", "jsonl"]
+    status = main(argv, out=out, err=err)
     assert status == 0, err.getvalue()
     grid = load_grid(EXAMPLE)
     serial = [result.unwrap() for result in sweep(grid.scenarios, Ask(grid.question))]
     assert [json.loads(line)["result"] for line in out.getvalue().splitlines()] == serial
+
+
+@settings(max_examples=3)
+@given(kinds=mixes)
+def test_any_mix_on_dask_ends_with_one_result_each_in_order(client: Any, kinds: list[str]) -> None:
+    check_mix(dask_executor(client), kinds)

@@ -5,9 +5,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import given, settings
 
 from kschedlib.sweeps import RayExecutor, open_executor, sweep
-from tests.sweeps.runs import check_errors_per_scenario, check_serial_results, check_shipped_once_per_worker, square
+from tests.sweeps.runs import (
+    check_errors_per_scenario,
+    check_mix,
+    check_serial_results,
+    check_shipped_once_per_worker,
+    mixes,
+    square,
+)
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed: pip install -e '.[dev]'")
 
@@ -50,3 +58,9 @@ def test_the_command_line_joins_the_ray_runtime(executor: RayExecutor) -> None:
         assert isinstance(joined, RayExecutor)
         assert [r.value for r in sweep([2, 3], square, joined)] == [4, 9]
     assert ray.is_initialized()  # the runtime it joined keeps running
+
+
+@settings(max_examples=3)
+@given(kinds=mixes)
+def test_any_mix_on_ray_ends_with_one_result_each_in_order(executor: RayExecutor, kinds: list[str]) -> None:
+    check_mix(executor, kinds)

@@ -4,21 +4,26 @@ the transport of clusters (once per worker, not per scenario)."""
 from __future__ import annotations
 
 import io
+import os
 import pickle
 import re
+import signal
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
 
 import kschedlib
-from kschedlib.errors import ScenarioError
+from kschedlib.cli import main
+from kschedlib.errors import ConfigError, ScenarioError
 from kschedlib.sweeps import Scenario, Sweep, SweepResult, sweep
 from kschedlib.sweeps import _transport as transport
 from kschedlib.sweeps.driver import parallelism
-from tests.sweeps.runs import behave, cluster, pid_and_size, scheduled, square
+from tests.sweeps.runs import RAISES, RELEASE, behave, check_mix, cluster, mixes, pid_and_size, scheduled, square
 from tests.sweeps.test_progress import Clock, Terminal
 
 
@@ -26,6 +31,20 @@ from tests.sweeps.test_progress import Clock, Terminal
 def pool() -> Iterator[ProcessPoolExecutor]:
     with ProcessPoolExecutor(max_workers=2) as executor:
         yield executor
+
+
+@pytest.fixture(scope="module")
+def threads() -> Iterator[ThreadPoolExecutor]:
+    with ThreadPoolExecutor(max_workers=2) as executor:
+        yield executor
+
+
+@pytest.fixture(scope="module", autouse=True)
+def release_hung_scenarios() -> Iterator[None]:
+    """Scenarios left hanging in this process end with the module."""
+    RELEASE.clear()
+    yield
+    RELEASE.set()
 
 
 def drops(base: kschedlib.Cluster) -> list[Scenario]:
@@ -294,3 +313,58 @@ def test_bytes_for_an_input_the_worker_already_holds_are_not_unpickled_again() -
     assert isinstance(first, transport.Outcome)
     assert isinstance(again, transport.Outcome)
     assert (first.value, again.value) == (2, 2)
+
+
+def test_the_serial_sweep_honours_its_timeout() -> None:
+    started = time.monotonic()
+    results = list(sweep([{"value": 0, "hang": 20}, {"value": 1}], behave, timeout=0.3))
+    assert [(r.value, r.error) for r in results] == [(None, "TimeoutError: no result within 0.3 s"), (1, None)]
+    assert time.monotonic() - started < 10  # the hung scenario was left behind, not waited for
+
+
+@pytest.mark.parametrize("where", ["serial", "threads", "processes"])
+def test_whatever_a_scenario_raises_is_its_result_alike_on_every_executor(
+        where: str, threads: ThreadPoolExecutor, pool: ProcessPoolExecutor) -> None:
+    executor = {"serial": None, "threads": threads, "processes": pool}[where]
+    results = list(sweep([{"value": 0, "raise": kind} for kind in RAISES] + [{"value": 1}], behave, executor))
+    assert [r.error for r in results] == [error for _, error in RAISES.values()] + [None]
+    assert results[-1].value == 1
+    assert all(r.traceback is not None for r in results[:-1])
+
+
+def test_hung_scenarios_that_fill_every_worker_free_it_for_the_queued_ones(pool: ProcessPoolExecutor) -> None:
+    hung = [{"value": n, "hang": 20} for n in range(parallelism(pool))]
+    results = list(sweep([*hung, {"value": 7}, {"value": 8}], behave, pool, timeout=0.5))
+    assert [r.error for r in results[:-2]] == ["TimeoutError: no result within 0.5 s"] * len(hung)
+    assert [(r.value, r.error) for r in results[-2:]] == [(7, None), (8, None)]  # they ran
+
+
+@pytest.mark.parametrize("timeout", [-1, 0, float("nan"), float("inf"), True])
+def test_a_timeout_is_a_number_of_seconds_above_zero(timeout: float) -> None:
+    with pytest.raises(ConfigError, match=r"^timeout: must be a number of seconds above 0"):
+        sweep([1], square, timeout=timeout)
+    if isinstance(timeout, bool):
+        return
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["sweep", "no-such-grid.yaml", "--timeout", str(timeout)], out=out, err=err) == 2
+    assert err.getvalue().startswith("kschedlib: error: --timeout: must be a number of seconds above 0")
+
+
+@pytest.mark.parametrize("where", ["serial", "threads", "processes"])
+@settings(max_examples=6)
+@given(kinds=mixes)
+def test_any_mix_of_scenarios_ends_with_one_result_each_in_order(
+        where: str, threads: ThreadPoolExecutor, pool: ProcessPoolExecutor, kinds: list[str]) -> None:
+    check_mix({"serial": None, "threads": threads, "processes": pool}[where], kinds)
+
+
+def test_ctrl_c_stops_a_serial_sweep_whose_scenario_hangs() -> None:
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    started = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            list(sweep([{"value": 0, "hang": 20}, {"value": 1}], behave))
+    finally:
+        timer.cancel()
+    assert time.monotonic() - started < 10

@@ -38,7 +38,7 @@ from kschedlib.model.convert import (
     pod_from_dict,
     pod_to_dict,
 )
-from kschedlib.model.resources import is_extended_resource
+from kschedlib.model.resources import is_extended_resource, is_overcommit_allowed
 from kschedlib.simulation import Cluster
 from kschedlib.testing import strategies as ks
 from kschedlib.testing import to_yaml
@@ -171,7 +171,10 @@ def test_pods_without_features_are_bare(pod: Pod) -> None:
     assert not (pod.tolerations)
     assert not (pod.topology_spread_constraints)
     assert not (pod.init_containers)
-    assert all(not c.limits and not c.image and not any(p.host_port for p in c.ports) for c in pod.containers)
+    assert all(not c.image and not any(p.host_port for p in c.ports) for c in pod.containers)
+    for container in pod.containers:  # only the limits the API server requires: extended resources, = request
+        assert container.limits == {name: amount for name, amount in container.requests.items()
+                                    if not is_overcommit_allowed(name)}
 
 
 @given(ks.pods(features=("scheduling_gates",), node_names=("node-1",), min_containers=2, max_containers=2))

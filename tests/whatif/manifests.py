@@ -32,7 +32,8 @@ def pod(name: str, cpu: str = "1", memory: str = "1Gi", *, node_name: str = "", 
     if annotations:
         metadata["annotations"] = annotations
     requests = {"cpu": cpu, "memory": memory, **(extended or {})}
-    spec: Json = {"containers": [{"name": "c", "resources": {"requests": requests}}]}
+    resources = {"requests": requests, **({"limits": dict(extended)} if extended else {})}  # required for them
+    spec: Json = {"containers": [{"name": "c", "resources": resources}]}
     if node_name:
         spec["nodeName"] = node_name
     if volumes:

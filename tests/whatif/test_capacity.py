@@ -158,6 +158,10 @@ def test_pods_that_fit_nowhere_after_a_drain_get_the_fit_error() -> None:
                               "flags": ""}]
 
 
+def test_a_node_named_twice_is_drained_once() -> None:
+    assert capacity.drain(_cluster(), ["a", "a"]).to_dict() == capacity.drain(_cluster(), ["a"]).to_dict()
+
+
 @pytest.mark.parametrize("nodes", [pytest.param([], id="none"), pytest.param(["zz"], id="unknown")])
 def test_drain_refuses_unknown_nodes(nodes: list[str]) -> None:
     with pytest.raises(ManifestError, match="node"):

@@ -56,14 +56,15 @@ def test_nodes_needed_reads_a_node_template_file_or_a_node(tmp_path: Path) -> No
     from_node = capacity.nodes_needed(objects, kschedlib.load_cluster([node("pool", cpu="8")]).nodes[0])
     assert from_file.nodes_needed == from_node.nodes_needed == 1
     assert "1 node(s) of template pool needed" in from_file.text()
-    assert from_file.rows()[0] == {"pod": "default/p", "node": "pool-1", "reason": ""}
+    assert from_file.rows()[0] == {"pod": "default/p", "node": "pool-1", "new_node": True, "reason": ""}
 
 
 def test_nodes_needed_says_which_pods_no_node_helps_in_text() -> None:
     report = capacity.nodes_needed([node("a"), pod("huge", cpu="100")], node("pool"), limit=2)
     assert report.nodes_needed == 0
     assert "no number of such nodes helps:" in report.text()
-    assert report.rows() == [{"pod": "default/huge", "node": "", "reason": report.not_helped["default/huge"]}]
+    assert report.rows() == [{"pod": "default/huge", "node": "", "new_node": False,
+                              "reason": report.not_helped["default/huge"]}]
 
 
 @pytest.mark.parametrize(("template", "limit", "message"), [

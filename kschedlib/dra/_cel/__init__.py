@@ -28,11 +28,12 @@ from typing import Final, final
 import attrs
 
 from kschedlib.dra._cel._compile import CheckFault, Evaluator, compile_tree
-from kschedlib.dra._cel._ops import COST, COST_LIMIT
+from kschedlib.dra._cel._cost import COST, COST_LIMIT
+from kschedlib.dra._cel._nodes import Node
 from kschedlib.dra._cel._semver import Semver, SemverParseError, parse_semver
-from kschedlib.dra._cel._syntax import SyntaxFault, parse
+from kschedlib.dra._cel._syntax import SHALLOW, SyntaxFault, headroom, parse, tree_depth
 from kschedlib.dra._cel._types import is_dyn
-from kschedlib.dra._cel._values import DeviceValue, Fault, type_name
+from kschedlib.dra._cel._values import COST_EXCEEDED, DeviceValue, Fault, type_name, valid_text
 from kschedlib.errors import CelCompileError, CelError, CelRuntimeError, ModelError
 from kschedlib.model.quantity import Quantity
 
@@ -76,7 +77,8 @@ class DeviceView:
     """
 
     __slots__ = (
-        "_error", "_key", "_results", "_value", "allow_multiple_allocations", "attributes", "capacity", "driver",
+        "_bounded", "_error", "_key", "_results", "_value", "allow_multiple_allocations", "attributes", "capacity",
+        "driver",
     )  # fmt: skip
 
     def __init__(
@@ -95,16 +97,22 @@ class DeviceView:
         self.allow_multiple_allocations = bool(allow_multiple_allocations)
         self._error: str | None = None
         by_domain: dict[str, dict[str, object]] = {}
+        texts = [driver]
         for name, value in self.attributes.items():
-            domain, ident = _split(name, driver)
-            by_domain.setdefault(domain, {})[ident] = self._attribute(name, value)
+            domain, ident = _split(valid_text(name), driver)
+            converted = self._attribute(name, value)
+            by_domain.setdefault(domain, {})[ident] = converted
+            texts += (domain, ident, converted) if isinstance(converted, str) else (domain, ident)
         capacity_by_domain: dict[str, dict[str, object]] = {}
         for name, quantity in self.capacity.items():
             if not isinstance(quantity, Quantity):
                 raise ModelError("must be a Quantity", obj="DeviceView", field=f"capacity[{name}]", value=quantity)
-            domain, ident = _split(name, driver)
+            domain, ident = _split(valid_text(name), driver)
             capacity_by_domain.setdefault(domain, {})[ident] = quantity
-        self._value = DeviceValue(driver, by_domain, capacity_by_domain, self.allow_multiple_allocations)
+            texts += (domain, ident)
+        self._value = DeviceValue(valid_text(driver), by_domain, capacity_by_domain, self.allow_multiple_allocations)
+        self._bounded = len(self.attributes) + len(self.capacity) <= 32 and all(len(t) <= 64 for t in texts)
+        """Within kube's validation limits, which selectors' cost bounds assume."""
         self._key: tuple[object, ...] | None = None
         self._results: dict[Selector, bool | str] = {}
 
@@ -120,7 +128,7 @@ class DeviceView:
                              field=f"attributes[{name}]", value=value)  # fmt: skip
         if type(value) is int and not -(2**63) <= value < 2**63:
             raise ModelError("must fit in 64 bits", obj="DeviceView", field=f"attributes[{name}]", value=value)
-        return value
+        return valid_text(value) if isinstance(value, str) else value
 
     def _content(self) -> tuple[object, ...]:
         if self._key is None:
@@ -152,11 +160,16 @@ class Selector:
     build one view per published device and reuse it across pods and cycles.
     """
 
-    __slots__ = ("__weakref__", "_evaluate", "expression")
+    __slots__ = ("__weakref__", "_deep", "_fast", "_tracked", "_tree", "expression")
 
-    def __init__(self, expression: str, evaluate: Evaluator) -> None:
+    def __init__(self, expression: str, tree: Node, fast: Evaluator | None) -> None:
         self.expression = expression
-        self._evaluate = evaluate
+        self._tree = tree
+        self._fast = fast
+        """The untracked evaluator, when the selector's cost bound fits the budget."""
+        self._tracked: Evaluator | None = None
+        self._deep = tree_depth(tree) > SHALLOW
+        """Evaluated with Python's recursion limit raised (see :func:`._syntax.headroom`)."""
 
     def matches(self, device: DeviceView) -> bool:
         """Whether ``device`` is selected; raises :class:`~kschedlib.errors.CelRuntimeError`."""
@@ -175,19 +188,45 @@ class Selector:
         """Evaluate without the memo: the result, or the runtime error's message."""
         if device._error is not None:
             return device._error
+        fast = self._fast
+        if fast is None or self._deep or not device._bounded:
+            return self._evaluate_slowly(device)
         try:
-            value = self._evaluate({"device": device._value, COST: [COST_LIMIT]})
+            value = fast({"device": device._value})
         except Fault as exc:
             return exc.message
-        except RecursionError:
-            return "operation cancelled: actual cost limit exceeded"
         if value is True or value is False:
             return value
-        name = type_name(value)
-        return f"CEL result of type {name} could not be converted to bool: {_NOT_BOOL.get(name, name)}"
+        return _not_bool(value)
+
+    def _evaluate_slowly(self, device: DeviceView) -> bool | str:
+        """With cost tracking (unless the bound allows none) and room for deep recursion."""
+        evaluator = self._fast if self._fast is not None and device._bounded else self._tracked_evaluator()
+        try:
+            with headroom():
+                value = evaluator({"device": device._value, COST: [COST_LIMIT]})
+        except Fault as exc:
+            return exc.message
+        except (RecursionError, MemoryError):  # a safety net: cel-go's limits are meant to prevent both
+            return COST_EXCEEDED
+        if value is True or value is False:
+            return value
+        return _not_bool(value)
+
+    def _tracked_evaluator(self) -> Evaluator:
+        """The evaluator that charges cel-go's cost as it goes, compiled on first need."""
+        if self._tracked is None:
+            with headroom():
+                self._tracked = compile_tree(self._tree, tracked=True).evaluator
+        return self._tracked
 
     def __repr__(self) -> str:
         return f"Selector({self.expression!r})"
+
+
+def _not_bool(value: object) -> str:
+    name = type_name(value)
+    return f"CEL result of type {name} could not be converted to bool: {_NOT_BOOL.get(name, name)}"
 
 
 # cel-go's ConvertToNative errors for a result that is not a bool, by result type.
@@ -209,6 +248,7 @@ def compile_selector(expression: str) -> Selector:
     """Compile ``expression`` (cached per expression); raises :class:`~kschedlib.errors.CelCompileError`."""
     if not isinstance(expression, str):
         raise CelCompileError(f"expression must be a string, got {type(expression).__name__}")
+    expression = valid_text(expression)
     compiled = _compile(expression)
     if isinstance(compiled, str):
         raise CelCompileError(compiled, expression=expression)
@@ -217,19 +257,35 @@ def compile_selector(expression: str) -> Selector:
 
 @functools.lru_cache(maxsize=_COMPILE_CACHE_SIZE)
 def _compile(expression: str) -> Selector | str:
+    """The selector, or cel-go's error in the order cel-go finds them: syntax, types, the checks
+    after type-checking, the result type, then program planning."""
+    if len(expression) <= SHALLOW:
+        return _compile_in(expression)
+    with headroom():
+        return _compile_in(expression)
+
+
+def _compile_in(expression: str) -> Selector | str:
     try:
         tree = parse(expression)
     except SyntaxFault as exc:
-        return "compilation failed: " + _located(expression, exc.offset, f"Syntax error: {exc.message}")
-    except RecursionError:
-        return "compilation failed: " + _located(expression, 0, "Syntax error: expression recursion limit exceeded")
+        if exc.offset < 0:
+            return f"compilation failed: ERROR: <input>:-1:0: {exc.message}"
+        message = f"Syntax error: {exc.message}" if exc.syntax else exc.message
+        return "compilation failed: " + _located(expression, exc.offset, message)
     try:
-        result_type, evaluate = compile_tree(tree)
+        compiled = compile_tree(tree)
     except CheckFault as exc:
-        return "compilation failed: " + _located(expression, exc.offset, exc.message)
-    if result_type != "bool" and not is_dyn(result_type):
-        return f"must evaluate to bool or the unknown type, not {result_type}"
-    return Selector(expression, evaluate)
+        issues = [(exc.offset, exc.message), *exc.more]
+        return "compilation failed: " + "\n".join(_located(expression, o, m) for o, m in issues)
+    if compiled.issues:
+        return "compilation failed: " + "\n".join(_located(expression, o, m) for o, m in compiled.issues)
+    if compiled.type != "bool" and not is_dyn(compiled.type):
+        return f"must evaluate to bool or the unknown type, not {compiled.type}"
+    if compiled.plan_errors:
+        return "program instantiation failed: " + compiled.plan_errors[0]
+    fast = compiled.evaluator if compiled.max_cost <= COST_LIMIT else None
+    return Selector(expression, tree, fast)
 
 
 def _located(source: str, offset: int, message: str) -> str:

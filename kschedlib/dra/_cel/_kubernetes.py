@@ -9,18 +9,21 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Final
 
+from kschedlib.dra._cel._nodes import Uint
 from kschedlib.dra._cel._overloads import Overload
 from kschedlib.dra._cel._overloads import global_overload as _g
 from kschedlib.dra._cel._overloads import member_overload as _m
 from kschedlib.dra._cel._regex import compiled as _regex
 from kschedlib.dra._cel._semver import Semver, SemverParseError, parse_semver
 from kschedlib.dra._cel._values import (
+    LIST_TYPES,
     NO_SUCH_OVERLOAD,
     QUANTITY_TYPE,
     SEMVER_TYPE,
     Fault,
     cel_equal,
     check_int,
+    check_uint,
     type_name,
 )
 from kschedlib.errors import QuantityError
@@ -37,15 +40,11 @@ _INT64_MAX: Final = 2**63 - 1
 
 
 def _find(text: str, pattern: str) -> str:
-    match = _regex(pattern).search(text)
-    return match.group() if match else ""
+    return _regex(pattern).find(text)
 
 
 def _find_all(text: str, pattern: str, limit: int = -1) -> tuple[str, ...]:
-    if limit == 0:
-        return ()
-    found = [m.group() for m in _regex(pattern).finditer(text)]
-    return tuple(found[:limit] if limit > 0 else found)
+    return _regex(pattern).find_all(text, limit)
 
 
 def _comparable(items: Sequence[object]) -> list[object]:
@@ -69,6 +68,8 @@ def _sum(items: Sequence[object]) -> object:
         total = total + item  # type: ignore[operator]
     if type(items[0]) is int:
         return check_int(total)  # type: ignore[arg-type]
+    if type(items[0]) is Uint:
+        return check_uint(total)  # type: ignore[arg-type]
     return total
 
 
@@ -111,7 +112,7 @@ def _sets_intersects(left: Sequence[object], right: Sequence[object]) -> bool:
 
 
 def _includes(target: object, value: object) -> bool:
-    if isinstance(target, (list, tuple)):
+    if isinstance(target, LIST_TYPES):
         for i, item in enumerate(target):
             if i >= MAX_INCLUDES_VALUES:
                 raise Fault(f"'includes' function cannot be applied to lists longer than {MAX_INCLUDES_VALUES} values")

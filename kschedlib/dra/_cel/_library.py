@@ -9,13 +9,14 @@ from collections.abc import Sequence, Sized
 from decimal import Decimal
 from typing import Final
 
+from kschedlib.dra._cel._cost import MAX_BUILT
 from kschedlib.dra._cel._kubernetes import KUBERNETES_FUNCTIONS, list_index_of, list_last_index_of
 from kschedlib.dra._cel._nodes import Uint
 from kschedlib.dra._cel._overloads import Overload
 from kschedlib.dra._cel._overloads import global_overload as _g
 from kschedlib.dra._cel._overloads import member_overload as _m
 from kschedlib.dra._cel._regex import compiled as _regex
-from kschedlib.dra._cel._values import Fault, check_int, check_uint, format_value
+from kschedlib.dra._cel._values import COST_EXCEEDED, Fault, check_uint, format_value
 
 __all__ = ["FUNCTIONS"]
 
@@ -29,18 +30,19 @@ def _size(value: Sized) -> int:
 
 
 def _matches(text: str, pattern: str) -> bool:
-    return _regex(pattern).search(text) is not None
+    return _regex(pattern).matches(text)
 
 
 def _to_int(value: object) -> int:
     if type(value) is float:
-        if math.isnan(value) or not -(2.0**63) <= value < 2.0**63:
-            raise Fault("double out of int range")
+        if math.isnan(value) or not -(2.0**63) < value < 2.0**63:
+            raise Fault("integer overflow")
         return int(value)
     if type(value) is str:
-        if _GO_INT.fullmatch(value) is None:
-            raise Fault(f"cannot convert string '{value}' to int")
-        return check_int(int(value, 10))
+        number = _parse_integer(value, signed=True)
+        if number is None or not -(2**63) <= number <= _INT64_MAX:
+            raise Fault("type conversion error from 'string' to 'int'")
+        return number
     assert isinstance(value, int)
     if int(value) > _INT64_MAX:
         raise Fault("integer overflow")
@@ -50,26 +52,56 @@ def _to_int(value: object) -> int:
 def _to_uint(value: object) -> Uint:
     if type(value) is float:
         if math.isnan(value) or not 0 <= value < 2.0**64:
-            raise Fault("double out of uint range")
+            raise Fault("unsigned integer overflow")
         return Uint(int(value))
     if type(value) is str:
-        if _GO_INT.fullmatch(value) is None or value.startswith("-"):
-            raise Fault(f"cannot convert string '{value}' to uint")
-        return check_uint(int(value, 10))
+        number = _parse_integer(value, signed=False)
+        if number is None or number >= 2**64:
+            raise Fault("type conversion error from 'string' to 'uint'")
+        return Uint(number)
     assert isinstance(value, int)
     return check_uint(int(value))
 
 
+def _parse_integer(text: str, *, signed: bool) -> int | None:
+    """Go's ``strconv.ParseInt``/``ParseUint`` in base 10 (a sign only when signed), or None.
+    Digits past what 64 bits hold are not converted (Python refuses over 4,300 of them)."""
+    if (_GO_INT if signed else _GO_UINT).fullmatch(text) is None:
+        return None
+    digits = text.lstrip("+-").lstrip("0")
+    if len(digits) > 20:
+        return None
+    return int(text, 10)
+
+
 def _to_double(value: object) -> float:
     if type(value) is str:
-        if "_" in value or value != value.strip():
-            raise Fault(f"cannot convert string '{value}' to double")
-        try:
-            return float(value)
-        except ValueError:
-            raise Fault(f"cannot convert string '{value}' to double") from None
+        number = _parse_float(value)
+        if number is None:
+            raise Fault("type conversion error from 'string' to 'double'")
+        return number
     assert isinstance(value, (int, float))
     return float(value)
+
+
+def _parse_float(text: str) -> float | None:
+    """Go's ``strconv.ParseFloat``: decimal or hexadecimal (``0x1p-2``) notation, ``inf``,
+    ``infinity`` and ``nan`` in any case; None for anything else or a value out of range."""
+    lowered = text.lower()
+    if lowered.lstrip("+-") in ("inf", "infinity") and len(lowered) - len(lowered.lstrip("+-")) <= 1:
+        return -math.inf if lowered.startswith("-") else math.inf
+    if lowered == "nan":
+        return math.nan
+    try:
+        if _GO_HEX_FLOAT.fullmatch(text):
+            number = float.fromhex(text.replace("_", ""))
+        elif _GO_FLOAT.fullmatch(text):
+            number = float(text.replace("_", ""))
+        else:
+            return None
+    except OverflowError:
+        return None
+    return None if math.isinf(number) else number
 
 
 def _to_string(value: object) -> str:
@@ -110,8 +142,12 @@ def _format_double(value: float) -> str:
 
 
 _GO_INT: Final = re.compile(r"[+-]?[0-9]+")
-_BOOL_STRINGS: Final = {"1": True, "t": True, "true": True, "TRUE": True, "True": True,
-                        "0": False, "f": False, "false": False, "FALSE": False, "False": False}  # fmt: skip
+_GO_UINT: Final = re.compile(r"[0-9]+")
+_DIGITS: Final = r"[0-9](?:_?[0-9])*"
+_GO_FLOAT: Final = re.compile(rf"[+-]?(?:{_DIGITS}\.?(?:{_DIGITS})?|\.{_DIGITS})(?:[eE][+-]?{_DIGITS})?")
+_GO_HEX_FLOAT: Final = re.compile(r"[+-]?0[xX](?:_?[0-9a-fA-F])*(?:\.(?:[0-9a-fA-F]_?)*)?[pP][+-]?[0-9]+")
+_BOOL_STRINGS: Final = {"1": True, "t": True, "T": True, "true": True, "TRUE": True, "True": True,
+                        "0": False, "f": False, "F": False, "false": False, "FALSE": False, "False": False}  # fmt: skip
 
 
 def _to_bool(value: object) -> bool:
@@ -162,6 +198,11 @@ def _upper_ascii(text: str) -> str:
 
 
 def _replace(text: str, old: str, new: str, limit: int = -1) -> str:
+    count = text.count(old) if old else len(text) + 1
+    if limit >= 0:
+        count = min(count, limit)
+    if len(text) + count * (len(new) - len(old)) > MAX_BUILT:
+        raise Fault(COST_EXCEEDED)
     return text.replace(old, new, limit if limit >= 0 else -1)
 
 

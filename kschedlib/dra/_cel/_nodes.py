@@ -19,6 +19,7 @@ __all__ = [
     "Select",
     "Uint",
     "Unary",
+    "children",
 ]
 
 
@@ -168,3 +169,16 @@ class Bind(Node):
         self.var = var
         self.init = init
         self.body = body
+
+
+def children(node: Node) -> list[Node]:
+    """The sub-trees of ``node``, in source order."""
+    found: list[Node] = []
+    for name in type(node).__slots__:
+        child = getattr(node, name, None)
+        if isinstance(child, Node):
+            found.append(child)
+        elif isinstance(child, list):
+            for item in child:
+                found.extend(i for i in (item if isinstance(item, tuple) else (item,)) if isinstance(i, Node))
+    return found

@@ -6,77 +6,57 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Final
 
 from kschedlib.dra._cel._nodes import Uint
-from kschedlib.dra._cel._semver import Semver
-from kschedlib.dra._cel._types import DYN, element_type, is_dyn, map_types, match, runtime_fits
+from kschedlib.dra._cel._operators import (
+    add,
+    arith,
+    as_bool,
+    binary_impl,
+    check_binary,
+    compare,
+    contains,
+    equal,
+    is_primitive_list,
+    negated,
+    unary_impl,
+)
+from kschedlib.dra._cel._types import runtime_fits
 from kschedlib.dra._cel._values import (
+    LIST_TYPES,
     NO_SUCH_OVERLOAD,
+    ConcatList,
     DeviceValue,
     Fault,
     cel_equal,
-    check_int,
-    check_uint,
-    contains_key,
+    format_value,
     go_type_name,
     index_map,
     type_name,
 )
-from kschedlib.model.quantity import Quantity
 
 if TYPE_CHECKING:
     from kschedlib.dra._cel._overloads import Impl, Overload
 
-__all__ = ["binary", "check_binary", "comprehension", "conditional"]
+__all__ = [
+    "as_bool",
+    "binary",
+    "binary_impl",
+    "check_binary",
+    "comprehension",
+    "conditional",
+    "device_field_of",
+    "dispatcher",
+    "has_field_of",
+    "index_step",
+    "is_primitive_list",
+    "iterate",
+    "select_field_of",
+    "unary_impl",
+]
 
 Activation = dict[str, object]
 Evaluator = Callable[[Activation], object]
 
-COST: Final = "#cost"
-COST_LIMIT: Final = 1_000_000
-"""``CELSelectorExpressionMaxCost``: the runtime budget of one evaluation (charged per macro step)."""
 NOT_CONSTANT: Final = object()
-_ORDERED: Final = frozenset({"int", "uint", "double", "string", "bytes", "bool"})
-_NUMBERS: Final = frozenset({"int", "uint", "double"})
-_ARITHMETIC: Final = {"+": ("int", "uint", "double", "string", "bytes", "list"), "-": ("int", "uint", "double"),
-                      "*": ("int", "uint", "double"), "/": ("int", "uint", "double"), "%": ("int", "uint")}  # fmt: skip
-
-
-# -- static checks of operators ----------------------------------------------------------------------
-
-
-def check_binary(op: str, left: str, right: str) -> str | None:
-    """The result type of ``left op right``, or None when cel-go's checker finds no overload."""
-    if op in ("&&", "||"):
-        return "bool" if all(t == "bool" or is_dyn(t) for t in (left, right)) else None
-    if op in ("==", "!="):
-        bound: dict[str, str] = {}
-        return "bool" if match("A", left, bound) and match("A", right, bound) else None
-    if op in ("<", "<=", ">", ">="):
-        if is_dyn(left) or is_dyn(right):
-            return "bool"
-        if left == right and left in _ORDERED:
-            return "bool"
-        return "bool" if left in _NUMBERS and right in _NUMBERS else None
-    if op == "in":
-        if is_dyn(right):
-            return "bool"
-        if right.startswith("list("):
-            return "bool" if match(element_type(right), left, {}) else None
-        if right.startswith("map("):
-            return "bool" if match(map_types(right)[0], left, {}) else None
-        return None
-    allowed = _ARITHMETIC[op]
-    if is_dyn(left) or is_dyn(right):
-        known = right if is_dyn(left) else left
-        if not is_dyn(known) and known.split("(")[0] not in allowed:
-            return None
-        return known if not is_dyn(known) else DYN
-    if left.split("(")[0] != right.split("(")[0] or left.split("(")[0] not in allowed:
-        return None
-    if left.startswith("list("):
-        return left if left == right else "list(dyn)"
-    return left
-
-
 # -- leaves and selection ----------------------------------------------------------------------------
 
 
@@ -90,13 +70,32 @@ def device_field(operand: Evaluator, field: str) -> Evaluator:
     return lambda a: _device(operand(a)).allowMultipleAllocations
 
 
+def device_field_of(field: str) -> Callable[[object], object]:
+    """The field's value of a ``device`` value."""
+    return lambda value: getattr(_device(value), field)
+
+
 def _device(value: object) -> DeviceValue:
     assert isinstance(value, DeviceValue)
     return value
 
 
+def select_field_of(field: str) -> Callable[[object], object]:
+    """``value.field`` of a map value."""
+
+    def select(value: object) -> object:
+        if isinstance(value, dict):
+            try:
+                return value[field]
+            except KeyError:
+                raise Fault(f"no such key: {field}") from None
+        raise Fault(f"type '{type_name(value)}' does not support field selection")
+
+    return select
+
+
 def select_field(operand: Evaluator, field: str) -> Evaluator:
-    def select(a: Activation) -> object:
+    def select(a: Activation) -> object:  # select_field_of inlined: selections are the hot path
         value = operand(a)
         if isinstance(value, dict):
             try:
@@ -108,9 +107,10 @@ def select_field(operand: Evaluator, field: str) -> Evaluator:
     return select
 
 
-def has_field(operand: Evaluator, field: str) -> Evaluator:
-    def has(a: Activation) -> object:
-        value = operand(a)
+def has_field_of(field: str) -> Callable[[object], object]:
+    """``has(value.field)`` of a map value."""
+
+    def has(value: object) -> object:
         if isinstance(value, dict):
             return field in value
         raise Fault(f"invalid type for field selection: {type_name(value)}")
@@ -118,23 +118,41 @@ def has_field(operand: Evaluator, field: str) -> Evaluator:
     return has
 
 
+def has_field(operand: Evaluator, field: str) -> Evaluator:
+    has = has_field_of(field)
+    return lambda a: has(operand(a))
+
+
+def _lookup(container: object, k: object) -> object:
+    if isinstance(container, dict):
+        return index_map(container, k)
+    if isinstance(container, LIST_TYPES):
+        return _list_get(container, k)
+    raise Fault(NO_SUCH_OVERLOAD)
+
+
 def index(operand: Evaluator, key: Evaluator) -> Evaluator:
-    def lookup(a: Activation) -> object:
+    def lookup(a: Activation) -> object:  # _lookup inlined: indexing is the hot path
         container = operand(a)
         k = key(a)
         if isinstance(container, dict):
             return index_map(container, k)
-        if isinstance(container, (list, tuple)):
+        if isinstance(container, LIST_TYPES):
             return _list_get(container, k)
         raise Fault(NO_SUCH_OVERLOAD)
 
     return lookup
 
 
+def index_step(key: Evaluator) -> Callable[[Activation, object], object]:
+    """``container[key]`` once the container is known (the key is evaluated after it)."""
+    return lambda a, container: _lookup(container, key(a))
+
+
 def _list_get(items: Sequence[object], key: object) -> object:
     if isinstance(key, float):
         if not key.is_integer():
-            raise Fault(f"unsupported index value {key} in list")
+            raise Fault(f"unsupported index value {format_value(key)} in list")
         key = int(key)
     if type(key) not in (int, Uint):
         raise Fault(f"unsupported index type '{type_name(key)}' in list")
@@ -149,8 +167,10 @@ def create_map(pairs: tuple[tuple[Evaluator, Evaluator], ...]) -> Evaluator:
         result: dict[object, object] = {}
         for key, value in pairs:
             k = key(a)
-            if k in result and any(cel_equal(k, seen) for seen in result):
-                raise Fault(f"Failed with repeated key: {k}")
+            if isinstance(k, (dict, ConcatList)):
+                raise Fault(f"unsupported map key type: {type_name(k)}")
+            for seen in [s for s in result if s is not k and cel_equal(k, s)]:
+                del result[seen]  # a repeated key: the last value wins, as in cel-go
             result[k] = value(a)
         return result
 
@@ -160,27 +180,21 @@ def create_map(pairs: tuple[tuple[Evaluator, Evaluator], ...]) -> Evaluator:
 # -- logic -------------------------------------------------------------------------------------------
 
 
-def _as_bool(value: object) -> bool:
-    if value is True or value is False:
-        return value
-    raise Fault(NO_SUCH_OVERLOAD)
-
-
 def logical_not(operand: Evaluator) -> Evaluator:
-    return lambda a: not _as_bool(operand(a))
+    return lambda a: not as_bool(operand(a))
 
 
 def _and(left: Evaluator, right: Evaluator) -> Evaluator:
     def conjunction(a: Activation) -> object:
         try:
-            if not _as_bool(left(a)):
+            if not as_bool(left(a)):
                 return False
         except Fault:
             # CEL's && is commutative over errors: a false right side still decides.
             if right(a) is False:
                 return False
             raise
-        return _as_bool(right(a))
+        return as_bool(right(a))
 
     return conjunction
 
@@ -188,100 +202,26 @@ def _and(left: Evaluator, right: Evaluator) -> Evaluator:
 def _or(left: Evaluator, right: Evaluator) -> Evaluator:
     def disjunction(a: Activation) -> object:
         try:
-            if _as_bool(left(a)):
+            if as_bool(left(a)):
                 return True
         except Fault:
             if right(a) is True:
                 return True
             raise
-        return _as_bool(right(a))
+        return as_bool(right(a))
 
     return disjunction
 
 
 def conditional(cond: Evaluator, when_true: Evaluator, when_false: Evaluator) -> Evaluator:
-    return lambda a: when_true(a) if _as_bool(cond(a)) else when_false(a)
+    return lambda a: when_true(a) if as_bool(cond(a)) else when_false(a)
 
 
 # -- comparison and arithmetic -----------------------------------------------------------------------
 
 
-def equal(left: object, right: object) -> bool:
-    """``left == right``; Kubernetes' own types refuse a comparison with another type, as in cel-go."""
-    if isinstance(left, (Quantity, Semver)) and right is not None and type(right) is not type(left):
-        raise Fault(NO_SUCH_OVERLOAD)
-    return cel_equal(left, right)
-
-
-def _compare(left: object, right: object) -> int:
-    lt, rt = type_name(left), type_name(right)
-    if (lt == rt and lt in _ORDERED) or (lt in _NUMBERS and rt in _NUMBERS):
-        return int((left > right) - (left < right))  # type: ignore[operator]
-    raise Fault(NO_SUCH_OVERLOAD)
-
-
-def _contains(container: object, value: object) -> bool:
-    if isinstance(container, dict):
-        return contains_key(container, value)
-    if isinstance(container, (list, tuple)):
-        return any(cel_equal(item, value) for item in container)
-    raise Fault(NO_SUCH_OVERLOAD)
-
-
-def _add(left: object, right: object) -> object:
-    lt, rt = type(left), type(right)
-    if lt is int and rt is int:
-        return check_int(left + right)  # type: ignore[operator]
-    if lt is rt and lt in (float, str, bytes):
-        return left + right  # type: ignore[operator]
-    if lt is Uint and rt is Uint:
-        return check_uint(left + right)  # type: ignore[operator]
-    if isinstance(left, (list, tuple)) and isinstance(right, (list, tuple)):
-        return (*left, *right)
-    raise Fault(NO_SUCH_OVERLOAD)
-
-
-def _arith(op: str, left: object, right: object) -> object:
-    lt, rt = type(left), type(right)
-    if lt is not rt or lt not in (int, Uint, float):
-        raise Fault(NO_SUCH_OVERLOAD)
-    assert isinstance(left, (int, float))
-    assert isinstance(right, (int, float))
-    if op == "-":
-        result = left - right
-    elif op == "*":
-        result = left * right
-    elif lt is float:
-        if op == "%":
-            raise Fault(NO_SUCH_OVERLOAD)
-        return left / right if right else _float_div(left, right)
-    elif right == 0:
-        raise Fault("division by zero" if op == "/" else "modulus by zero")
-    else:
-        # Go truncates toward zero; Python floors.
-        quotient = abs(int(left)) // abs(int(right)) * (1 if (left < 0) == (right < 0) else -1)
-        result = quotient if op == "/" else left - right * quotient
-    if lt is float:
-        return result
-    return check_uint(int(result)) if lt is Uint else check_int(int(result))
-
-
-def _float_div(left: float, right: float) -> float:
-    if left == 0 or left != left:
-        return float("nan")
-    return float("inf") if (left > 0) == (str(right)[0] != "-") else float("-inf")
-
-
 def negate(operand: Evaluator) -> Evaluator:
-    def neg(a: Activation) -> object:
-        value = operand(a)
-        if type(value) is int:
-            return check_int(-value)
-        if type(value) is float:
-            return -value
-        raise Fault(NO_SUCH_OVERLOAD)
-
-    return neg
+    return lambda a: negated(operand(a))
 
 
 def binary(op: str, left: Evaluator, right: Evaluator, right_constant: object) -> Evaluator:
@@ -298,32 +238,32 @@ def binary(op: str, left: Evaluator, right: Evaluator, right_constant: object) -
     if op == "!=":
         return lambda a: not equal(left(a), right(a))
     if op == "<":
-        return lambda a: _compare(left(a), right(a)) < 0
+        return lambda a: compare(left(a), right(a)) < 0
     if op == "<=":
-        return lambda a: _compare(left(a), right(a)) <= 0
+        return lambda a: compare(left(a), right(a)) <= 0
     if op == ">":
-        return lambda a: _compare(left(a), right(a)) > 0
+        return lambda a: compare(left(a), right(a)) > 0
     if op == ">=":
-        return lambda a: _compare(left(a), right(a)) >= 0
+        return lambda a: compare(left(a), right(a)) >= 0
     if op == "in":
         if isinstance(right_constant, tuple) and all(type(i) is str for i in right_constant):
             return _in_strings(left, right_constant)
-        return lambda a: _contains(right(a), left(a))
+        return lambda a: contains(right(a), left(a))
     if op == "+":
-        return lambda a: _add(left(a), right(a))
-    return lambda a: _arith(op, left(a), right(a))
+        return lambda a: add(left(a), right(a))
+    return lambda a: arith(op, left(a), right(a))
 
 
 def _in_strings(left: Evaluator, items: tuple[str, ...]) -> Evaluator:
     members = frozenset(items)
 
-    def contains(a: Activation) -> object:
+    def is_member(a: Activation) -> object:
         value = left(a)
         if type(value) is str:
             return value in members
-        return _contains(items, value)
+        return contains(items, value)
 
-    return contains
+    return is_member
 
 
 def _equal_string(value: object, constant: str) -> bool:
@@ -346,12 +286,11 @@ def call_direct(impl: Impl, args: tuple[Evaluator, ...]) -> Evaluator:
     return lambda a: impl(*(arg(a) for arg in args))
 
 
-def call_dispatch(function: str, overloads: list[Overload], args: tuple[Evaluator, ...]) -> Evaluator:
+def dispatcher(function: str, overloads: list[Overload]) -> Impl:
     """A call on ``dyn`` arguments: pick the overload by the runtime types, else cel-go's
     ``no such overload: isGreaterThan(string, kubernetes.Semver)`` (the receiver first)."""
 
-    def dispatch(a: Activation) -> object:
-        values = [arg(a) for arg in args]
+    def dispatch(*values: object) -> object:
         names = [type_name(v) for v in values]
         for overload in overloads:
             if all(runtime_fits(p, n) for p, n in zip(overload.params, names, strict=True)):
@@ -364,38 +303,27 @@ def call_dispatch(function: str, overloads: list[Overload], args: tuple[Evaluato
 # -- macros ------------------------------------------------------------------------------------------
 
 
-def _iterate(value: object) -> Sequence[object]:
-    if isinstance(value, (list, tuple)):
+def iterate(value: object) -> Sequence[object]:
+    if isinstance(value, LIST_TYPES):
         return value
     if isinstance(value, dict):
         return list(value)
     raise Fault(f"got '{go_type_name(value)}', expected iterable type")
 
 
-def _charge(a: Activation, cost: int) -> None:
-    budget = a[COST]
-    assert isinstance(budget, list)
-    budget[0] -= cost
-    if budget[0] < 0:
-        raise Fault("operation cancelled: actual cost limit exceeded")
-
-
-def comprehension(
-    kind: str, range_: Evaluator, var: str, body: Evaluator, predicate: Evaluator | None, cost: int
-) -> Evaluator:
+def comprehension(kind: str, range_: Evaluator, var: str, body: Evaluator, predicate: Evaluator | None) -> Evaluator:
     """``all``/``exists`` absorb errors when another element decides; the others propagate them."""
 
     def run(a: Activation) -> object:
-        items = _iterate(range_(a))
+        items = iterate(range_(a))
         scope = dict(a)
         if kind in ("all", "exists"):
             decisive = kind == "exists"
             error: Fault | None = None
             for item in items:
-                _charge(a, cost)
                 scope[var] = item
                 try:
-                    if _as_bool(body(scope)) is decisive:
+                    if as_bool(body(scope)) is decisive:
                         return decisive
                 except Fault as exc:
                     error = error or exc
@@ -405,18 +333,16 @@ def comprehension(
         if kind == "exists_one":
             count = 0
             for item in items:
-                _charge(a, cost)
                 scope[var] = item
-                count += _as_bool(body(scope))
+                count += as_bool(body(scope))
             return count == 1
         out: list[object] = []
         for item in items:
-            _charge(a, cost)
             scope[var] = item
             if kind == "filter":
-                if _as_bool(body(scope)):
+                if as_bool(body(scope)):
                     out.append(item)
-            elif predicate is None or _as_bool(predicate(scope)):
+            elif predicate is None or as_bool(predicate(scope)):
                 out.append(body(scope))
         return tuple(out)
 

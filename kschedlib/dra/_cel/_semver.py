@@ -70,7 +70,7 @@ def _number(text: str, what: str) -> int:
 def _parse_uint(text: str) -> int:
     if not text:
         raise SemverParseError('strconv.ParseUint: parsing "": invalid syntax')
-    value = int(text)
+    value = int(text) if len(text.lstrip("0")) <= 20 else _UINT64_MAX + 1  # Python refuses 4,300+ digits
     if value > _UINT64_MAX:
         raise SemverParseError(f"strconv.ParseUint: parsing {_quote(text)}: value out of range")
     return value

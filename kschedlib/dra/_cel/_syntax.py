@@ -8,9 +8,14 @@ message types). Macros (``has``, ``all``, ``exists``, ``exists_one``, ``map``, `
 
 from __future__ import annotations
 
-import re
+import contextlib
+import math
+import sys
+import threading
+from collections.abc import Iterator
 from typing import Final, NoReturn
 
+from kschedlib.dra._cel._lexer import SyntaxFault, Token, lex
 from kschedlib.dra._cel._nodes import (
     Binary,
     Bind,
@@ -26,149 +31,84 @@ from kschedlib.dra._cel._nodes import (
     Select,
     Uint,
     Unary,
+    children,
 )
 
-__all__ = ["SyntaxFault", "parse"]
+__all__ = ["MAX_RECURSION", "SHALLOW", "SyntaxFault", "headroom", "parse", "tree_depth"]
 
 _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
 _UINT64_MAX: Final = 2**64 - 1
 
-_TOKEN: Final = re.compile(
-    r"""
-    (?P<space>[ \t\n\r\f]+|//[^\n]*)
-  | (?P<double>(?:[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+|\.[0-9]+(?:[eE][+-]?[0-9]+)?))
-  | (?P<hex>0[xX][0-9a-fA-F]+[uU]?)
-  | (?P<int>[0-9]+[uU]?)
-  | (?P<string>[rR]?[bB]?[rR]?(?:\"\"\"|'''|"|'))
-  | (?P<ident>[_a-zA-Z][_a-zA-Z0-9]*)
-  | (?P<op>\|\||&&|==|!=|<=|>=|[<>!+\-*/%?:.,\[\](){}])
-    """,
-    re.VERBOSE,
-)
 _RESERVED: Final = frozenset(
     "as break const continue else for function if import let loop package namespace return var void while".split()  # noqa: SIM905
 )
-_ESCAPES: Final = {
-    "a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v",
-    "\\": "\\", "'": "'", '"': '"', "`": "`", "?": "?",
-}  # fmt: skip
 _RELATIONS: Final = frozenset({"<", "<=", ">", ">=", "==", "!=", "in"})
 
+MAX_RECURSION: Final = 250
+"""cel-go's parser recursion limit: nested expressions (parentheses, list elements, arguments) and
+nested operations (operators, selections, calls on a receiver, indexing)."""
+MAX_CODE_POINTS: Final = 100_000
+"""cel-go's default limit on the length of an expression."""
+_HEADROOM: Final = 20_000
+"""Python frames an expression within cel-go's limits may need to parse, check and evaluate
+(a few per level of nesting; Python's default limit is 1,000)."""
+SHALLOW: Final = 60
+"""Expressions this short, and trees this shallow, fit in Python's default recursion limit."""
 
-class SyntaxFault(Exception):
-    """A parse error at a source offset; turned into cel-go's ``Syntax error: ...`` text by the caller."""
-
-    def __init__(self, message: str, offset: int) -> None:
-        super().__init__(message)
-        self.message = message
-        self.offset = offset
-
-
-class _Token:
-    __slots__ = ("kind", "offset", "text", "value")
-
-    def __init__(self, kind: str, text: str, offset: int, value: object = None) -> None:
-        self.kind = kind
-        self.text = text
-        self.offset = offset
-        self.value = value
+_headroom_lock = threading.Lock()
+_headroom_users = 0
+_headroom_saved = 0
 
 
-def _lex(source: str) -> list[_Token]:
-    tokens: list[_Token] = []
-    pos = 0
-    while pos < len(source):
-        match = _TOKEN.match(source, pos)
-        if match is None:
-            raise SyntaxFault(f"token recognition error at: '{source[pos]}'", pos)
-        kind = match.lastgroup or ""
-        if kind == "string":
-            token, pos = _lex_string(source, pos, match.group())
-            tokens.append(token)
-            continue
-        text = match.group()
-        if (kind == "ident" and text in ("true", "false", "null", "in")) or kind == "op":
-            kind = text
-        if kind != "space":
-            tokens.append(_Token(kind, text, pos))
-        pos = match.end()
-    tokens.append(_Token("<EOF>", "<EOF>", len(source)))
-    return tokens
-
-
-def _lex_string(source: str, start: int, prefix: str) -> tuple[_Token, int]:
-    """Read one string or bytes literal starting at ``start``; ``prefix`` ends with its opening quote."""
-    flags = prefix.rstrip("'\"").lower()
-    quote = prefix[len(flags) :]
-    raw, is_bytes = "r" in flags, "b" in flags
-    pos = start + len(prefix)
-    out: list[str] = []
-    octets = bytearray()  # a bytes literal: escapes give single octets, other characters their UTF-8
-    while True:
-        if pos >= len(source) or (len(quote) == 1 and source[pos] == "\n"):
-            raise SyntaxFault(f"token recognition error at: '{source[start:pos]}'", start)
-        if source.startswith(quote, pos):
-            pos += len(quote)
-            break
-        char = source[pos]
-        if char == "\\" and not raw:
-            text, pos = _escape(source, pos)
-            out.append(text)
-            octets.extend(text.encode("latin-1") if ord(text) < 256 else text.encode())
-            continue
-        out.append(char)
-        octets.extend(char.encode())
-        pos += 1
-    value: object = bytes(octets) if is_bytes else "".join(out)
-    return _Token("bytes" if is_bytes else "string", source[start:pos], start, value), pos
-
-
-def _escape(source: str, pos: int) -> tuple[str, int]:
-    nxt = source[pos + 1 : pos + 2]
-    if nxt in _ESCAPES:
-        return _ESCAPES[nxt], pos + 2
-    widths = {"x": 2, "X": 2, "u": 4, "U": 8}
-    if nxt in widths:
-        digits = source[pos + 2 : pos + 2 + widths[nxt]]
-        if len(digits) == widths[nxt] and all(c in "0123456789abcdefABCDEF" for c in digits):
-            point = int(digits, 16)
-            if 0xD800 <= point <= 0xDFFF or point > 0x10FFFF:
-                raise SyntaxFault(f"invalid unicode code point: {source[pos:pos + 2 + widths[nxt]]}", pos)
-            return chr(point), pos + 2 + widths[nxt]
-    octal = source[pos + 1 : pos + 4]
-    if len(octal) == 3 and all(c in "01234567" for c in octal) and octal[0] in "0123":
-        return chr(int(octal, 8)), pos + 4
-    raise SyntaxFault(f"token recognition error at: '{source[pos:pos + 2]}'", pos)
+@contextlib.contextmanager
+def headroom() -> Iterator[None]:
+    """Python's recursion limit raised to :data:`_HEADROOM` while deep expressions are handled
+    (by any thread), and put back afterwards."""
+    global _headroom_users, _headroom_saved
+    with _headroom_lock:
+        if _headroom_users == 0:
+            _headroom_saved = sys.getrecursionlimit()
+            sys.setrecursionlimit(max(_headroom_saved, _HEADROOM))
+        _headroom_users += 1
+    try:
+        yield
+    finally:
+        with _headroom_lock:
+            _headroom_users -= 1
+            if _headroom_users == 0:
+                sys.setrecursionlimit(_headroom_saved)
 
 
 class _Parser:
     def __init__(self, source: str) -> None:
-        self.tokens = _lex(source)
+        self.tokens = lex(source)
         self.pos = 0
         self.next_id = 0
+        self.depth = 0
+        """Nested ``expr`` rules, as cel-go's parse listener counts them."""
 
     # -- token helpers
-    def peek(self) -> _Token:
+    def peek(self) -> Token:
         return self.tokens[self.pos]
 
-    def take(self) -> _Token:
+    def take(self) -> Token:
         token = self.tokens[self.pos]
         self.pos += 1
         return token
 
-    def accept(self, kind: str) -> _Token | None:
+    def accept(self, kind: str) -> Token | None:
         if self.tokens[self.pos].kind == kind:
             return self.take()
         return None
 
-    def expect(self, kind: str) -> _Token:
+    def expect(self, kind: str) -> Token:
         token = self.peek()
         if token.kind != kind:
             self.fail_at(token, f"mismatched input '{token.text}' expecting '{kind}'")
         return self.take()
 
-    def fail_at(self, token: _Token, message: str) -> NoReturn:
+    def fail_at(self, token: Token, message: str) -> NoReturn:
         raise SyntaxFault(message, token.offset)
 
     # -- grammar
@@ -180,20 +120,26 @@ class _Parser:
         return node
 
     def expr(self) -> Node:
+        self.depth += 1
+        if self.depth > MAX_RECURSION:
+            raise SyntaxFault(f"expression recursion limit exceeded: {MAX_RECURSION}", -1)
         cond = self.logical("||")
         token = self.accept("?")
-        if token is None:
-            return cond
-        when_true = self.logical("||")
-        self.expect(":")
-        return Conditional(token.offset, cond, when_true, self.expr())
+        if token is not None:
+            when_true = self.logical("||")
+            self.expect(":")
+            cond = Conditional(token.offset, cond, when_true, self.expr())
+        self.depth -= 1
+        return cond
 
     def logical(self, op: str) -> Node:
-        node = self.logical("&&") if op == "||" else self.relation()
+        """A chain of ``||`` (or ``&&``) as cel-go builds it: a balanced tree, not a deep one."""
+        terms = [self.logical("&&") if op == "||" else self.relation()]
+        offsets: list[int] = []
         while (token := self.accept(op)) is not None:
-            right = self.logical("&&") if op == "||" else self.relation()
-            node = Binary(token.offset, op, node, right)
-        return node
+            offsets.append(token.offset)
+            terms.append(self.logical("&&") if op == "||" else self.relation())
+        return _balanced(op, terms, offsets, 0, len(offsets) - 1) if offsets else terms[0]
 
     def relation(self) -> Node:
         node = self.addition()
@@ -217,17 +163,20 @@ class _Parser:
         return node
 
     def unary(self) -> Node:
+        """``!x``, ``-x``: cel-go keeps one operator of an odd run and none of an even one."""
         token = self.peek()
-        if token.kind == "!":
+        if token.kind not in ("!", "-"):
+            return self.member(self.primary())
+        run = 0
+        while self.peek().kind == token.kind:
             self.take()
-            return Unary(token.offset, "!", self.unary())
-        if token.kind == "-":
-            self.take()
-            nxt = self.peek()
-            if nxt.kind in ("int", "double", "hex") and not nxt.text.lower().endswith("u"):
-                return self.member(self.number(self.take(), negative=True, offset=token.offset))
-            return Unary(token.offset, "-", self.unary())
-        return self.member(self.primary())
+            run += 1
+        nxt = self.peek()
+        signed_number = nxt.kind in ("int", "double", "hex") and not nxt.text.lower().endswith("u")
+        if token.kind == "-" and run == 1 and signed_number:
+            return self.member(self.number(self.take(), negative=True, offset=token.offset))
+        operand = self.member(self.primary())
+        return Unary(token.offset, token.kind, operand) if run % 2 else operand
 
     def member(self, node: Node) -> Node:
         while True:
@@ -235,8 +184,9 @@ class _Parser:
             if token.kind == ".":
                 self.take()
                 name = self.expect_ident()
-                if self.accept("(") is not None:
-                    node = self.call(name, node, self.arguments(")"))
+                opening = self.accept("(")
+                if opening is not None:
+                    node = self.call(name, node, self.arguments(")"), opening.offset)
                 else:
                     node = Select(name.offset - 1, node, name.text)
             elif token.kind == "[":
@@ -247,7 +197,7 @@ class _Parser:
             else:
                 return node
 
-    def expect_ident(self) -> _Token:
+    def expect_ident(self) -> Token:
         token = self.peek()
         if token.kind != "ident":
             self.fail_at(token, f"no viable alternative at input '.{token.text}'")
@@ -276,8 +226,9 @@ class _Parser:
         if kind == "ident":
             if token.text in _RESERVED:
                 self.fail_at(token, f"reserved identifier: {token.text}")
-            if self.accept("(") is not None:
-                return self.call(token, None, self.arguments(")"))
+            opening = self.accept("(")
+            if opening is not None:
+                return self.call(token, None, self.arguments(")"), opening.offset)
             if self.peek().kind == "{":
                 self.fail_at(self.peek(), f"message construction is not supported: {token.text}{{...}}")
             return Ident(token.offset, token.text)
@@ -304,7 +255,7 @@ class _Parser:
             self.fail_at(token, "mismatched input '<EOF>' expecting an expression")
         raise SyntaxFault(f"extraneous input '{token.text}' expecting an expression", token.offset)
 
-    def map_literal(self, opening: _Token) -> Node:
+    def map_literal(self, opening: Token) -> Node:
         entries: list[tuple[Node, Node]] = []
         if self.accept("}") is not None:
             return CreateMap(opening.offset, entries)
@@ -318,29 +269,36 @@ class _Parser:
             if self.accept("}") is not None:
                 return CreateMap(opening.offset, entries)
 
-    def number(self, token: _Token, *, negative: bool, offset: int) -> Node:
+    def number(self, token: Token, *, negative: bool, offset: int) -> Node:
+        """A numeric literal; out of range (or past 64 bits) it is cel-go's ``invalid ... literal``."""
         text = token.text
         if token.kind == "double":
             value = float(text)
+            if math.isinf(value):
+                raise SyntaxFault("invalid double literal", offset, syntax=False)
             return Literal(offset, -value if negative else value)
         unsigned = text[-1] in "uU"
         digits = text[:-1] if unsigned else text
-        number = int(digits, 16) if token.kind == "hex" else int(digits, 10)
+        hexadecimal = token.kind == "hex"
+        significant = (digits[2:] if hexadecimal else digits).lstrip("0")
+        if len(significant) > (16 if hexadecimal else 20):  # past 64 bits (and Python's digit limit)
+            raise SyntaxFault(f"invalid {'uint' if unsigned else 'int'} literal", offset, syntax=False)
+        number = int(digits, 16) if hexadecimal else int(digits, 10)
         if negative:
             number = -number
         if unsigned:
             if number > _UINT64_MAX:
-                self.fail_at(token, f"invalid uint literal: {text}")
+                raise SyntaxFault("invalid uint literal", offset, syntax=False)
             return Literal(offset, Uint(number))
         if not _INT64_MIN <= number <= _INT64_MAX:
-            self.fail_at(token, f"invalid int literal: {'-' if negative else ''}{text}")
+            raise SyntaxFault("invalid int literal", offset, syntax=False)
         return Literal(offset, number)
 
-    def call(self, name: _Token, target: Node | None, args: list[Node]) -> Node:
+    def call(self, name: Token, target: Node | None, args: list[Node], offset: int) -> Node:
+        """A call, located as cel-go locates it: at its opening parenthesis."""
         function = name.text
-        offset = name.offset
         if target is None and function == "has":
-            return self.has_macro(name, args)
+            return self.has_macro(name, args, offset)
         if target is not None and function in ("all", "exists", "exists_one", "map", "filter"):
             return self.comprehension(name, target, args)
         if function == "bind" and isinstance(target, Ident) and target.name == "cel" and len(args) == 3:
@@ -348,13 +306,13 @@ class _Parser:
             return Bind(offset, var, args[1], args[2])
         return Call(offset, function, target, args)
 
-    def has_macro(self, name: _Token, args: list[Node]) -> Node:
+    def has_macro(self, name: Token, args: list[Node], offset: int) -> Node:
         if len(args) != 1 or not isinstance(args[0], Select):
             raise SyntaxFault("invalid argument to has() macro", name.offset)
         select = args[0]
-        return Select(select.offset, select.operand, select.field, test_only=True)
+        return Select(offset, select.operand, select.field, test_only=True)
 
-    def comprehension(self, name: _Token, target: Node, args: list[Node]) -> Node:
+    def comprehension(self, name: Token, target: Node, args: list[Node]) -> Node:
         kind = name.text
         arity = (2, 3) if kind == "map" else (2,)
         if len(args) not in arity:
@@ -364,12 +322,60 @@ class _Parser:
             return Comprehension(name.offset - 1, kind, target, var, args[2], args[1])
         return Comprehension(name.offset - 1, kind, target, var, args[1], None)
 
-    def macro_var(self, name: _Token, node: Node) -> str:
+    def macro_var(self, name: Token, node: Node) -> str:
         if not isinstance(node, Ident):
             raise SyntaxFault("argument must be a simple name", node.offset if node else name.offset)
         return node.name
 
 
+def _balanced(op: str, terms: list[Node], offsets: list[int], lo: int, hi: int) -> Node:
+    mid = (lo + hi + 1) // 2
+    left = terms[mid] if mid == lo else _balanced(op, terms, offsets, lo, mid - 1)
+    right = terms[mid + 1] if mid == hi else _balanced(op, terms, offsets, mid + 1, hi)
+    return Binary(offsets[mid], op, left, right)
+
+
 def parse(source: str) -> Node:
-    """Parse ``source`` or raise :class:`SyntaxFault`."""
-    return _Parser(source).parse()
+    """Parse ``source`` or raise :class:`SyntaxFault`, within cel-go's size and recursion limits."""
+    if len(source) > MAX_CODE_POINTS:
+        raise SyntaxFault(
+            f"expression code point size exceeds limit: size: {len(source)}, limit {MAX_CODE_POINTS}", -1
+        )
+    tree = _Parser(source).parse()
+    if _operation_depth(tree) > MAX_RECURSION:
+        raise SyntaxFault("max recursion depth exceeded", -1)
+    return tree
+
+
+def tree_depth(tree: Node) -> int:
+    """How many levels ``tree`` has."""
+    deepest = 0
+    stack: list[tuple[Node, int]] = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in children(node))
+    return deepest
+
+
+def _operation_depth(tree: Node) -> int:
+    """The most operations nested in one another, counted as cel-go's parser visits them:
+    ternaries, relations, arithmetic, selections, calls on a receiver and indexing (not ``&&``,
+    ``||``, ``!``, ``-``, global calls or literals)."""
+    deepest = 0
+    stack: list[tuple[Node, int]] = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if _counts(node):
+            depth += 1
+        deepest = max(deepest, depth)
+        stack.extend((child, depth) for child in children(node))
+    return deepest
+
+
+def _counts(node: Node) -> bool:
+    if isinstance(node, (Conditional, Select, Index, Comprehension, Bind)):
+        return True
+    if isinstance(node, Binary):
+        return node.op not in ("&&", "||")
+    return isinstance(node, Call) and node.target is not None

@@ -60,12 +60,22 @@ def match(pattern: str, actual: str, bound: dict[str, str]) -> bool:
         if seen is None or is_dyn(seen):
             bound[pattern] = actual
             return True
-        return seen == actual or is_dyn(actual)
+        return _compatible(seen, actual)
     if _base(pattern) != _base(actual):
         return False
     if "(" not in pattern:
         return True
     return all(match(p, a, bound) for p, a in zip(_args(pattern), _args(actual), strict=True))
+
+
+def _compatible(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` can be one type: equal up to ``dyn`` anywhere (``list(dyn)`` is the
+    type of ``[]`` and fits ``list(string)``)."""
+    if a == b or is_dyn(a) or is_dyn(b):
+        return True
+    if _base(a) != _base(b) or "(" not in a or "(" not in b:
+        return False
+    return all(_compatible(x, y) for x, y in zip(_args(a), _args(b), strict=True))
 
 
 def substitute(t: str, bound: dict[str, str]) -> str:

@@ -8,14 +8,27 @@ int is ``int``, uint is :class:`Uint`, double is ``float``, string ``str``, byte
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Final, final
+import math
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Final, final, overload
 
 from kschedlib.dra._cel._nodes import Uint
 from kschedlib.dra._cel._semver import Semver
 from kschedlib.model.quantity import Quantity
 
-__all__ = ["DEVICE_TYPE", "DeviceValue", "Fault", "cel_equal", "go_type_name", "type_name"]
+__all__ = [
+    "DEVICE_TYPE",
+    "LIST_TYPES",
+    "ConcatList",
+    "DeviceValue",
+    "Fault",
+    "Lazy",
+    "cel_equal",
+    "go_type_name",
+    "type_name",
+    "valid_text",
+]
 
 DEVICE_TYPE: Final = "kubernetes.DRADevice"
 QUANTITY_TYPE: Final = "kubernetes.Quantity"
@@ -34,6 +47,7 @@ class Fault(Exception):
 
 
 NO_SUCH_OVERLOAD: Final = "no such overload"
+COST_EXCEEDED: Final = "operation cancelled: actual cost limit exceeded"
 
 
 @final
@@ -66,6 +80,92 @@ class DeviceValue:
         self.allowMultipleAllocations = allow_multiple_allocations
 
 
+@final
+class ConcatList(Sequence[object]):
+    """``left + right`` of long lists, made as cel-go makes it: in constant time, nothing copied.
+
+    ``cel.bind(x, x + x, ...)`` doubles a list at each step; kube answers ``size(x)`` of a list
+    doubled 40 times at once, and so does this.
+    """
+
+    __slots__ = ("_length", "left", "right")
+
+    def __init__(self, left: Sequence[object], right: Sequence[object]) -> None:
+        self.left = left
+        self.right = right
+        self._length = len(left) + len(right)
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> object: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[object]: ...
+
+    def __getitem__(self, index: int | slice) -> object:
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        if index < 0:
+            index += self._length
+        if not 0 <= index < self._length:
+            raise IndexError(index)
+        node: Sequence[object] = self
+        while isinstance(node, ConcatList):
+            if index < len(node.left):
+                node = node.left
+            else:
+                index -= len(node.left)
+                node = node.right
+        return node[index]
+
+    def __iter__(self) -> Iterator[object]:
+        stack: list[Sequence[object]] = [self]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ConcatList):
+                stack.append(node.right)
+                stack.append(node.left)
+            else:
+                yield from node
+
+    def __repr__(self) -> str:
+        return f"ConcatList(<{self._length} items>)"
+
+
+@final
+class Lazy:
+    """A ``cel.bind`` variable: its expression runs when the body first reads it, as in cel-go
+    (so an unused failing expression is no error, and costs nothing)."""
+
+    __slots__ = ("_activation", "_done", "_init", "_value")
+
+    def __init__(self, init: Callable[[dict[str, object]], object], activation: dict[str, object]) -> None:
+        self._init = init
+        self._activation = activation
+        self._done = False
+        self._value: object = None
+
+    def get(self) -> object:
+        if not self._done:
+            try:
+                self._value = self._init(self._activation)
+            except Fault as exc:
+                self._value = exc
+            self._done = True
+        if isinstance(self._value, Fault):
+            raise self._value
+        return self._value
+
+    @staticmethod
+    def value_of(value: object) -> object:
+        return value.get() if type(value) is Lazy else value
+
+
+LIST_TYPES: Final = (tuple, list, ConcatList)
+"""The Python types of a CEL list."""
+
 _TYPE_NAMES: Final[dict[type, str]] = {
     bool: "bool",
     int: "int",
@@ -76,6 +176,7 @@ _TYPE_NAMES: Final[dict[type, str]] = {
     type(None): "null_type",
     list: "list",
     tuple: "list",
+    ConcatList: "list",
     dict: "map",
     DefaultingMap: "map",
     Quantity: QUANTITY_TYPE,
@@ -94,6 +195,17 @@ _GO_NAMES: Final = {
     SEMVER_TYPE: "cel.Semver",
     DEVICE_TYPE: "*types.protoObj",
 }
+
+
+_SURROGATES: Final = re.compile("[\ud800-\udfff]")
+
+
+def valid_text(text: str) -> str:
+    """``text`` with lone surrogates (which Python's JSON decoder keeps) as U+FFFD, as Go's JSON
+    decoder reads them, so that every string is valid Unicode."""
+    if text.isascii() or not _SURROGATES.search(text):
+        return text
+    return _SURROGATES.sub("\ufffd", text)
 
 
 def type_name(value: object) -> str:
@@ -131,8 +243,8 @@ def cel_equal(left: object, right: object) -> bool:
             return left == right
         return False
     if lt == "list":
-        assert isinstance(left, (list, tuple))
-        assert isinstance(right, (list, tuple))
+        assert isinstance(left, LIST_TYPES)
+        assert isinstance(right, LIST_TYPES)
         return len(left) == len(right) and all(cel_equal(a, b) for a, b in zip(left, right, strict=True))
     if lt == "map":
         assert isinstance(left, dict)
@@ -179,6 +291,8 @@ def format_value(value: object) -> str:
         return "true" if value else "false"
     if value is None:
         return "NULL_VALUE"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("+Inf" if value > 0 else "-Inf")
     return str(value)
 
 

@@ -56,6 +56,11 @@ class ExpiringSet:
     def __init__(self) -> None:
         self._until: dict[str, float] = {}
 
+    def copy(self) -> ExpiringSet:
+        other = ExpiringSet()
+        other._until = dict(self._until)
+        return other
+
     def add(self, name: str, until: float) -> None:
         self._until[name] = until
 

@@ -37,6 +37,7 @@ from kschedlib.framework.extension_points import (
 )
 from kschedlib.framework.handle import Handle
 from kschedlib.framework.node_info import NodeInfo
+from kschedlib.framework.plugin_state import KeepsState
 from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.results import PostFilterResult
 from kschedlib.framework.status import Status
@@ -75,7 +76,8 @@ def decode_args(raw: Mapping[str, Any] | None) -> CapacitySchedulingArgs:
 
 
 @final
-class CapacityScheduling(PreFilterPlugin, PreFilterExtensions, PostFilterPlugin, ReservePlugin, EnqueueExtensions):
+class CapacityScheduling(KeepsState, PreFilterPlugin, PreFilterExtensions, PostFilterPlugin, ReservePlugin,
+                         EnqueueExtensions):
     """Elastic quotas per namespace (see the module docstring)."""
 
     name: ClassVar[str] = NAME
@@ -92,6 +94,16 @@ class CapacityScheduling(PreFilterPlugin, PreFilterExtensions, PostFilterPlugin,
         """A pod deleted (use went down) or any change to an ElasticQuota."""
         return (ClusterEventWithHint(ClusterEvent(POD, ActionType.DELETE)),
                 ClusterEventWithHint(ClusterEvent(ELASTIC_QUOTA_GVK, ActionType.ALL)))
+
+    # --- KeepsState: what a what-if cycle must leave as it was ---------------------------------
+
+    def save_state(self) -> object:
+        """The live quotas (PreFilter rebuilds them; Reserve and Unreserve charge them)."""
+        return self.infos.clone()
+
+    def restore_state(self, saved: object) -> None:
+        assert isinstance(saved, QuotaInfos)
+        self.infos = saved
 
     # --- the quotas as the cycle sees them -------------------------------------------------------
 

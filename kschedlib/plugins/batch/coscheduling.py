@@ -46,6 +46,7 @@ from kschedlib.framework.extension_points import (
     ReservePlugin,
 )
 from kschedlib.framework.handle import Handle
+from kschedlib.framework.plugin_state import KeepsState
 from kschedlib.framework.pods_to_activate import request_activation
 from kschedlib.framework.queued_pod import QueuedPodInfo
 from kschedlib.framework.results import PostFilterResult, Wait
@@ -120,7 +121,8 @@ def decode_args(raw: Mapping[str, Any] | None) -> CoschedulingArgs:
 
 
 @final
-class Coscheduling(QueueSortPlugin, PreFilterPlugin, PostFilterPlugin, PermitPlugin, ReservePlugin, EnqueueExtensions):
+class Coscheduling(KeepsState, QueueSortPlugin, PreFilterPlugin, PostFilterPlugin, PermitPlugin, ReservePlugin,
+                   EnqueueExtensions):
     """Gang scheduling of PodGroups (see the module docstring)."""
 
     name: ClassVar[str] = NAME
@@ -164,6 +166,16 @@ class Coscheduling(QueueSortPlugin, PreFilterPlugin, PostFilterPlugin, PermitPlu
         if group is not None and group.schedule_timeout_seconds is not None:
             return float(group.schedule_timeout_seconds)
         return float(self._args.permit_waiting_time_seconds or DEFAULT_WAIT_SECONDS)
+
+    # --- KeepsState: what a what-if cycle must leave as it was ---------------------------------
+
+    def save_state(self) -> object:
+        """The permitted, backed-off and quiet groups (PreFilter and PostFilter change them)."""
+        return self._permitted.copy(), self._backed_off.copy(), self._quiet.copy()
+
+    def restore_state(self, saved: object) -> None:
+        assert isinstance(saved, tuple)
+        self._permitted, self._backed_off, self._quiet = saved
 
     # --- QueueSort ----------------------------------------------------------------------------
 

@@ -1,0 +1,84 @@
+"""Start-up: ``import kschedlib`` and a CLI ``explain`` on a 1,000-node dump, and how much of it is the cycle.
+
+Run by hand, never by the test suite::
+
+    .venv/bin/python benchmarks/startup.py             # best of 5 of each
+    .venv/bin/python benchmarks/startup.py --repeat 9
+
+Each figure is the best wall time of ``--repeat`` fresh interpreters (``python -c pass`` is the floor):
+
+* ``import kschedlib``;
+* ``python -m kschedlib explain DUMP --pod POD --format json`` on ``basic`` at scale 0.2 (1,000 nodes,
+  2,000 pending pods), written once to a temporary file;
+* the same explain inside one interpreter, split into import, reading the dump (``load_cluster``) and
+  the explain itself (scheduler built from the objects, one cycle over every node).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import workloads
+
+_ROOT = Path(__file__).resolve().parent.parent
+
+_SPLIT = """
+import sys, time, json
+t0 = time.perf_counter()
+import kschedlib
+t1 = time.perf_counter()
+cluster = kschedlib.load_cluster(sys.argv[1])
+t2 = time.perf_counter()
+answer = kschedlib.explain(cluster, sys.argv[2])
+t3 = time.perf_counter()
+feasible = len(answer.to_dict()["feasible"])
+print(json.dumps({"import": t1 - t0, "load": t2 - t1, "explain": t3 - t2, "feasible": feasible}))
+"""
+
+
+def _best(cmd: Sequence[str], repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        started = time.perf_counter()
+        subprocess.run(cmd, check=True, cwd=_ROOT, stdout=subprocess.DEVNULL)
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--repeat", type=int, default=5)
+    args = p.parse_args(argv)
+    python = sys.executable
+    with tempfile.TemporaryDirectory(prefix="kschedlib-startup-") as tmp:
+        dump = Path(tmp) / "basic-1000.json"
+        objects = workloads.build("basic", 0.2)
+        dump.write_text(json.dumps(workloads.as_list(objects)))
+        pod = next(f"default/{o['metadata']['name']}" for o in objects if o["kind"] == "Pod")
+        floor = _best([python, "-c", "pass"], args.repeat)
+        imported = _best([python, "-c", "import kschedlib"], args.repeat)
+        explained = _best([python, "-m", "kschedlib", "explain", str(dump), "--pod", pod, "--format", "json"],
+                          args.repeat)
+        splits = [json.loads(subprocess.run([python, "-c", _SPLIT, str(dump), pod], check=True, cwd=_ROOT,
+                                            capture_output=True, text=True).stdout) for _ in range(args.repeat)]
+    split = min(splits, key=lambda s: s["import"] + s["load"] + s["explain"])
+    print(f"python -c pass                     {floor * 1000:8.0f} ms")
+    alone = (imported - floor) * 1000
+    print(f"python -c 'import kschedlib'       {imported * 1000:8.0f} ms  (the import alone: {alone:.0f} ms)")
+    print(f"kschedlib explain (1,000 nodes)    {explained * 1000:8.0f} ms")
+    total = split["import"] + split["load"] + split["explain"]
+    for part in ("import", "load", "explain"):
+        print(f"  in one interpreter: {part:8} {split[part] * 1000:8.0f} ms  ({split[part] / total:.0%})")
+    print(f"  feasible nodes: {split['feasible']:,}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
