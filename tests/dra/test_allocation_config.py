@@ -17,10 +17,12 @@ from kschedlib.dra._selectors import SelectorCache
 from kschedlib.model._convert_dra import resource_claim_from_dict
 from kschedlib.model.convert import allocation_to_dict, object_from_dict, object_to_dict
 from kschedlib.model.dra import (
+    AllocatedDeviceStatus,
     AllocationResult,
     ClaimConsumer,
     DeviceAllocation,
     DeviceClass,
+    DeviceCondition,
     DeviceConfig,
     DeviceConstraint,
     DeviceRequest,
@@ -140,7 +142,14 @@ _exact = st.builds(ExactRequest, _names, _names, st.lists(_names, max_size=1).ma
                    count=st.integers(1, 3), admin_access=st.none() | st.booleans(),
                    tolerations=st.lists(_tolerations, max_size=2).map(tuple),
                    capacity=st.none() | st.just({"memory": parse_quantity("1Gi")}))
-_requests = st.builds(lambda name, exact: DeviceRequest(name, attrs.evolve(exact, name=name)), _names, _exact)
+_requests = (st.builds(lambda name, exact: DeviceRequest(name, attrs.evolve(exact, name=name)), _names, _exact)
+             | st.builds(lambda name, subs: DeviceRequest(name, first_available=tuple(subs)), _names,
+                         st.lists(_exact, min_size=1, max_size=2)))
+_statuses = st.builds(AllocatedDeviceStatus, _names, _names, _names, share_id=st.none() | _names,
+                      conditions=st.lists(st.builds(DeviceCondition, _names, st.sampled_from(["True", "False"]),
+                                                    st.text("ab", max_size=2), st.text("ab", max_size=2)),
+                                          max_size=1).map(tuple),
+                      data=st.none() | _parameters, network_data=st.none() | st.just({"interfaceName": "eth0"}))
 _results = st.builds(DeviceAllocation, _names, _names, _names, _names, admin_access=st.none() | st.booleans(),
                      share_id=st.none() | _names, tolerations=st.lists(_tolerations, max_size=1).map(tuple),
                      binding_conditions=st.lists(_names, max_size=1).map(tuple))
@@ -154,6 +163,7 @@ _claims = st.builds(ResourceClaim, _names, _names, st.text("0123456789abcdef", m
                                                    st.none() | _names), max_size=1).map(tuple),
                     allocation=st.none() | _allocations,
                     reserved_for=st.lists(st.builds(ClaimConsumer, _names, _names), max_size=2).map(tuple),
+                    devices=st.lists(_statuses, max_size=1).map(tuple),
                     config=st.lists(_configs, max_size=2).map(tuple))
 
 

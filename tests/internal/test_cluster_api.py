@@ -7,69 +7,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-import attrs
 import pytest
 
 from kschedlib import Scheduler, load_cluster
-from kschedlib.errors import KubeApiError
 from kschedlib.framework import ClusterApi, CycleState, PreBindPlugin, Status
 from kschedlib.model import Pod
 from kschedlib.model.convert import pod_from_dict
-from kschedlib.model.dra import ResourceClaim
-from kschedlib.model.objects import ContainerExtendedResourceRequest
-from kschedlib.model.storage import PersistentVolume, PersistentVolumeClaim
 from kschedlib.plugins import in_tree_registry
 from tests.dra.test_simulation import CLASS, claim, gpus, node, pod
-
-
-class RecordingApi:
-    """Records the calls; claims come back as an API server would write them (a generated name, a uid)."""
-
-    def __init__(self, *, fail: str | None = None) -> None:
-        self.calls: list[tuple[Any, ...]] = []
-        self.fail = fail
-
-    def _call(self, *entry: Any) -> None:
-        self.calls.append(entry)
-        if entry[0] == self.fail:
-            raise KubeApiError(409, "Conflict", f"{entry[0]} refused")
-
-    def nominate(self, pod: Pod, node_name: str) -> None:
-        self.calls.append(("nominate", pod.name, node_name))
-
-    def create_claim(self, claim: ResourceClaim, pod: Pod) -> ResourceClaim:
-        self._call("create", claim.name, pod.name)
-        return attrs.evolve(claim, name=f"{claim.name}-x1", uid="made")
-
-    def reserve_claim(self, claim: ResourceClaim, pod: Pod, *, allocate: bool,
-                      mappings: Sequence[ContainerExtendedResourceRequest] = ()) -> ResourceClaim:
-        self._call("reserve", claim.name, pod.name, allocate, tuple(m.request_name for m in mappings))
-        return claim
-
-    def unreserve_claim(self, claim: ResourceClaim, pod: Pod) -> ResourceClaim:
-        self._call("unreserve", claim.name, pod.name)
-        return attrs.evolve(claim, reserved_for=tuple(c for c in claim.reserved_for if c.uid != pod.uid))
-
-    def deallocate_claim(self, claim: ResourceClaim) -> ResourceClaim:
-        self._call("deallocate", claim.name)
-        return attrs.evolve(claim, allocation=None, reserved_for=())
-
-    def delete_claim(self, claim: ResourceClaim) -> None:
-        self._call("delete", claim.name)
-
-    def record_event(self, pod: Pod, event_type: str, reason: str, action: str, note: str) -> None:
-        self.calls.append(("event", pod.name, reason, note))
-
-    def bind_volumes(self, pod: Pod, node_name: str, volumes: Sequence[PersistentVolume],
-                     claims: Sequence[PersistentVolumeClaim], timeout: float) -> None:
-        self._call("bind_volumes", pod.name, node_name, tuple((v.name, v.claim_ref.name if v.claim_ref else None,
-                                                               v.phase) for v in volumes),
-                   tuple((c.name, dict(c.annotations)) for c in claims), timeout)
-
-    def latest_volumes(self, volumes: Sequence[str], claims: Sequence[str]) -> tuple[list[PersistentVolume],
-                                                                                    list[PersistentVolumeClaim]]:
-        self.calls.append(("latest", tuple(volumes), tuple(claims)))
-        return [], []
+from tests.helpers import RecordingApi
 
 
 class Refuse(PreBindPlugin):
