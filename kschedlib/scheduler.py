@@ -14,6 +14,7 @@ from kschedlib.clock import Clock, FakeClock, SystemClock
 from kschedlib.dra._store import DraStore
 from kschedlib.errors import ModelError
 from kschedlib.explanation import Explanation, deleting_message
+from kschedlib.framework.cluster_api import ClusterApi
 from kschedlib.framework.config import SchedulerConfig
 from kschedlib.framework.extender import Extender
 from kschedlib.framework.node_info import NodeInfo
@@ -72,6 +73,10 @@ class Scheduler:
 
     ``flush_unschedulable=False`` turns off the 5-minute flush of the unschedulable pool (pods there
     move only on cluster events), as a simulation of a fixed timeline wants.
+
+    ``api`` connects the scheduler to an API server for the writes kube-scheduler's plugins make besides the
+    binding (claims, volumes, the nomination before PreBind; :class:`~kschedlib.framework.ClusterApi`); without
+    it the scheduler is a simulation and plays the controllers' part itself.
     """
 
     def __init__(
@@ -89,6 +94,7 @@ class Scheduler:
         kube_version: str | None = None,
         feature_gates: Mapping[str, bool] | str | None = None,
         flush_unschedulable: bool = True,
+        api: ClusterApi | None = None,
     ) -> None:
         kube = resolve_kube(kube_version, feature_gates)
         self._engine = Engine(
@@ -103,6 +109,7 @@ class Scheduler:
             assumed_ttl=assumed_pod_ttl,
             extenders=extenders,
             kube=kube,
+            api=api,
         )
         self._engine.flush_unschedulable = flush_unschedulable
 
@@ -159,6 +166,12 @@ class Scheduler:
         """
         _require(pod, (Pod,), "update_pod")
         self._engine.update_pod(pod)
+
+    def preemption_failed(self, pod: str) -> bool:
+        """Evicting the victims of pod ``namespace/name``'s preemption failed (an embedder deleting them through an
+        API server was refused): the pod no longer waits for them and is retried at once, as kube-scheduler's
+        asynchronous preemption does.  Returns whether the pod was waiting for its victims."""
+        return self._engine.preemption_failed(pod)
 
     def remove_pod(self, pod: Pod | str) -> bool:
         """A pod was deleted (given as a Pod or ``namespace/name``); returns whether it was known."""

@@ -1,14 +1,19 @@
-"""Small builders and a recording listener shared by the unit tests (the fake Handle is the public
-:class:`kschedlib.testing.FakeHandle`)."""
+"""Small builders, a recording listener and a recording ClusterApi shared by the unit tests (the fake Handle
+is the public :class:`kschedlib.testing.FakeHandle`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
+import attrs
+
+from kschedlib.errors import KubeApiError
 from kschedlib.framework import NodeInfo, PodInfo
 from kschedlib.model import Container, ContainerImage, Node, Pod, parse_quantity
+from kschedlib.model.dra import ResourceClaim
 from kschedlib.model.labels import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
-from kschedlib.model.objects import ContainerPort, Taint, Volume
+from kschedlib.model.objects import ContainerExtendedResourceRequest, ContainerPort, Taint, Volume
 from kschedlib.model.resources import is_overcommit_allowed
 from kschedlib.model.storage import (
     ClaimRef,
@@ -198,3 +203,53 @@ class Recorder:
     def keys(self, kind: str) -> list[str]:
         """The keys of the pods notified as ``kind``."""
         return [result.pod.key for k, result in self.events if k == kind]
+
+
+class RecordingApi:
+    """Records the calls; claims come back as an API server would write them (a generated name, a uid)."""
+
+    def __init__(self, *, fail: str | None = None) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+        self.fail = fail
+
+    def _call(self, *entry: Any) -> None:
+        self.calls.append(entry)
+        if entry[0] == self.fail:
+            raise KubeApiError(409, "Conflict", f"{entry[0]} refused")
+
+    def nominate(self, pod: Pod, node_name: str) -> None:
+        self.calls.append(("nominate", pod.name, node_name))
+
+    def create_claim(self, claim: ResourceClaim, pod: Pod) -> ResourceClaim:
+        self._call("create", claim.name, pod.name)
+        return attrs.evolve(claim, name=f"{claim.name}-x1", uid="made")
+
+    def reserve_claim(self, claim: ResourceClaim, pod: Pod, *, allocate: bool,
+                      mappings: Sequence[ContainerExtendedResourceRequest] = ()) -> ResourceClaim:
+        self._call("reserve", claim.name, pod.name, allocate, tuple(m.request_name for m in mappings))
+        return claim
+
+    def unreserve_claim(self, claim: ResourceClaim, pod: Pod) -> ResourceClaim:
+        self._call("unreserve", claim.name, pod.name)
+        return attrs.evolve(claim, reserved_for=tuple(c for c in claim.reserved_for if c.uid != pod.uid))
+
+    def deallocate_claim(self, claim: ResourceClaim) -> ResourceClaim:
+        self._call("deallocate", claim.name)
+        return attrs.evolve(claim, allocation=None, reserved_for=())
+
+    def delete_claim(self, claim: ResourceClaim) -> None:
+        self._call("delete", claim.name)
+
+    def record_event(self, pod: Pod, event_type: str, reason: str, action: str, note: str) -> None:
+        self.calls.append(("event", pod.name, reason, note))
+
+    def bind_volumes(self, pod: Pod, node_name: str, volumes: Sequence[PersistentVolume],
+                     claims: Sequence[PersistentVolumeClaim], timeout: float) -> None:
+        self._call("bind_volumes", pod.name, node_name, tuple((v.name, v.claim_ref.name if v.claim_ref else None,
+                                                               v.phase) for v in volumes),
+                   tuple((c.name, dict(c.annotations)) for c in claims), timeout)
+
+    def latest_volumes(self, volumes: Sequence[str], claims: Sequence[str]) -> tuple[list[PersistentVolume],
+                                                                                    list[PersistentVolumeClaim]]:
+        self.calls.append(("latest", tuple(volumes), tuple(claims)))
+        return [], []

@@ -31,6 +31,7 @@ from kschedlib._internal.what_if import Isolated
 from kschedlib.clock import Clock
 from kschedlib.errors import CacheError
 from kschedlib.framework import events as ev
+from kschedlib.framework.cluster_api import ClusterApi
 from kschedlib.framework.config import PluginSet, SchedulerConfig
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.diagnosis import Diagnosis, fit_error_message
@@ -70,6 +71,8 @@ class _Attempt:
     started: float
     pre_flown: bool = False
     """Whether the binding cycle's PreBind pre-flight already ran (before a Permit wait)."""
+    nominate: ClusterApi | None = None
+    """Where the binding cycle first writes the pod's nomination to its node (v1.35+, PreBind work ahead)."""
 
     @property
     def node(self) -> str:
@@ -109,6 +112,7 @@ class Engine:
         kube: KubeSettings | None = None,
         store: ObjectStore | None = None,
         nominator: Nominator | None = None,
+        api: ClusterApi | None = None,
     ) -> None:
         self.config = config
         self.options = EngineOptions(registry, defaults, retry_unschedulable, binding_executor, assumed_ttl,
@@ -125,6 +129,7 @@ class Engine:
         self.rng, self.cache, self.store, self.nominator = parts.rng, parts.cache, parts.store, parts.nominator
         self.waiting, self.extenders, self.queue = parts.waiting, parts.extenders, parts.queue
         self.profiles, self.handles = parts.profiles, parts.handles
+        self.store.api = api
         self.metrics = Metrics()
         self.listeners = list(listeners)
         self.executor = binding_executor
@@ -314,13 +319,22 @@ class Engine:
             if not victims:
                 del self._preempting[preemptor]
 
+    def preemption_failed(self, key: str) -> bool:
+        """The victims of the pod's preemption could not all be evicted: it is held back no longer and goes to
+        activeQ (kube's async preemption after a failed API call).  Whether it was held back."""
+        pod = self.store.pods.get(key)
+        if pod is None or self._preempting.pop(pod.uid, None) is None:
+            return False
+        self.queue.activate([key])
+        return True
+
     def remove_pod(self, key: str) -> bool:
         known = self.store.pop_pod(key)
         if known is None:
             self.store.scheduling.pod_deleted(key)  # one that ended is no longer counted
             return False
-        if known.resource_claims or self.store.dra.claims:
-            self.store.dra.release_pod(known)
+        if self.store.api is None and (known.resource_claims or self.store.dra.claims):
+            self.store.dra.release_pod(known)  # the resourceclaim controller's part (a live cluster runs its own)
         if self._preempting:
             self._preempting.pop(known.uid, None)
             self._victim_gone(key)
@@ -447,6 +461,10 @@ class Engine:
             stored = self.store.pods.get(key)
             if stored is not None and not stored.node_name and stored.nominated_node_name != attempt.node:
                 self.store.pods[key] = attrs.evolve(stored, nominated_node_name=attempt.node)
+                attempt.nominate = self.store.api
+                if waits and attempt.nominate is not None:  # a Permit wait first: written now, not when it ends
+                    attempt.nominate.nominate(attempt.assumed.pod, attempt.node)
+                    attempt.nominate = None
         return None
 
     def _park(self, attempt: _Attempt, timeouts: dict[str, float]) -> ScheduleResult:
@@ -487,6 +505,8 @@ class Engine:
     def _binding_work(attempt: _Attempt) -> Status:
         """PreBind and Bind (safe to run on another thread: touches no scheduler state)."""
         pod, node, state, runtime = attempt.assumed.pod, attempt.node, attempt.state, attempt.runtime
+        if attempt.nominate is not None:
+            attempt.nominate.nominate(pod, node)
         status = runtime.run_pre_bind(state, pod, node)
         if status.is_success:
             by_extender = bind_with_extenders(runtime.extenders, pod, node)  # schedule_one.go: extendersBinding

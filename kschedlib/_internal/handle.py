@@ -14,6 +14,7 @@ from kschedlib._internal.store import ObjectStore, StorageStore
 from kschedlib._internal.waiting import WaitingPod, WaitingPods
 from kschedlib.clock import Clock
 from kschedlib.dra._store import DraStore
+from kschedlib.framework.cluster_api import ClusterApi
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.extender import Extender
 from kschedlib.framework.node_info import NodeInfo
@@ -136,3 +137,7 @@ class FrameworkHandle:
         self, volumes: Sequence[PersistentVolume], claims: Sequence[PersistentVolumeClaim]
     ) -> None:
         self._store.storage.write_volume_bindings(volumes, claims)
+
+    @property
+    def api(self) -> ClusterApi | None:
+        return self._store.api

@@ -7,6 +7,7 @@ from typing import Any, Final, final
 
 from kschedlib._internal.scheduling_store import PodTable, SchedulingStore
 from kschedlib.dra._store import DraStore
+from kschedlib.framework.cluster_api import ClusterApi
 from kschedlib.framework.events import (
     CSI_DRIVER,
     CSI_NODE,
@@ -209,9 +210,11 @@ class ObjectStore:
     key and uid into :attr:`pods` is fine).
     """
 
-    __slots__ = ("_uid_keys", "dra", "namespaces", "owners", "pdbs", "pods", "scheduling", "storage")
+    __slots__ = ("_uid_keys", "api", "dra", "namespaces", "owners", "pdbs", "pods", "scheduling", "storage")
 
     def __init__(self) -> None:
+        self.api: ClusterApi | None = None
+        """The API server the plugins write to (a live scheduler); ``None`` in a simulation (never copied)."""
         self.namespaces: dict[str, Namespace] = {}
         self.pdbs: dict[str, PodDisruptionBudget] = {}
         self.owners: dict[str, OwnerSelector] = {}

@@ -8,6 +8,8 @@ the gang's pods waiting in Permit, a preemption's PostFilter rejects its victims
 the device state, PodGroups and quotas, storage objects, the waiting pods, the nominations -- saves
 the random generator's state and the state of plugins that keep their own
 (:class:`~kschedlib.framework.KeepsState`), and puts the live ones back afterwards, whatever happens.
+The API server a live scheduler writes to (``store.api``) is out of reach meanwhile: a what-if writes
+nothing to the cluster.
 The holders (the handles) keep their references: the store's parts are swapped, the waiting pods'
 and nominations' contents exchanged.
 """
@@ -23,6 +25,7 @@ from kschedlib._internal.scheduling_store import SchedulingStore
 from kschedlib._internal.store import ObjectStore, StorageStore
 from kschedlib._internal.waiting import WaitingPods
 from kschedlib.dra._store import DraStore
+from kschedlib.framework.cluster_api import ClusterApi
 from kschedlib.framework.plugin_state import KeepsState
 
 __all__ = ["Isolated"]
@@ -39,7 +42,7 @@ class Isolated:
     on a big cluster.
     """
 
-    __slots__ = ("_keeping", "_live", "_nominator", "_rng", "_saved", "_store", "_waiting")
+    __slots__ = ("_api", "_keeping", "_live", "_nominator", "_rng", "_saved", "_store", "_waiting")
 
     def __init__(self, store: ObjectStore, waiting: WaitingPods, nominator: Nominator, rng: random.Random,
                  keeping: Iterable[KeepsState]) -> None:
@@ -47,6 +50,7 @@ class Isolated:
         self._keeping = keeping
         self._saved: list[tuple[KeepsState, object]] = []
         self._live: tuple[DraStore, SchedulingStore, StorageStore, WaitingPods, Nominator, Any] | None = None
+        self._api: ClusterApi | None = None
 
     def __enter__(self) -> None:
         store = self._store
@@ -57,11 +61,13 @@ class Isolated:
             store.storage.copy()
         self._waiting.exchange(waiting)  # the copies' contents in, the live ones kept in the copies
         self._nominator.exchange(nominator)
+        self._api, store.api = store.api, None
 
     def __exit__(self, *exc_info: object) -> None:
         assert self._live is not None
         store = self._store
         store.dra, store.scheduling, store.storage, waiting, nominator, rng_state = self._live
+        store.api = self._api
         self._waiting.exchange(waiting)
         self._nominator.exchange(nominator)
         self._rng.setstate(rng_state)

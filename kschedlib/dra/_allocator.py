@@ -32,12 +32,16 @@ from kschedlib.model._convert_base import Reader, node_selector
 from kschedlib.model.dra import (
     ALLOCATION_MODE_ALL,
     ALLOCATION_MODE_EXACT_COUNT,
+    CONFIG_FROM_CLAIM,
+    CONFIG_FROM_CLASS,
     AllocationResult,
     Device,
     DeviceAllocation,
     DeviceAttribute,
     DeviceClass,
+    DeviceConfig,
     DeviceConstraint,
+    DeviceToleration,
     ExactRequest,
     ResourceClaim,
     ResourceSlice,
@@ -177,6 +181,7 @@ class _Picked:
     admin_access: bool | None
     consumed: dict[str, Quantity] | None
     shared: bool
+    tolerations: tuple[DeviceToleration, ...] = ()
 
 
 @attrs.define(slots=True)
@@ -319,7 +324,7 @@ def claims_signature(claims: Sequence[ResourceClaim]) -> Hashable:
     return tuple(
         (tuple((r.name, _request_signature(r.exactly) if r.exactly is not None else None,
                 tuple(_request_signature(sub) for sub in r.first_available)) for r in claim.requests),
-         claim.constraints)
+         claim.constraints, claim.config)
         for claim in claims)
 
 
@@ -415,7 +420,7 @@ class _Search:
                         continue
                     candidate = _Candidate((pool.driver, pool.name, device.name), device, slice_, pool)
                     if self._selectable(key, candidate):
-                        picked.append(_Picked(candidate, request.name, None, None, False))
+                        picked.append(_Picked(candidate, request.name, None, None, False, request.tolerations))
                         if len(picked) == request.count:
                             self.results[0] = picked
                             return [self._result(0)]
@@ -718,7 +723,7 @@ class _Search:
         else:
             self.allocating.setdefault(candidate.id, set()).add(ci)
         self.results[ci].append(_Picked(candidate, data.qualified_name, True if admin else None, consumed or None,
-                                        shared))
+                                        shared, request.tolerations))
 
         def undo() -> None:
             for constraint in constraints:
@@ -744,9 +749,45 @@ class _Search:
                                          consumed_capacity=p.consumed,
                                          share_id=_share_id(claim, p.request, p.candidate.id, i) if p.shared else None,
                                          binding_conditions=p.candidate.device.binding_conditions,
-                                         binding_failure_conditions=p.candidate.device.binding_failure_conditions)
+                                         binding_failure_conditions=p.candidate.device.binding_failure_conditions,
+                                         tolerations=p.tolerations)
                         for i, p in enumerate(picked))
-        return AllocationResult(devices, *node_selector_for([p.candidate for p in picked], self.node, claim.name))
+        selector, raw = node_selector_for([p.candidate for p in picked], self.node, claim.name)
+        return AllocationResult(devices, selector, raw, config=self._config(ci))
+
+    def _chosen(self, ci: int, ri: int) -> _RequestData:
+        """The data of request ``ri`` of claim ``ci``, of its chosen subrequest for a prioritized list."""
+        return self.data[ci, ri, self.chosen_sub.get((ci, ri), 0)]
+
+    def _config(self, ci: int) -> tuple[DeviceConfig, ...]:
+        """The allocation's ``devices.config``, as kube's allocator builds it: each class's configs once (naming
+        every request served from the class), then each claim config once per request it names (a config
+        naming none applies to all and comes once)."""
+        claim = self.claims[ci]
+        by_class: dict[str, list[list[str]]] = {}
+        ordered: list[tuple[DeviceConfig, list[str]]] = []
+        for ri in range(len(claim.requests)):
+            data = self._chosen(ci, ri)
+            known = by_class.get(data.device_class.name)
+            if known is not None:
+                for names in known:
+                    names.append(data.qualified_name)
+                continue
+            entries = [(config, [data.qualified_name]) for config in data.device_class.config]
+            by_class[data.device_class.name] = [names for _, names in entries]
+            ordered.extend(entries)
+        out = [attrs.evolve(config, requests=tuple(names), source=CONFIG_FROM_CLASS) for config, names in ordered]
+        for config in claim.config:
+            from_claim = attrs.evolve(config, source=CONFIG_FROM_CLAIM)
+            if not config.requests:
+                out.append(from_claim)
+                continue
+            for ri, request in enumerate(claim.requests):
+                data = self._chosen(ci, ri)
+                if request.name in config.requests or (data.parent is not None
+                                                       and data.qualified_name in config.requests):
+                    out.append(from_claim)
+        return tuple(out)
 
 
 def _share_id(claim: ResourceClaim, request: str, device: DeviceID, index: int) -> str:

@@ -17,12 +17,12 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable
-from typing import Final
+from typing import Final, Literal
 
 from kschedlib.model.dra import AllocatedDeviceStatus, DeviceAllocation, ResourceClaim
 
-__all__ = ["BINDING_POLL_INTERVAL", "DEVICE_BINDING_TIMEOUT", "has_binding_conditions", "readiness", "timed_out",
-           "wait_outcome"]
+__all__ = ["BINDING_POLL_INTERVAL", "DEVICE_BINDING_TIMEOUT", "has_binding_conditions", "poll_outcome", "readiness",
+           "timed_out", "wait_outcome"]
 
 BINDING_POLL_INTERVAL: Final = 5.0
 """Seconds between two looks at the claims while PreBind waits."""
@@ -96,17 +96,32 @@ def wait_outcome(claims: Iterable[ResourceClaim], timeout: float, now: float) ->
     after its own timeout, if that look comes before the wait's deadline, else the wait ends with
     ``device binding timeout``.
     """
+    found = _first_not_ready(claims)
+    if found is None or isinstance(found, str):
+        return found
+    since = _waits_since(found)
+    if since is not None:
+        expires = since + timeout
+        looks = 0 if expires < now else math.floor((expires - now) / BINDING_POLL_INTERVAL) + 1
+        if looks * BINDING_POLL_INTERVAL < timeout:
+            return f"claim {found.name} binding timeout"
+    return DEVICE_BINDING_TIMEOUT
+
+
+def poll_outcome(claims: Iterable[ResourceClaim], timeout: float, now: float) -> str | Literal[False] | None:
+    """One look of kube's wait on a live cluster (where drivers do change the claims): ``None`` when every claim
+    is ready, the error text when one failed or timed out, ``False`` to look again later."""
+    found = _first_not_ready(claims)
+    if found is None or isinstance(found, str):
+        return found
+    return f"claim {found.name} binding timeout" if timed_out(found, timeout, now) else False
+
+
+def _first_not_ready(claims: Iterable[ResourceClaim]) -> ResourceClaim | str | None:
+    """What one look at the claims finds first: a failure's text, a claim not ready yet, or ``None`` (all ready)."""
     for claim in claims:
         state = readiness(claim)
         if state is True:
             continue
-        if state is not False:
-            return state
-        since = _waits_since(claim)
-        if since is not None:
-            expires = since + timeout
-            looks = 0 if expires < now else math.floor((expires - now) / BINDING_POLL_INTERVAL) + 1
-            if looks * BINDING_POLL_INTERVAL < timeout:
-                return f"claim {claim.name} binding timeout"
-        return DEVICE_BINDING_TIMEOUT
+        return claim if state is False else state
     return None

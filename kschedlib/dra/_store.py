@@ -358,19 +358,39 @@ class DraStore:
         """Drop the claim's allocation, reservations and device status (PostFilter, or the last consumer gone)."""
         self._write(claim.key, attrs.evolve(claim, allocation=None, reserved_for=(), devices=()))
 
+    @staticmethod
+    def reservation(claim: ResourceClaim, pod: Pod, allocated_at: float | None = None) -> ResourceClaim:
+        """``claim`` reserved for ``pod`` (PreBind): the pod added to ``reservedFor``, and ``allocated_at`` as its
+        allocation time unless it has one; ``claim`` itself when it is reserved for the pod already."""
+        if any(c.uid == pod.uid for c in claim.reserved_for):
+            return claim
+        allocation = claim.allocation
+        if allocated_at is not None and allocation is not None and allocation.allocation_timestamp is None:
+            claim = attrs.evolve(claim, allocation=attrs.evolve(allocation, allocation_timestamp=allocated_at))
+        return attrs.evolve(claim, reserved_for=(*claim.reserved_for, ClaimConsumer(pod.name, pod.uid)))
+
     def bind(self, claim: ResourceClaim, pod: Pod, allocated_at: float | None = None) -> ResourceClaim:
-        """Write the claim's allocation and reserve it for ``pod`` (PreBind); a claim not yet reserved for
-        the pod gets ``allocated_at`` as its allocation time unless it has one."""
-        self.in_flight.pop(claim.uid or claim.key, None)
-        consumers = claim.reserved_for
-        if not any(c.uid == pod.uid for c in consumers):
-            consumers = (*consumers, ClaimConsumer(pod.name, pod.uid))
-            allocation = claim.allocation
-            if allocated_at is not None and allocation is not None and allocation.allocation_timestamp is None:
-                claim = attrs.evolve(claim, allocation=attrs.evolve(allocation, allocation_timestamp=allocated_at))
-        written = attrs.evolve(claim, reserved_for=consumers)
-        self._write(written.key, written)
+        """Write the claim's allocation and reserve it for ``pod`` (PreBind, see :meth:`reservation`)."""
+        written = self.reservation(claim, pod, allocated_at)
+        self.commit(claim, written)
         return written
+
+    def commit(self, assumed: ResourceClaim, written: ResourceClaim) -> None:
+        """``assumed`` (held in flight since Reserve, if it was) was written as ``written``."""
+        self.in_flight.pop(assumed.uid or assumed.key, None)
+        if written.key != assumed.key:  # made under a generated name: the in-memory one counts no more
+            self._refresh(assumed.key)
+        self._write(written.key, written)
+
+    def record(self, key: str, claim: ResourceClaim | None) -> None:
+        """The API server now has ``claim`` under ``key`` (``None``: deleted), as one of the scheduler's writes."""
+        self._write(key, claim)
+
+    def reserved_claims(self, pod: Pod) -> list[ResourceClaim]:
+        """The claims the pod names that list it in ``reservedFor``."""
+        _, *keys = self._claim_keys(pod)
+        claims = (self.claims.get(key) for key in keys)
+        return [c for c in claims if c is not None and any(r.uid == pod.uid for r in c.reserved_for)]
 
     def release(self, pod: Pod, claim_keys: Iterable[str]) -> None:
         """``pod`` is gone: drop its reservations; a claim reserved for nobody is deallocated."""

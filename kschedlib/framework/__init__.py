@@ -1,5 +1,6 @@
 """The plugin author's contract: extension points, Status, CycleState, NodeInfo, Snapshot, Registry."""
 
+from kschedlib.framework.cluster_api import ClusterApi
 from kschedlib.framework.config import PluginRef, PluginSet, ProfileConfig, SchedulerConfig, parse_config
 from kschedlib.framework.cycle_state import CycleState, StateData, StateKey
 from kschedlib.framework.diagnosis import Diagnosis, fit_error_message
@@ -45,6 +46,7 @@ __all__ = [
     "ActionType",
     "AffinityTerm",
     "BindPlugin",
+    "ClusterApi",
     "ClusterEvent",
     "ClusterEventWithHint",
     "Code",

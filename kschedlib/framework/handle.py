@@ -24,6 +24,7 @@ from kschedlib.model.storage import PersistentVolume, PersistentVolumeClaim
 from kschedlib.versions import Switches
 
 if TYPE_CHECKING:
+    from kschedlib.framework.cluster_api import ClusterApi
     from kschedlib.framework.extender import Extender
     from kschedlib.framework.scheduling_objects import SchedulingObjectLister
     from kschedlib.framework.waiting import WaitingPodView
@@ -117,4 +118,10 @@ class Handle(Protocol):
         self, volumes: Sequence[PersistentVolume], claims: Sequence[PersistentVolumeClaim]
     ) -> None:
         """Store new versions of volumes and claims: VolumeBinding's simulated binding (and its undo)."""
+        ...
+
+    @property
+    def api(self) -> ClusterApi | None:
+        """The API server the scheduler writes to (:class:`~kschedlib.framework.ClusterApi`), or ``None`` in a
+        simulation.  Read it in PreFilter and keep it for the attempt."""
         ...

@@ -59,12 +59,10 @@ class WakingExecutor(Executor):
 
 
 def bind_pod(client: KubeClient, pod: Pod, node: str) -> None:
-    """The API binder's call (on a binding thread); a repeated binding already made counts as made."""
-    try:
-        writer.bind(client, pod.namespace, pod.name, pod.uid, node)
-    except KubeApiError as exc:
-        if exc.status != 409 or not _bound_to(client, pod, node):
-            raise
+    """The API binder's call (on a binding thread).  A binding sent again after a lost answer that finds the pod
+    bound to this node counts as made; a first binding refused because someone else bound the pod is an error,
+    as kube-scheduler reports it."""
+    writer.bind(client, pod.namespace, pod.name, pod.uid, node, made=lambda: _bound_to(client, pod, node))
 
 
 def _bound_to(client: KubeClient, pod: Pod, node: str) -> bool:
@@ -108,12 +106,15 @@ class Outcomes:
     """Acts on results (on the loop's thread); ``raw_pods`` is the loop's own map of pods as last read."""
 
     def __init__(self, client: KubeClient, scheduler: Scheduler, events: EventRecorder,
-                 raw_pods: dict[str, dict[str, Any]], vlog: Log) -> None:
+                 raw_pods: dict[str, dict[str, Any]], vlog: Log,
+                 on_loop: Callable[[Callable[[Scheduler], object]], None] = lambda fn: None) -> None:
         self.client = client
         self.scheduler = scheduler
         self.events = events
         self.raw_pods = raw_pods
         self._log = vlog
+        self._on_loop = on_loop
+        """Runs a function of the scheduler on the loop's thread (evictions end on threads of their own)."""
         self._writes = ThreadPoolExecutor(max_workers=4, thread_name_prefix="evict")
 
     def close(self) -> None:
@@ -154,9 +155,12 @@ class Outcomes:
         self.events.record(self._regarding(pod), controller=pod.scheduler_name, event_type="Warning",
                            reason="FailedScheduling", action="Scheduling", note=message)
         raw = self.raw_pods.get(pod.key)
-        if raw is None or (raw.get("spec") or {}).get("nodeName"):
-            return  # gone, or bound meanwhile (by someone else): nothing to tell it
-        nominated = self.scheduler.nominations().get(pod.key, "") if rejected else None
+        if raw is None or (raw.get("metadata") or {}).get("uid") != pod.uid:
+            return  # gone (or made again): nothing to tell it
+        if (raw.get("spec") or {}).get("nodeName") or result.node_name:
+            nominated: str | None = ""  # bound by someone else, or the chosen node failed: kube clears the nomination
+        else:
+            nominated = self.scheduler.nominations().get(pod.key, "") if rejected else None
         patch = writer.condition_patch(raw, writer.POD_SCHEDULED, "False",
                                        "Unschedulable" if rejected else "SchedulerError", message, nominated=nominated)
         if patch is not None:
@@ -187,8 +191,9 @@ class Outcomes:
         try:
             writer.mark_victim(self.client, victim, preemptor.scheduler_name)
             writer.delete_victim(self.client, victim)
-        except KubeApiError as exc:
+        except KubeApiError as exc:  # kube gives up on this preemption and retries the preemptor at once
             log.warning("preemption victim %s not evicted: %s", object_key(victim), exc)
+            self._on_loop(lambda scheduler: scheduler.preemption_failed(preemptor.key))
             return
         self.events.record(victim, controller=preemptor.scheduler_name, event_type="Normal", reason="Preempted",
                            action="Preempting", note=f"Preempted by pod {preemptor.uid} on node {node}")

@@ -54,11 +54,25 @@ def _pod_path(namespace: str, name: str) -> str:
     return f"/api/v1/namespaces/{namespace}/pods/{name}"
 
 
-def bind(client: KubeClient, namespace: str, name: str, uid: str, node: str) -> None:
-    """Bind the pod (uid as precondition); raises :class:`KubeApiError` (409 bound elsewhere, 404 gone)."""
+def bind(client: KubeClient, namespace: str, name: str, uid: str, node: str,
+         made: Callable[[], bool] = lambda: False) -> None:
+    """Bind the pod (uid as precondition); raises :class:`KubeApiError` (409 bound elsewhere, 404 gone).  A 409 to
+    a binding sent again (after a lost answer or a server error) is no error when ``made()`` says the pod is bound
+    as asked: the first one went through."""
     body = {"kind": "Binding", "apiVersion": "v1", "metadata": {"name": name, "namespace": namespace, "uid": uid},
             "target": {"kind": "Node", "name": node}}
-    with_retries(lambda: client.request("POST", _pod_path(namespace, name) + "/binding", body=body))
+    sent = 0
+
+    def send() -> None:
+        nonlocal sent
+        sent += 1
+        client.request("POST", _pod_path(namespace, name) + "/binding", body=body)
+
+    try:
+        with_retries(send)
+    except KubeApiError as exc:
+        if exc.status != 409 or sent == 1 or not made():
+            raise
 
 
 def _condition(kind: str, status: str, reason: str, message: str, generation: object,

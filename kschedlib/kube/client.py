@@ -4,8 +4,8 @@ urllib3 (which that package ships on) for the requests themselves, raw JSON both
 
 Responses are never turned into the package's typed models: listing 5,000 pods into kschedlib's model takes
 about half the time and memory that way (``docs/how-to/run-as-a-second-scheduler.md`` has the figures).  Every
-request waits on a token bucket of ``qps``/``burst``, as client-go's rate limiter does, and answers of 429 or 5xx
-with ``Retry-After`` are retried after the time they ask, up to ten times, as client-go retries them.
+request but a watch waits on a token bucket of ``qps``/``burst``, as client-go's rate limiter does, and answers of
+429 or 5xx with ``Retry-After`` are retried after the time they ask, up to ten times, as client-go retries them.
 """
 
 from __future__ import annotations
@@ -143,7 +143,8 @@ class KubeClient:
 
         url = self._url(path, query)
         for attempt in range(MAX_RETRIES + 1):
-            self.limiter.acquire()
+            if not stream:  # client-go does not rate-limit watches: a watch is one long request, not a call
+                self.limiter.acquire()
             self.requests += 1
             try:
                 response = self._pool.request(method, url, body=body, headers=self._headers(content_type),

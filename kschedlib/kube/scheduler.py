@@ -27,6 +27,7 @@ from typing import Any, Final, final
 
 from kschedlib.errors import KschedError
 from kschedlib.framework import Plugin
+from kschedlib.kube._cluster_api import LiveClusterApi
 from kschedlib.kube._events import EventRecorder
 from kschedlib.kube._informer import DELETED, Informer, object_key
 from kschedlib.kube._leader import LeaderElector
@@ -50,6 +51,8 @@ BINDING_THREADS: Final = 16
 _MAX_IDLE: Final = 1.0
 """The loop wakes at least this often (seconds) to notice timers and a stop."""
 _BATCH_PODS: Final = 64
+_WRITTEN_KINDS: Final = frozenset({"ResourceClaim", "PersistentVolume", "PersistentVolumeClaim"})
+"""Kinds the scheduler itself writes: an informer event older than its write is not applied (kube's assume cache)."""
 
 
 @final
@@ -75,15 +78,19 @@ class LiveScheduler:
         self.stopped = threading.Event()
         self.exit_status = 0
         self._executor = WakingExecutor(BINDING_THREADS, lambda: self.inbox.put(("wake",)))
+        self.events = EventRecorder(client.with_limits(settings.client.qps, settings.client.burst))
+        self.api = LiveClusterApi(client, self.events, self.stopping)
+        """The writes besides bindings (claims, volumes, nominations), as kube-scheduler makes them."""
         self.scheduler = Scheduler(
             settings.document, registry=make_registry(lambda pod, node: bind_pod(client, pod, node), plugins),
             binding_executor=self._executor, seed=seed if seed is not None else random.SystemRandom().randrange(2**32),
-            kube_version=kube_version, feature_gates=feature_gates)
-        self.events = EventRecorder(client.with_limits(settings.client.qps, settings.client.burst))
+            kube_version=kube_version, feature_gates=feature_gates, api=self.api)
         self.raw_pods: dict[str, dict[str, Any]] = {}
         """The latest version of every pod the scheduler has been told of, as the API server wrote it."""
-        self.outcomes = Outcomes(client, self.scheduler, self.events, self.raw_pods, self._log)
+        self.outcomes = Outcomes(client, self.scheduler, self.events, self.raw_pods, self._log,
+                                 on_loop=lambda fn: self.inbox.put(("call", fn, Future())))
         self.informers: list[Informer] = []
+        self._by_kind: dict[str, Informer] = {}
         self._deferred: dict[str, list[tuple[Resource, str, dict[str, Any]]]] = {}
         self._heartbeat = time.monotonic()
         self.elector: LeaderElector | None = None
@@ -151,7 +158,9 @@ class LiveScheduler:
             informer = Informer(self.client, res, self._deliver, stop=self.stopping,
                                 initial=by_kind.get(res.kind, []), version=version)
             self.informers.append(informer)
+            self._by_kind[res.kind] = informer
             informer.start()
+        self.api.attach(self._lookup)
         if self.server is not None:
             self.server.start()
         if self.elector is not None:
@@ -202,6 +211,11 @@ class LiveScheduler:
     def _deliver(self, res: Resource, kind: str, obj: dict[str, Any]) -> None:
         self.inbox.put(("delta", res, kind, obj))
 
+    def _lookup(self, kind: str, key: str) -> dict[str, Any] | None:
+        """The object of ``kind`` under ``key`` as its informer last saw it (any thread may ask)."""
+        informer = self._by_kind.get(kind)
+        return informer.store.get(key) if informer is not None else None
+
     def _schedule(self) -> None:
         """Pods whose bindings or Permit waits ended, then cycles until the queue has nothing ready."""
         ended = self.scheduler.tick()
@@ -231,6 +245,9 @@ class LiveScheduler:
     # --- cluster changes in -----------------------------------------------------------------------
 
     def _apply(self, res: Resource, kind: str, obj: dict[str, Any]) -> None:
+        if kind != DELETED and res.kind in _WRITTEN_KINDS and self.api.stale(res.kind, obj):
+            self._log(5, "older than our own write; not applied", kind=res.kind, key=object_key(obj))
+            return
         try:
             if res.kind == "Pod":
                 self._apply_pod(kind, obj)
@@ -252,8 +269,12 @@ class LiveScheduler:
             return
         pod = object_from_dict(obj)
         assert isinstance(pod, Pod)
+        known = self.scheduler.get_pod(key)
+        if known is not None and known.node_name and not pod.node_name and known.uid == pod.uid:
+            self._log(5, "an older version of a bound pod; not applied", pod=key)  # our nomination's echo, say
+            return
         self.raw_pods[key] = obj
-        if self.scheduler.get_pod(key) is None:
+        if known is None:
             self.scheduler.add_pod(pod)
         else:
             self.scheduler.update_pod(pod)

@@ -33,6 +33,7 @@ from kschedlib.model.dra import (
     DeviceAttribute,
     DeviceClass,
     DeviceCondition,
+    DeviceConfig,
     DeviceConstraint,
     DeviceCounterConsumption,
     DeviceRequest,
@@ -98,8 +99,20 @@ def _taint(r: Reader, raw: object, path: str) -> DeviceTaint:
 
 def _toleration(r: Reader, raw: object, path: str) -> DeviceToleration:
     d = r.as_map(raw, path)
+    seconds = d.get("tolerationSeconds")
     return DeviceToleration(r.getstr(d, "key", path), r.getstr(d, "operator", path) or "Equal",
-                            r.getstr(d, "value", path), r.getstr(d, "effect", path))
+                            r.getstr(d, "value", path), r.getstr(d, "effect", path),
+                            r.getint(d, "tolerationSeconds", path) if seconds is not None else None)
+
+
+def _config(r: Reader, raw: object, path: str) -> DeviceConfig:
+    """A ``config`` entry (class, claim or allocation): its opaque driver parameters, kept as read."""
+    d = r.as_map(raw, path)
+    opaque = r.getmap(d, "opaque", path)
+    if opaque is None:
+        r.fail(path, "only opaque device configurations are supported", raw)
+    return DeviceConfig(r.reqstr(opaque, "driver", f"{path}.opaque"), opaque.get("parameters"),
+                        r.strlist(d, "requests", path), r.optstr(d, "source", path))
 
 
 def _consumption(r: Reader, raw: object, path: str) -> DeviceCounterConsumption:
@@ -201,7 +214,7 @@ def device_class_from_dict(d: Mapping[str, Any], *, admission: bool = True) -> D
         raise_errors(device_class_errors(d), r.obj)
     spec = section(r, d, "spec")
     return DeviceClass(name, r.each(spec, "selectors", "spec", _selector),
-                       r.optstr(spec, "extendedResourceName", "spec"))
+                       r.optstr(spec, "extendedResourceName", "spec"), r.each(spec, "config", "spec", _config))
 
 
 def _selector(r: Reader, raw: object, path: str) -> str:
@@ -257,10 +270,12 @@ def _constraint(r: Reader, raw: object, path: str) -> DeviceConstraint:
                             r.optstr(d, "distinctAttribute", path))
 
 
-def _claim_spec(r: Reader, spec: Json, path: str) -> tuple[tuple[DeviceRequest, ...], tuple[DeviceConstraint, ...]]:
+def _claim_spec(r: Reader, spec: Json, path: str) -> tuple[tuple[DeviceRequest, ...], tuple[DeviceConstraint, ...],
+                                                            tuple[DeviceConfig, ...]]:
     devices = r.getmap(spec, "devices", path) or {}
     at = f"{path}.devices"
-    return r.each(devices, "requests", at, _request), r.each(devices, "constraints", at, _constraint)
+    return (r.each(devices, "requests", at, _request), r.each(devices, "constraints", at, _constraint),
+            r.each(devices, "config", at, _config))
 
 
 def _allocated_device(r: Reader, raw: object, path: str) -> DeviceAllocation:
@@ -278,6 +293,7 @@ def _allocated_device(r: Reader, raw: object, path: str) -> DeviceAllocation:
         share_id=r.optstr(d, "shareID", path),
         binding_conditions=r.strlist(d, "bindingConditions", path),
         binding_failure_conditions=r.strlist(d, "bindingFailureConditions", path),
+        tolerations=r.each(d, "tolerations", path, _toleration),
     )
 
 
@@ -290,6 +306,7 @@ def _allocation(r: Reader, raw: Json) -> AllocationResult:
         node_selector(r, selector, f"{path}.nodeSelector") if selector is not None else None,
         dict(selector) if selector is not None else None,
         r.timestamp(raw, "allocationTimestamp", path),
+        r.each(devices, "config", f"{path}.devices", _config),
     )
 
 
@@ -327,7 +344,7 @@ def resource_claim_from_dict(d: Mapping[str, Any], *, admission: bool = True) ->
     r, meta, name, namespace = open_object(d, "ResourceClaim", namespaced=True)
     if admission:
         raise_errors(resource_claim_errors(d), r.obj)
-    requests, constraints = _claim_spec(r, section(r, d, "spec"), "spec")
+    requests, constraints, config = _claim_spec(r, section(r, d, "spec"), "spec")
     status = section(r, d, "status")
     allocation = r.getmap(status, "allocation", "status")
     return ResourceClaim(
@@ -342,6 +359,7 @@ def resource_claim_from_dict(d: Mapping[str, Any], *, admission: bool = True) ->
         reserved_for=r.each(status, "reservedFor", "status", _consumer),
         deletion_timestamp=r.timestamp(meta, "deletionTimestamp", "metadata"),
         devices=r.each(status, "devices", "status", _device_status),
+        config=config,
     )
 
 
@@ -351,5 +369,5 @@ def resource_claim_template_from_dict(d: Mapping[str, Any], *, admission: bool =
     if admission:
         raise_errors(resource_claim_template_errors(d), r.obj)
     inner = r.getmap(section(r, d, "spec"), "spec", "spec") or {}
-    requests, constraints = _claim_spec(r, inner, "spec.spec")
-    return ResourceClaimTemplate(name, namespace, requests, constraints)
+    requests, constraints, config = _claim_spec(r, inner, "spec.spec")
+    return ResourceClaimTemplate(name, namespace, requests, constraints, config)

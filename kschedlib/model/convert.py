@@ -41,6 +41,13 @@ from kschedlib.model._convert_dra import (
     resource_claim_template_from_dict,
     resource_slice_from_dict,
 )
+from kschedlib.model._convert_dra_write import (
+    allocation_to_dict,
+    device_class_to_dict,
+    device_request_to_dict,
+    resource_claim_template_to_dict,
+    resource_claim_to_dict,
+)
 from kschedlib.model._convert_priority import PriorityClass, PriorityClasses, priority_class_from_dict
 from kschedlib.model._convert_scheduling import (
     SchedulingObject,
@@ -100,12 +107,15 @@ __all__ = [
     "KubeObject",
     "ObjectCollector",
     "PriorityClass",
+    "allocation_to_dict",
     "csi_driver_from_dict",
     "csi_driver_to_dict",
     "csi_node_from_dict",
     "csi_node_to_dict",
     "csi_storage_capacity_from_dict",
     "csi_storage_capacity_to_dict",
+    "device_class_to_dict",
+    "device_request_to_dict",
     "elastic_quota_from_dict",
     "elastic_quota_to_dict",
     "is_custom_resource",
@@ -130,6 +140,8 @@ __all__ = [
     "pv_to_dict",
     "pvc_from_dict",
     "pvc_to_dict",
+    "resource_claim_template_to_dict",
+    "resource_claim_to_dict",
     "storage_class_from_dict",
     "storage_class_to_dict",
     "volume_source_from_dict",
@@ -357,8 +369,14 @@ def object_to_dict(obj: KubeObject) -> dict[str, Any]:
         return _core_object_to_dict(obj)
     if isinstance(obj, PodGroup | ElasticQuota):
         return scheduling_object_to_dict(obj)
-    if isinstance(obj, DeviceClass | ResourceSlice | ResourceClaim | ResourceClaimTemplate):
-        raise ManifestError("writing resource.k8s.io objects back is not supported", obj=type(obj).__name__)
+    if isinstance(obj, DeviceClass):
+        return device_class_to_dict(obj)
+    if isinstance(obj, ResourceClaim):
+        return resource_claim_to_dict(obj)
+    if isinstance(obj, ResourceClaimTemplate):
+        return resource_claim_template_to_dict(obj)
+    if isinstance(obj, ResourceSlice):
+        raise ManifestError("writing ResourceSlices back is not supported", obj=type(obj).__name__)
     return storage_object_to_dict(obj)
 
 

@@ -19,6 +19,8 @@ from kschedlib.model.quantity import Quantity
 __all__ = [
     "ALLOCATION_MODE_ALL",
     "ALLOCATION_MODE_EXACT_COUNT",
+    "CONFIG_FROM_CLAIM",
+    "CONFIG_FROM_CLASS",
     "AllocatedDeviceStatus",
     "AllocationResult",
     "CapacityRequestPolicy",
@@ -29,6 +31,7 @@ __all__ = [
     "DeviceAttribute",
     "DeviceClass",
     "DeviceCondition",
+    "DeviceConfig",
     "DeviceConstraint",
     "DeviceCounterConsumption",
     "DeviceRequest",
@@ -42,6 +45,8 @@ __all__ = [
 
 ALLOCATION_MODE_EXACT_COUNT: Final = "ExactCount"
 ALLOCATION_MODE_ALL: Final = "All"
+CONFIG_FROM_CLASS: Final = "FromClass"
+CONFIG_FROM_CLAIM: Final = "FromClaim"
 
 AttributeKind = Literal["int", "bool", "string", "version"]
 
@@ -72,6 +77,8 @@ class DeviceToleration:
     operator: str = "Equal"
     value: str = ""
     effect: str = ""
+    toleration_seconds: int | None = None
+    """How long a NoExecute taint is tolerated (the scheduler does not read it; kept for the allocation)."""
 
     def tolerates(self, taint: DeviceTaint) -> bool:
         """kube's ToleratesTaint for devices: effect, key and (for Equal) value must agree."""
@@ -158,10 +165,29 @@ class ResourceSlice:
 
 @final
 @attrs.frozen(slots=True)
+class DeviceConfig:
+    """A device configuration for a driver (``opaque``, the one kind ``resource.k8s.io/v1`` has).
+
+    ``parameters`` are the driver's own, kept as read (the scheduler only passes them on into the
+    allocation, so they are left out of the hash).  ``requests`` names the requests it applies to (in a
+    claim or an allocation; empty: all of them); ``source`` is ``FromClass`` or ``FromClaim`` in an
+    allocation, ``None`` elsewhere.
+    """
+
+    driver: str
+    parameters: object = attrs.field(default=None, hash=False)
+    requests: tuple[str, ...] = ()
+    source: str | None = None
+
+
+@final
+@attrs.frozen(slots=True)
 class DeviceClass:
     name: str
     selectors: tuple[str, ...] = ()
     extended_resource_name: str | None = None
+    config: tuple[DeviceConfig, ...] = ()
+    """``spec.config``: what every allocation of the class's devices carries (``FromClass``)."""
 
 
 @final
@@ -213,6 +239,8 @@ class DeviceAllocation:
     """Conditions a driver must set True in the claim's ``status.devices`` before the pod binds."""
     binding_failure_conditions: tuple[str, ...] = ()
     """Conditions of which any True means the device failed to bind."""
+    tolerations: tuple[DeviceToleration, ...] = ()
+    """The device taints the request tolerated (copied from the request)."""
 
     @property
     def device_id(self) -> tuple[str, str, str]:
@@ -228,6 +256,8 @@ class AllocationResult:
     """The node selector as a v1 dict (what ``explain`` prints)."""
     allocation_timestamp: float | None = None
     """``allocationTimestamp`` in seconds on the clock's timeline (binding timeouts count from it)."""
+    config: tuple[DeviceConfig, ...] = ()
+    """``devices.config``: the class's configs then the claim's, for the requests they apply to."""
 
 
 @final
@@ -291,6 +321,8 @@ class ResourceClaim:
     deletion_timestamp: float | None = None
     devices: tuple[AllocatedDeviceStatus, ...] = ()
     """``status.devices``: what drivers report about the allocated devices (binding conditions among them)."""
+    config: tuple[DeviceConfig, ...] = ()
+    """``spec.devices.config``."""
 
     @property
     def key(self) -> str:
@@ -304,6 +336,7 @@ class ResourceClaimTemplate:
     namespace: str = "default"
     requests: tuple[DeviceRequest, ...] = ()
     constraints: tuple[DeviceConstraint, ...] = ()
+    config: tuple[DeviceConfig, ...] = ()
 
     @property
     def key(self) -> str:

@@ -25,6 +25,7 @@ DynamicResourceAllocation gate off (v1.30-v1.33 defaults) the plugin is not in t
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from typing import Any, ClassVar, Final, final
@@ -33,7 +34,15 @@ import attrs
 
 from kschedlib.clock import Clock
 from kschedlib.dra._allocator import AllocationError, Allocator, Features, NodeAllocationFailed, claims_signature
-from kschedlib.dra._binding import has_binding_conditions, readiness, timed_out, wait_outcome
+from kschedlib.dra._binding import (
+    BINDING_POLL_INTERVAL,
+    DEVICE_BINDING_TIMEOUT,
+    has_binding_conditions,
+    poll_outcome,
+    readiness,
+    timed_out,
+    wait_outcome,
+)
 from kschedlib.dra._extended import extended_requests
 from kschedlib.dra._selectors import SelectorCache
 from kschedlib.dra._store import (
@@ -43,8 +52,9 @@ from kschedlib.dra._store import (
     DraStore,
     pod_claim_name,
 )
-from kschedlib.errors import ConfigError
+from kschedlib.errors import ConfigError, KschedError, KubeApiError
 from kschedlib.framework._go_duration import parse_duration
+from kschedlib.framework.cluster_api import ClusterApi
 from kschedlib.framework.cycle_state import CycleState, StateKey
 from kschedlib.framework.events import ClusterEventWithHint, EnqueueExtensions
 from kschedlib.framework.extension_points import (
@@ -69,13 +79,14 @@ from kschedlib.model.dra import (
     ResourceClaim,
 )
 from kschedlib.model.labels import NodeSelector
-from kschedlib.model.objects import Node, OwnerReference, Pod
+from kschedlib.model.objects import ContainerExtendedResourceRequest, Node, OwnerReference, Pod
 from kschedlib.model.resources import pod_requests
 from kschedlib.plugins._helpers.dra_hints import dynamic_resources_events
 from kschedlib.plugins._helpers.normalize import normalized_values
 
 __all__ = ["DynamicResources", "DynamicResourcesArgs", "NO_CLAIMS_TO_DEALLOCATE", "decode_args", "dra_allocations"]
 
+log = logging.getLogger("kschedlib")
 NO_CLAIMS_TO_DEALLOCATE: Final = "no new claims to deallocate"
 STATE_NOT_FOUND: Final = "not found"
 CANNOT_ALLOCATE: Final = "cannot allocate all claims"
@@ -132,7 +143,8 @@ def decode_args(raw: Mapping[str, Any] | None) -> DynamicResourcesArgs:
 class _State:
     """PreFilter's findings, shared (not copied) by clones as kube shares its pointer."""
 
-    __slots__ = ("_pending", "allocator", "available_on", "binding", "claims", "extended", "extended_claims",
+    __slots__ = ("_pending", "allocator", "api", "available_on", "binding", "claims", "extended", "extended_claims",
+                 "mappings",
                  "node_allocations", "node_memo", "not_ready", "prioritized", "resolve", "selectors", "signature",
                  "stale_extended", "store", "unavailable")
 
@@ -144,6 +156,10 @@ class _State:
         """extended resource -> (device class, count) for resources a DeviceClass may provide."""
         self.extended_claims: dict[tuple[str, ...], ResourceClaim] = {}
         """The pod's extended-resource claim per set of resources left to DRA (most nodes share one)."""
+        self.mappings: dict[int, tuple[ContainerExtendedResourceRequest, ...]] = {}
+        """id of an extended-resource claim -> which of its requests serves which container's resource."""
+        self.api: ClusterApi | None = None
+        """The API server this attempt writes to (``None``: the scheduler's own state is the cluster)."""
         self.stale_extended: ResourceClaim | None = None
         """The pod's extended-resource claim from an earlier attempt: no node fits, PostFilter deletes it."""
         self.node_allocations: dict[str, tuple[Sequence[ResourceClaim], Sequence[AllocationResult]]] = {}
@@ -318,6 +334,7 @@ class _DynamicResourcesCore(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, Nod
     def pre_filter(self, state: CycleState, pod: Pod) -> Status | PreFilterResult:
         data = _State()
         state.write(_STATE, data)
+        data.api = self._handle.api
         if not self._enabled:
             return Status.skip()
         store = self._store
@@ -479,7 +496,7 @@ class _DynamicResourcesCore(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, Nod
             return None
         claim = data.extended_claims.get(needed)
         if claim is None:
-            requests, _ = extended_requests(pod, {name: data.extended[name][0] for name in needed})
+            requests, mappings = extended_requests(pod, {name: data.extended[name][0] for name in needed})
             if not requests:
                 return None
             claim = ResourceClaim(
@@ -487,6 +504,7 @@ class _DynamicResourcesCore(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, Nod
                 owner_references=(OwnerReference("Pod", pod.name, pod.uid, "v1", controller=True),),
                 requests=requests)
             data.extended_claims[needed] = claim
+            data.mappings[id(claim)] = mappings
         return claim
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
@@ -587,7 +605,25 @@ class _DynamicResourcesCore(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, Nod
         store = self._claims_store(data)
         for claim, _ in data.allocations(node_name):
             store.forget(claim)
-        store.unreserve_pod(pod)
+        api = data.api
+        if api is None:
+            store.unreserve_pod(pod)
+            return
+        # kube patches each claim reserved for the pod, then deletes the extended-resource claim it made; an error
+        # is only logged (the next attempt tries again)
+        for claim in store.reserved_claims(pod):
+            try:
+                store.record(claim.key, api.unreserve_claim(claim, pod))
+            except KschedError as exc:
+                log.warning("unreserve of ResourceClaim %s: %s", claim.key, exc)
+        extended = store.extended_claim(pod)
+        if extended is not None:
+            try:
+                api.delete_claim(extended)
+            except KschedError as exc:
+                log.warning("delete of ResourceClaim %s: %s", extended.key, exc)
+            else:
+                store.record(extended.key, None)
 
     def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         """PreBind works only for a pod with claims or DRA-backed extended resources (read from v1.35: the pod
@@ -607,19 +643,60 @@ class _DynamicResourcesCore(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, Nod
         now = _wall_time(self._handle.clock) if self._binding else None
         results = {claim.key: (claim, result) for claim, result in data.allocations(node_name)}
         written = []
-        for claim in data.claims:
-            if claim.allocation is None:
-                found = results.pop(claim.key, None)
-                if found is None:
-                    continue
-                claim = attrs.evolve(claim, allocation=found[1])
-            written.append(store.bind(claim, pod, now))
-        written.extend(store.bind(attrs.evolve(claim, allocation=result), pod, now)
-                       for claim, result in results.values())
+        try:
+            for claim in data.claims:
+                allocate = claim.allocation is None
+                if allocate:
+                    found = results.pop(claim.key, None)
+                    if found is None:
+                        continue
+                    claim = attrs.evolve(claim, allocation=found[1])
+                written.append(self._reserve(data, store, claim, pod, now, allocate=allocate))
+            written.extend(self._reserve(data, store, attrs.evolve(claim, allocation=result), pod, now, allocate=True,
+                                         mappings=data.mappings.get(id(claim), ()))
+                           for claim, result in results.values())
+        except KubeApiError as exc:
+            return Status.from_error(exc.message)
         if now is None or not has_binding_conditions(written):
             return Status.success()
+        if data.api is not None:
+            return self._await_binding(data.api, store, written, pod, node_name)
         problem = wait_outcome(written, self._args.binding_timeout, now)
         return Status.success() if problem is None else Status.from_error(problem)
+
+    @staticmethod
+    def _reserve(data: _State, store: DraStore, claim: ResourceClaim, pod: Pod, now: float | None, *,
+                 allocate: bool, mappings: tuple[ContainerExtendedResourceRequest, ...] = ()) -> ResourceClaim:
+        """Write ``claim``'s allocation and the pod's reservation: into the store (a simulation), or through the
+        API server (a claim already reserved for the pod is left as it is, as kube leaves it)."""
+        reserved = store.reservation(claim, pod, now)
+        if data.api is None or reserved is claim:
+            return store.bind(claim, pod, now)
+        if not claim.uid:  # the extended-resource claim: made first (and known, so Unreserve can delete it)
+            created = data.api.create_claim(claim, pod)
+            store.record(created.key, created)
+            reserved = store.reservation(attrs.evolve(created, allocation=claim.allocation), pod, now)
+        written = data.api.reserve_claim(reserved, pod, allocate=allocate, mappings=mappings)
+        store.commit(claim, written)
+        return written
+
+    def _await_binding(self, api: ClusterApi, store: DraStore, claims: list[ResourceClaim], pod: Pod,
+                       node_name: str) -> Status:
+        """kube's wait for the devices' binding conditions on a live cluster: the claims (as the cluster reports
+        them) looked at every :data:`BINDING_POLL_INTERVAL` seconds until ready, failed or ``bindingTimeout``."""
+        api.record_event(pod, "Normal", "BindingConditionsPending", "Scheduling",
+                         f"waiting for binding conditions for device on node {node_name}")
+        deadline = time.monotonic() + self._args.binding_timeout
+        while True:
+            current = [store.claims.get(claim.key, claim) for claim in claims]
+            outcome = poll_outcome(current, self._args.binding_timeout, _wall_time(self._handle.clock))
+            if outcome is None:
+                return Status.success()
+            if outcome is not False:
+                return Status.from_error(outcome)
+            if time.monotonic() + BINDING_POLL_INTERVAL > deadline:
+                return Status.from_error(DEVICE_BINDING_TIMEOUT)
+            time.sleep(BINDING_POLL_INTERVAL)
 
     # --- PostFilter ---------------------------------------------------------------------------
 
@@ -632,14 +709,22 @@ class _DynamicResourcesCore(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, Nod
         if not data.claims and not data.extended:
             return PostFilterResult(Status.unschedulable(NO_CLAIMS_TO_DEALLOCATE))
         store = self._claims_store(data)
-        for index in sorted(data.unavailable):
-            claim = data.claims[index]
-            if not claim.reserved_for or (len(claim.reserved_for) == 1 and claim.reserved_for[0].uid == pod.uid):
-                store.deallocate(claim)
-                return PostFilterResult(Status.unschedulable("deallocation of ResourceClaim completed"))
-        if data.stale_extended is not None:
-            store.delete(data.stale_extended)
-            return PostFilterResult(Status.unschedulable("deletion of ResourceClaim completed"))
+        try:
+            for index in sorted(data.unavailable):
+                claim = data.claims[index]
+                if not claim.reserved_for or (len(claim.reserved_for) == 1 and claim.reserved_for[0].uid == pod.uid):
+                    if data.api is None:
+                        store.deallocate(claim)
+                    else:
+                        store.record(claim.key, data.api.deallocate_claim(claim))
+                    return PostFilterResult(Status.unschedulable("deallocation of ResourceClaim completed"))
+            if data.stale_extended is not None:
+                if data.api is not None:
+                    data.api.delete_claim(data.stale_extended)
+                store.delete(data.stale_extended)
+                return PostFilterResult(Status.unschedulable("deletion of ResourceClaim completed"))
+        except KubeApiError as exc:
+            return PostFilterResult(Status.from_error(exc.message))
         return PostFilterResult(Status.unschedulable("still not schedulable"))
 
 

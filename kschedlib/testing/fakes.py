@@ -19,6 +19,7 @@ from kschedlib._internal.scheduling_store import PodTable, SchedulingStore
 from kschedlib._internal.store import StorageStore
 from kschedlib.clock import Clock, FakeClock
 from kschedlib.dra._store import DraStore
+from kschedlib.framework.cluster_api import ClusterApi
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.extender import Extender
 from kschedlib.framework.extension_points import FilterPlugin, Plugin, PreFilterExtensions
@@ -86,10 +87,11 @@ class FakeHandle:
     :meth:`run_filter_plugins_with_nominated_pods` and the ``run_pre_filter_extension_*`` methods run,
     as a profile's would for preemption; :meth:`add_plugin` adds built ones. ``extenders`` are what
     :attr:`extenders` lists. ``seed`` seeds :attr:`rng`; ``clock`` defaults to a :class:`FakeClock`.
-    ``kube_version`` and ``feature_gates`` choose the :attr:`switches` as a Scheduler would.
+    ``kube_version`` and ``feature_gates`` choose the :attr:`switches` as a Scheduler would; ``api`` is what
+    :attr:`api` gives the plugins (the API server they write to; ``None`` for a simulation).
     """
 
-    __slots__ = ("_clock", "_dra", "_extenders", "_nominated", "_owners", "_pdbs", "_plugins", "_pods", "_rng",
+    __slots__ = ("_api", "_clock", "_dra", "_extenders", "_nominated", "_owners", "_pdbs", "_plugins", "_pods", "_rng",
                  "_scheduling", "_seed", "_snapshot", "_storage", "_switches")
 
     def __init__(
@@ -108,8 +110,10 @@ class FakeHandle:
         clock: Clock | None = None,
         kube_version: str | None = None,
         feature_gates: Mapping[str, bool] | str | None = None,
+        api: ClusterApi | None = None,
     ) -> None:
         self._switches = resolve_kube(kube_version, feature_gates).switches
+        self._api = api
         extra: tuple[object, ...] = ()
         if isinstance(cluster, Cluster):
             snapshot = _cached_snapshot(Cluster((*namespaces, *cluster.objects)) if namespaces else cluster,
@@ -216,6 +220,11 @@ class FakeHandle:
     ) -> None:
         """Store new versions of volumes and claims (VolumeBinding's Reserve and its undo)."""
         self._storage.write_volume_bindings(volumes, claims)
+
+    @property
+    def api(self) -> ClusterApi | None:
+        """The ``api`` given (a recording fake of an API server, say); ``None``: a simulation."""
+        return self._api
 
     def iterate_waiting_pods(self) -> Sequence[WaitingPodView]:
         """No pod ever waits in Permit here."""

@@ -10,7 +10,7 @@ import attrs
 import pytest
 
 from kschedlib import FakeClock, Scheduler, load_cluster
-from kschedlib.dra._binding import DEVICE_BINDING_TIMEOUT, readiness, timed_out, wait_outcome
+from kschedlib.dra._binding import DEVICE_BINDING_TIMEOUT, poll_outcome, readiness, timed_out, wait_outcome
 from kschedlib.dra._store import DraStore
 from kschedlib.errors import ManifestError
 from kschedlib.framework.cycle_state import CycleState
@@ -25,6 +25,7 @@ from kschedlib.model.dra import (
 )
 from kschedlib.plugins.dynamic_resources import DynamicResources, DynamicResourcesArgs, dra_allocations
 from kschedlib.testing import FakeHandle
+from tests.helpers import RecordingApi
 
 DRIVER = "gpu.example.com"
 T0 = 1_767_225_600.0
@@ -395,6 +396,32 @@ def test_a_claim_whose_devices_are_ready_binds_its_pod() -> None:
     assert written.allocation is not None
     assert written.allocation.allocation_timestamp == T0
     assert [c.uid for c in written.reserved_for] == ["uid-p"]
+
+
+def test_on_a_live_cluster_prebind_says_it_waits_then_looks_at_the_claims() -> None:
+    """With an API server, PreBind records ``BindingConditionsPending`` and looks at the claims as the cluster
+    reports them (here ready at the first look), instead of answering what a wait without a driver ends in."""
+    api = RecordingApi()
+    clock = FakeClock(T0)
+    ready = claim(allocated_on="a", conditions={"attached": "True", "failed": "False"})
+    sched = Scheduler(kube_version="1.36", clock=clock, api=api)
+    sched.add_objects(load_cluster([node("a"), node("b"), GPU_CLASS, slice_("a", FABRIC_DEVICE), slice_("b"),
+                                    ready, pod()]).objects)
+    assert _placed(sched, clock) == {"p": "a"}
+    assert api.calls == [("nominate", "p", "a"), ("reserve", "c", "p", False, ()),
+                         ("event", "p", "BindingConditionsPending", "waiting for binding conditions for device "
+                                                                    "on node a")]
+
+
+@pytest.mark.parametrize(("claims", "now", "want"), [
+    pytest.param([bound(result())], T0, False, id="not-ready-look-again"),
+    pytest.param([bound(result(), since=T0)], T0 + 601, "claim c binding timeout", id="timed-out"),
+    pytest.param([bound(result(), devices=(status(attached="True"),))], T0, None, id="ready"),
+    pytest.param([bound(result(), devices=(status(failed=("True", "R", "m")),))], T0,
+                 'claim c binding failed: reason=R, message="m"', id="failed"),
+])
+def test_one_look_of_the_live_wait(claims: list[ResourceClaim], now: float, want: str | bool | None) -> None:
+    assert poll_outcome(claims, 600.0, now) == want
 
 
 def test_a_failed_binding_is_deallocated_and_the_pod_lands_elsewhere() -> None:

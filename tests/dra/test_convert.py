@@ -121,8 +121,10 @@ def test_class_template_and_pod_claim_statuses() -> None:
                          "status": {"resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "p-gpu-x"},
                                                               {"name": "none"}]}})
     assert pod.resource_claim_statuses == (("gpu", "p-gpu-x"), ("none", None))
-    with pytest.raises(ManifestError, match="not supported"):
-        object_to_dict(device_class)
+    assert object_from_dict(object_to_dict(device_class)) == device_class
+    assert object_from_dict(object_to_dict(template)) == template
+    with pytest.raises(ManifestError, match="ResourceSlices back is not supported"):
+        object_to_dict(object_from_dict(SLICE))  # type: ignore[arg-type]
 
 
 def test_capacity_request_policies_and_per_device_node_selectors() -> None:

@@ -229,6 +229,14 @@ def test_async_preemption_holds_the_preemptor_until_its_victims_are_gone(kube_ve
     assert [r.node_name for r in scheduler.run_until_idle() if r.scheduled] == ["n1"]
 
 
+def test_a_failed_preemption_releases_the_preemptor_at_once() -> None:
+    scheduler = _preempted("1.36")
+    assert scheduler.preemption_failed("default/p")  # evicting a victim was refused
+    assert scheduler.pending()["default/p"][0] == "active"  # no backoff, as kube's Activate
+    assert not scheduler.preemption_failed("default/p")
+    assert not scheduler.preemption_failed("default/gone")
+
+
 def test_a_deleted_preemptor_is_no_longer_held() -> None:
     scheduler = _preempted("1.36")
     scheduler.remove_pod("default/p")

@@ -3,21 +3,28 @@ terminating pods, and the invariants every fault test checks."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 import time
 import urllib.error
 import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import kschedlib
 from kschedlib.errors import KubeApiError
 from kschedlib.kube import KubeClient, LiveScheduler, read_settings
 from kschedlib.kube._plugins import registry
+from kschedlib.kube._resources import resource
 from kschedlib.kube.sources import snapshot
+from tests.kube.envtest import ControlPlane
 
 PODS = "/api/v1/namespaces/{ns}/pods"
+PLUGINS = ["tests.kube.plugins_for_run"]
+"""The test plugins by module name: the same module (and hook, see :func:`hooked`) as the tests import."""
 
 
 def node(name: str, *, cpu: str = "4", labels: Mapping[str, str] | None = None, pods: str = "110") -> dict[str, Any]:
@@ -44,14 +51,27 @@ def pod(name: str, namespace: str, *, scheduler: str, cpu: str = "100m", node_na
                                                             "labels": dict(labels or {})}, "spec": spec}
 
 
+def workload(name: str, ns: str, scheduler: str, pool: str, *, claim: str | None = None,
+             extended: tuple[str, int] | None = None, volume: str | None = None) -> dict[str, Any]:
+    """A pod of ``pool``'s nodes using the ResourceClaim ``claim``, ``extended`` = (an extended resource, a count)
+    and the volume of the PersistentVolumeClaim ``volume``, as asked."""
+    container: dict[str, Any] = {"name": "c", "image": "pause", "resources": {"requests": {"cpu": "100m"}}}
+    spec: dict[str, Any] = {"schedulerName": scheduler, "containers": [container], "nodeSelector": {"pool": pool}}
+    if claim is not None:
+        spec["resourceClaims"] = [{"name": "dev", "resourceClaimName": claim}]
+        container["resources"]["claims"] = [{"name": "dev"}]
+    if extended is not None:
+        container["resources"]["requests"][extended[0]] = str(extended[1])
+        container["resources"]["limits"] = {extended[0]: str(extended[1])}
+    if volume is not None:
+        spec["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": volume}}]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": ns}, "spec": spec}
+
+
 def create(client: KubeClient, obj: Mapping[str, Any]) -> dict[str, Any]:
-    kind = obj["kind"]
-    meta = obj["metadata"]
-    paths = {"Node": "/api/v1/nodes", "Namespace": "/api/v1/namespaces",
-             "Pod": PODS.format(ns=meta.get("namespace")),
-             "PriorityClass": "/apis/scheduling.k8s.io/v1/priorityclasses",
-             "PodDisruptionBudget": f"/apis/policy/v1/namespaces/{meta.get('namespace')}/poddisruptionbudgets"}
-    return client.request("POST", paths[kind], body=obj)
+    kind = resource(obj["kind"])
+    path = kind.object_path("", obj["metadata"].get("namespace")).rstrip("/") if kind.namespaced else kind.path
+    return client.request("POST", path, body=obj)
 
 
 def namespace(client: KubeClient, name: str) -> str:
@@ -143,9 +163,11 @@ def running(client: KubeClient, document: Mapping[str, Any], **options: Any) -> 
 
 
 def check_invariants(client: KubeClient, live: LiveScheduler, ns: str, scheduler: str,
-                     document: Mapping[str, Any] | None = None, plugins: Sequence[str] = ()) -> None:
-    """Every pod bound at most once (one Scheduled event, naming its node), no pending pod of ours that fits, and
-    the scheduler's cache equal to the API server's pods and nodes."""
+                     document: Mapping[str, Any] | None = None, plugins: Sequence[str] = (),
+                     waiting: Sequence[str] = ()) -> None:
+    """Every pod bound at most once (one Scheduled event, naming its node), no pending pod of ours that fits (but
+    ``waiting``, which fit and wait for the cluster), and the scheduler's cache equal to the API server's pods and
+    nodes."""
     now = pods(client, ns)
     scheduled = Counter(e["regarding"]["uid"] for e in events(client, ns) if e["reason"] == "Scheduled")
     for p in now.values():
@@ -160,7 +182,7 @@ def check_invariants(client: KubeClient, live: LiveScheduler, ns: str, scheduler
     plugin_registry = registry(lambda pod, node: None, plugins)
     for name, p in now.items():
         if p["spec"].get("schedulerName") == scheduler and not p["spec"].get("nodeName") \
-                and not p["metadata"].get("deletionTimestamp"):
+                and not p["metadata"].get("deletionTimestamp") and name not in waiting:
             answer = kschedlib.explain(cluster, f"{ns}/{name}", document, registry=plugin_registry)
             assert answer.outcome is None or not answer.outcome.feasible, f"{name} fits but stayed pending"
     api_bound = {f"{ns}/{n}": p["spec"]["nodeName"] for n, p in now.items() if p["spec"].get("nodeName")}
@@ -184,3 +206,27 @@ def check_invariants(client: KubeClient, live: LiveScheduler, ns: str, scheduler
     assert bound == api_bound
     assert nodes == api_nodes
     assert pending == api_pending
+
+
+def hooked(scheduler: str) -> dict[str, Any]:
+    """A config whose profile runs ``BeforeBinding`` (the ``hook`` fixture's callable) after the other PreBinds."""
+    document = config(scheduler)
+    document["profiles"][0]["plugins"] = {"preBind": {"enabled": [{"name": "BeforeBinding"}]}}
+    return document
+
+
+def kube_scheduler(plane: ControlPlane, where: Path, document: Mapping[str, Any], *,
+                   user_kubeconfig: Path | None = None) -> subprocess.Popen[bytes]:
+    """The real kube-scheduler on ``plane`` with the KubeSchedulerConfiguration ``document`` (no leader election),
+    as the admin or as the user of ``user_kubeconfig``; its log in ``where``."""
+    kubeconfig = str(user_kubeconfig or plane.kubeconfig)
+    cfg = where / "kube-scheduler.json"
+    cfg.write_text(json.dumps({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                               **document, "leaderElection": {"leaderElect": False},
+                               "clientConnection": {**document.get("clientConnection", {}),
+                                                    "kubeconfig": kubeconfig}}))
+    with (where / "kube-scheduler.log").open("wb") as log:
+        return subprocess.Popen([str(plane.bin_dir / "kube-scheduler"), "--config", str(cfg), "--secure-port", "0",
+                                 "--authentication-kubeconfig", str(plane.kubeconfig),
+                                 "--authorization-kubeconfig", str(plane.kubeconfig)],
+                                stdout=subprocess.DEVNULL, stderr=log)

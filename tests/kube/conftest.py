@@ -5,11 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from kschedlib.kube import KubeClient, connect
+from kschedlib.model import Pod
+from tests.kube import plugins_for_run
 from tests.kube.envtest import ControlPlane, assets, control_plane, missing_reason
+
+AUDITED = ("writes-kube", "writes-lib")
+"""The namespaces whose writes the shared API server logs (the side-by-side comparison of kube-scheduler's)."""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -24,7 +30,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(scope="session")
 def plane() -> Iterator[ControlPlane]:
     """The shared control plane (each test works in a namespace and on nodes of its own)."""
-    with control_plane() as started:
+    with control_plane(audited=AUDITED) as started:
         yield started
 
 
@@ -43,3 +49,19 @@ def as_scheduler(plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory) 
 
 def scheduler_client(plane: ControlPlane, where: Path) -> KubeClient:
     return connect(str(plane.write_kubeconfig(where / "scheduler.kubeconfig", client_cert=True)))
+
+
+@pytest.fixture
+def hook() -> Iterator[list[Any]]:
+    """Set ``hook[0]`` to a callable(pod, node) run just before a binding (see plugins_for_run.BeforeBinding)."""
+    holder: list[Any] = [None]
+
+    def run(p: Pod, node_name: str) -> None:
+        if holder[0] is not None:
+            holder[0](p, node_name)
+
+    with plugins_for_run.BeforeBinding.LOCK:
+        plugins_for_run.BeforeBinding.HOOK = run
+    yield holder
+    with plugins_for_run.BeforeBinding.LOCK:
+        plugins_for_run.BeforeBinding.HOOK = None

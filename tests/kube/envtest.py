@@ -70,13 +70,40 @@ def _make_keys(where: Path) -> None:
              "-out", "client.crt", "-days", "2", cwd=where)
 
 
-class ControlPlane:
-    """etcd plus kube-apiserver in ``workdir``; :meth:`restart_apiserver` keeps etcd (and so every object)."""
+AUDIT_POLICY: Final = """apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived, ResponseStarted]
+rules:
+- level: None
+  verbs: [get, list, watch]
+- level: Request
+  namespaces: [{namespaces}]
+  resources:
+  - group: resource.k8s.io
+    resources: [resourceclaims, resourceclaims/status]
+  - group: ""
+    resources: [persistentvolumes, persistentvolumeclaims, pods/status, pods/binding]
+- level: None
+"""
+"""Writes of claims, volumes, pod statuses and bindings in the audited namespaces (and cluster-scoped volumes)."""
 
-    def __init__(self, workdir: Path, bin_dir: Path, *, apiserver_flags: Sequence[str] = ()) -> None:
+
+class ControlPlane:
+    """etcd plus kube-apiserver in ``workdir``; :meth:`restart_apiserver` keeps etcd (and so every object).
+
+    ``audited`` namespaces have their writes of claims, volumes, pod statuses and bindings in the API server's
+    audit log (:meth:`audit`), so tests can compare a scheduler's requests with kube-scheduler's."""
+
+    def __init__(self, workdir: Path, bin_dir: Path, *, apiserver_flags: Sequence[str] = (),
+                 audited: Sequence[str] = ()) -> None:
         self.workdir = workdir
         self.bin_dir = bin_dir
         self.apiserver_flags = tuple(apiserver_flags)
+        if audited:
+            policy = workdir / "audit-policy.yaml"
+            policy.write_text(AUDIT_POLICY.replace("{namespaces}", ", ".join(['""', *(f'"{n}"' for n in audited)])))
+            self.apiserver_flags += ("--audit-policy-file", str(policy), "--audit-log-path",
+                                     str(workdir / "audit.log"))
         self.etcd_port = free_port()
         self.port = free_port()
         self._etcd: subprocess.Popen[bytes] | None = None
@@ -158,6 +185,13 @@ class ControlPlane:
         _stop(self._etcd)
         self._etcd = None
 
+    def audit(self) -> list[dict[str, Any]]:
+        """The audit log's events so far, oldest first (empty when nothing is audited)."""
+        path = self.workdir / "audit.log"
+        if not path.is_file():
+            return []
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
     def compact_etcd(self) -> int:
         """Compact etcd at its current revision (what the API server does every 5 minutes); returns the revision."""
         revision = int(self._etcd_call("/v3/kv/range", {"key": base64.b64encode(b"/").decode()})["header"]["revision"])
@@ -208,13 +242,14 @@ def _stop(process: subprocess.Popen[bytes] | None) -> None:
 
 
 @contextmanager
-def control_plane(*, apiserver_flags: Sequence[str] = (), keep: bool = False) -> Iterator[ControlPlane]:
+def control_plane(*, apiserver_flags: Sequence[str] = (), keep: bool = False,
+                  audited: Sequence[str] = ()) -> Iterator[ControlPlane]:
     """A started control plane, stopped (and its directory removed unless ``keep``) on exit."""
     bin_dir = assets()
     if bin_dir is None:
         raise RuntimeError(missing_reason())
     workdir = Path(tempfile.mkdtemp(prefix="kschedlib-envtest-"))
-    plane = ControlPlane(workdir, bin_dir, apiserver_flags=apiserver_flags)
+    plane = ControlPlane(workdir, bin_dir, apiserver_flags=apiserver_flags, audited=audited)
     try:
         plane.start()
         yield plane

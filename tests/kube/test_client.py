@@ -104,6 +104,20 @@ def test_the_rate_limiter_lets_a_burst_through_then_paces() -> None:
     assert waits[-1] == pytest.approx(0.02)
 
 
+def test_watches_take_no_token(plane: ControlPlane) -> None:
+    """As client-go: a watch is one long request, not a call to pace (the first ones must not eat the burst)."""
+    client = connect(str(plane.kubeconfig))
+    now = [0.0]
+    waits: list[float] = []
+    client.limiter = RateLimiter(qps=1, burst=1, clock=lambda: now[0], sleep=waits.append)
+    client.request("GET", "/api/v1/namespaces")
+    stream = client.stream("/api/v1/namespaces", {"watch": True, "timeoutSeconds": 1}, read_timeout=10)
+    stream.close()
+    assert waits == []
+    client.request("GET", "/api/v1/namespaces")
+    assert waits == [1.0]
+
+
 def test_no_limit_with_a_qps_of_zero_or_less() -> None:
     waits: list[float] = []
     limiter = RateLimiter(qps=-1, burst=0, clock=lambda: 0.0, sleep=waits.append)

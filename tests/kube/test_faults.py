@@ -3,6 +3,7 @@ no pod left pending that fits, and the scheduler's cache equal to the API server
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -17,17 +18,20 @@ from typing import Any
 
 import pytest
 
+from kschedlib.errors import KubeApiError
 from kschedlib.kube import KubeClient, connect
 from kschedlib.kube._informer import ADDED, DELETED, Informer
 from kschedlib.kube._resources import resource
 from kschedlib.kube._snapshot import list_all
 from kschedlib.model import Pod
-from tests.kube import plugins_for_run
 from tests.kube.cluster import (
+    PLUGINS,
     check_invariants,
+    condition,
     config,
     create,
     events,
+    hooked,
     namespace,
     node,
     pod,
@@ -41,7 +45,6 @@ from tests.kube.envtest import ControlPlane, control_plane
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent.parent
-PLUGINS = ["tests.kube.plugins_for_run"]  # by module name: the same module (and hook) as imported here
 
 
 def all_bound(client: KubeClient, ns: str) -> bool:
@@ -49,28 +52,6 @@ def all_bound(client: KubeClient, ns: str) -> bool:
 
 
 # --- a pod or node changes between the scheduling cycle and the binding (the shared API server) ----------------
-
-@pytest.fixture
-def hook() -> Iterator[list[Any]]:
-    """Set ``hook[0]`` to a callable(pod, node) run just before a binding (see plugins_for_run.BeforeBinding)."""
-    holder: list[Any] = [None]
-
-    def run(p: Pod, node_name: str) -> None:
-        if holder[0] is not None:
-            holder[0](p, node_name)
-
-    with plugins_for_run.BeforeBinding.LOCK:
-        plugins_for_run.BeforeBinding.HOOK = run
-    yield holder
-    with plugins_for_run.BeforeBinding.LOCK:
-        plugins_for_run.BeforeBinding.HOOK = None
-
-
-def hooked(scheduler: str) -> dict[str, Any]:
-    document = config(scheduler)
-    document["profiles"][0]["plugins"] = {"preBind": {"enabled": [{"name": "BeforeBinding"}]}}
-    return document
-
 
 @pytest.mark.parametrize("change", ["someone-else-binds", "pod-deleted", "node-deleted"])
 def test_the_cluster_changes_before_the_binding(admin: KubeClient, as_scheduler: KubeClient, hook: list[Any],
@@ -109,6 +90,10 @@ def test_the_cluster_changes_before_the_binding(admin: KubeClient, as_scheduler:
         assert now["target"]["spec"]["nodeName"] == nodes[1]
         assert any(reason == "FailedScheduling" and "is already assigned to node" in note
                    for name, reason, note in notes if name == "target")
+        written = condition(now["target"])  # and, as kube-scheduler does, says so in the bound pod's status
+        assert written is not None
+        assert (written["status"], written["reason"]) == ("False", "SchedulerError")
+        assert "is already assigned to node" in written["message"]
     elif change == "pod-deleted":  # the 404 is an event
         assert "target" not in now
         assert ("target", "FailedScheduling", 'running Bind plugin "DefaultBinder": pods "target" not found') in notes
@@ -119,6 +104,61 @@ def test_the_cluster_changes_before_the_binding(admin: KubeClient, as_scheduler:
         admin.request("DELETE", f"/api/v1/nodes/{name}") if name in {n.get("metadata", {}).get("name") for n in
                                                                    admin.request("GET", "/api/v1/nodes")["items"]} \
             else None
+
+
+ADMISSION = "/apis/admissionregistration.k8s.io/v1"
+
+
+def test_a_victim_that_cannot_be_deleted_lets_the_preemptor_try_again(admin: KubeClient,
+                                                                      as_scheduler: KubeClient) -> None:
+    """An admission policy refuses to delete the victim: as kube-scheduler does, the preemption is given up and the
+    preemptor retried at once (not held back for a victim that stays)."""
+    ns, me = namespace(admin, "undeletable"), "undeletable"
+    admin.request("POST", f"{ADMISSION}/validatingadmissionpolicies", body={
+                   "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+                   "metadata": {"name": "undeletable"},
+                   "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                                                                    "operations": ["DELETE"], "resources": ["pods"]}]},
+                            "validations": [{"expression": "!has(oldObject.metadata.labels) || "
+                                                           "!('undeletable' in oldObject.metadata.labels)",
+                                             "message": "this pod stays"}]}})
+    admin.request("POST", f"{ADMISSION}/validatingadmissionpolicybindings", body={
+                   "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+                   "metadata": {"name": "undeletable"},
+                   "spec": {"policyName": "undeletable", "validationActions": ["Deny"]}})
+    create(admin, node("undel-1", cpu="1", labels={"pool": "undel"}))
+    create(admin, pod("victim", ns, scheduler=me, cpu="1", node_name="undel-1", labels={"undeletable": "yes"}))
+
+    def refused() -> bool:
+        try:
+            admin.request("DELETE", f"/api/v1/namespaces/{ns}/pods/victim", body={"dryRun": ["All"]})
+        except KubeApiError as exc:
+            return "this pod stays" in exc.message
+        return False
+
+    wait_for("the policy in force", refused)
+    with contextlib.suppress(KubeApiError):  # made by another test
+        create(admin, {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                       "metadata": {"name": "run-high"}, "value": 1000})
+    try:
+        with running(as_scheduler, config(me)) as live:
+            create(admin, pod("urgent", ns, scheduler=me, cpu="1", priority_class="run-high",
+                              node_selector={"pool": "undel"}))
+
+            def attempts() -> int:
+                queued = live.call(lambda s: s.pending().get(f"{ns}/urgent"))
+                return queued[1].attempts if queued is not None else 0
+
+            wait_for("the preemptor tried again", lambda: attempts() >= 3, timeout=30)
+        victim = pods(admin, ns)["victim"]
+        assert condition(victim, "DisruptionTarget") is not None  # it was marked, only its deletion failed
+        assert not victim["metadata"].get("deletionTimestamp")
+    finally:
+        admin.request("DELETE", f"{ADMISSION}/validatingadmissionpolicybindings/undeletable")
+        admin.request("DELETE", f"{ADMISSION}/validatingadmissionpolicies/undeletable")
+        wait_for("the policy gone", lambda: not refused())
+        admin.request("DELETE", f"/api/v1/namespaces/{ns}/pods", body={"gracePeriodSeconds": 0})
+        admin.request("DELETE", "/api/v1/nodes/undel-1")
 
 
 def test_a_quiet_watch_past_the_read_timeout_is_made_again(admin: KubeClient) -> None:

@@ -28,6 +28,7 @@ from tests.kube.cluster import (
     create,
     events,
     http_get,
+    kube_scheduler,
     namespace,
     node,
     pod,
@@ -134,19 +135,6 @@ def writes(client: KubeClient, ns: str, prefix: str, scheduler: str) -> dict[str
     return out
 
 
-def kube_scheduler(plane: ControlPlane, tmp_path: Path, name: str) -> subprocess.Popen[bytes]:
-    cfg = tmp_path / "kube-scheduler.yaml"
-    cfg.write_text(json.dumps({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-                               "leaderElection": {"leaderElect": False},
-                               "clientConnection": {"kubeconfig": str(plane.kubeconfig)},
-                               "profiles": [{"schedulerName": name}]}))
-    with (tmp_path / "kube-scheduler.log").open("wb") as log:
-        return subprocess.Popen([str(plane.bin_dir / "kube-scheduler"), "--config", str(cfg), "--secure-port", "0",
-                                 "--authentication-kubeconfig", str(plane.kubeconfig),
-                                 "--authorization-kubeconfig", str(plane.kubeconfig)],
-                                stdout=subprocess.DEVNULL, stderr=log)
-
-
 def preempted(client: KubeClient, ns: str) -> bool:
     urgent = pods(client, ns).get("urgent")
     return urgent is not None and bool(urgent["status"].get("nominatedNodeName") or urgent["spec"].get("nodeName"))
@@ -174,7 +162,7 @@ def test_writes_match_kube_schedulers(plane: ControlPlane, admin: KubeClient, as
                                       tmp_path: Path) -> None:
     if not (plane.bin_dir / "kube-scheduler").is_file():
         pytest.skip("no kube-scheduler beside the control plane")
-    theirs = kube_scheduler(plane, tmp_path, "kube-twin")
+    theirs = kube_scheduler(plane, tmp_path, {"profiles": [{"schedulerName": "kube-twin"}]})
     try:
         before_reap_kube, after_kube = play_preemption(admin, "twin-kube", "kube-twin", "tk")
     finally:

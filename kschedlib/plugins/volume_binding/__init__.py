@@ -11,6 +11,10 @@
   annotates claims to provision with the node: kube's assume plus what the PV
   controller and provisioner then do, so the next pods see the claims taken.
   Unreserve restores the old objects unless PreBind already committed them.
+* On a live cluster (the handle's ``api``), Reserve assumes only what kube does
+  (claimRef, the selected-node annotation); PreBind writes those objects through
+  the API server and waits, up to ``bindTimeoutSeconds``, for the cluster's PV
+  controller to finish; Unreserve puts back what the cluster last reported.
 * PreScore/Score: scoring needs the VolumeCapacityPriority gate (off in
   v1.30), so PreScore always Skips and the plugin never scores.
 """
@@ -22,7 +26,8 @@ from typing import Any, ClassVar, Final, final
 
 import attrs
 
-from kschedlib.errors import ConfigError
+from kschedlib.errors import ConfigError, KubeApiError
+from kschedlib.framework.cluster_api import ClusterApi
 from kschedlib.framework.cycle_state import CycleState, StateKey
 from kschedlib.framework.events import ClusterEventWithHint, EnqueueExtensions
 from kschedlib.framework.extension_points import (
@@ -51,6 +56,7 @@ from kschedlib.plugins.volume_binding.binder import (
     BinderError,
     PodVolumeClaims,
     PodVolumes,
+    assumed_volume,
     bind_volume_to_claim,
     bound_claim,
     eligible_nodes,
@@ -82,7 +88,7 @@ _SHAPE_FIELD: Final = "shape"
 @final
 @attrs.frozen(slots=True)
 class VolumeBindingArgs:
-    """``VolumeBindingArgs``: how long PreBind would wait for binding (unused: the simulated binding is
+    """``VolumeBindingArgs``: how long PreBind waits for the binding on a live cluster (a simulated binding is
     immediate).  ``shape`` is only allowed with the VolumeCapacityPriority gate, off in v1.30."""
 
     bind_timeout_seconds: int = 600
@@ -123,7 +129,10 @@ class VolumeBindingState:
     has_static_bindings: bool = False
     all_bound: bool = False
     written: tuple[tuple[PersistentVolume, ...], tuple[PersistentVolumeClaim, ...]] | None = None
+    assumed: tuple[tuple[PersistentVolume, ...], tuple[PersistentVolumeClaim, ...]] = ((), ())
     committed: bool = False
+    api: ClusterApi | None = None
+    """The API server this attempt writes to (``None``: the scheduler's own state is the cluster)."""
 
     def clone(self) -> VolumeBindingState:
         return self
@@ -210,7 +219,7 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
         if claims.unbound_immediate:
             return Status.unresolvable(ERR_UNBOUND_IMMEDIATE)
         eligible = eligible_nodes(claims.bound, storage) if self._narrows else None
-        state.write(STATE_KEY, VolumeBindingState(claims))
+        state.write(STATE_KEY, VolumeBindingState(claims, api=self._handle.api))
         return PreFilterResult(eligible) if eligible is not None else Status.SUCCESS
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
@@ -255,11 +264,18 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
         data.all_bound = _all_bound(pod, storage)
         if data.all_bound:
             return Status.SUCCESS
-        new_pvs = tuple(bind_volume_to_claim(b.pv, b.pvc) for b in volumes.static_bindings)
-        new_pvcs = tuple(bound_claim(b.pvc, pv) for b, pv in zip(volumes.static_bindings, new_pvs, strict=True))
-        new_pvcs += tuple(selected_claim(pvc, node_name) for pvc in volumes.dynamic_provisions)
+        to_provision = tuple(selected_claim(pvc, node_name) for pvc in volumes.dynamic_provisions)
         old_pvs = tuple(b.pv for b in volumes.static_bindings)
-        old_pvcs = tuple(b.pvc for b in volumes.static_bindings) + volumes.dynamic_provisions
+        old_pvcs = volumes.dynamic_provisions
+        if data.api is not None:  # kube's assumptions only: the cluster's PV controller does the rest
+            new_pvs = tuple(assumed_volume(b.pv, b.pvc) for b in volumes.static_bindings)
+            new_pvcs = to_provision
+            data.assumed = (new_pvs, new_pvcs)
+        else:
+            new_pvs = tuple(bind_volume_to_claim(b.pv, b.pvc) for b in volumes.static_bindings)
+            new_pvcs = tuple(bound_claim(b.pvc, pv) for b, pv in zip(volumes.static_bindings, new_pvs, strict=True))
+            new_pvcs += to_provision
+            old_pvcs = tuple(b.pvc for b in volumes.static_bindings) + old_pvcs
         self._handle.write_volume_bindings(new_pvs, new_pvcs)
         data.written = (old_pvs, old_pvcs)
         return Status.SUCCESS
@@ -273,6 +289,12 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
             return Status.SUCCESS
         if node_name not in data.by_node:
             return Status.from_error(f'no pod volumes found for node "{node_name}"')
+        if data.api is not None:
+            volumes, claims = data.assumed
+            try:
+                data.api.bind_volumes(pod, node_name, volumes, claims, self._args.bind_timeout_seconds)
+            except KubeApiError as exc:
+                return Status.from_error(exc.message)
         data.committed = True
         return Status.SUCCESS
 
@@ -289,5 +311,8 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin,
         if data is None or data.written is None or data.committed or node_name not in data.by_node:
             return
         old_pvs, old_pvcs = data.written
+        if data.api is not None:  # what the cluster has in place of the assumptions (kube's assume-cache Restore)
+            latest = data.api.latest_volumes([pv.name for pv in old_pvs], [pvc.key for pvc in old_pvcs])
+            old_pvs, old_pvcs = tuple(latest[0]), tuple(latest[1])
         self._handle.write_volume_bindings(old_pvs, old_pvcs)
         data.written = None

@@ -62,6 +62,7 @@ __all__ = [
     "Binding",
     "PodVolumeClaims",
     "PodVolumes",
+    "assumed_volume",
     "bind_volume_to_claim",
     "bound_claim",
     "eligible_nodes",
@@ -384,15 +385,20 @@ def _delayed(claims: PodVolumeClaims, node: Node, storage: StorageLister,
 # --- Reserve --------------------------------------------------------------------------------
 
 
-def bind_volume_to_claim(pv: PersistentVolume, pvc: PersistentVolumeClaim) -> PersistentVolume:
-    """kube's ``GetBindVolumeToClaim`` plus the PV controller's part: claimRef set, ``Bound``."""
+def assumed_volume(pv: PersistentVolume, pvc: PersistentVolumeClaim) -> PersistentVolume:
+    """kube's ``GetBindVolumeToClaim``: the volume's claimRef names the claim (what kube-scheduler writes)."""
     annotations = dict(pv.annotations)
     if not is_volume_bound_to_claim(pv, pvc):
         annotations.setdefault(BOUND_BY_CONTROLLER_ANNOTATION, "yes")
     ref = pv.claim_ref
     if ref is None or (ref.name, ref.namespace, ref.uid) != (pvc.name, pvc.namespace, pvc.uid):
         ref = ClaimRef(pvc.name, pvc.namespace, pvc.uid)
-    return attrs.evolve(pv, claim_ref=ref, annotations=annotations, phase="Bound")
+    return attrs.evolve(pv, claim_ref=ref, annotations=annotations)
+
+
+def bind_volume_to_claim(pv: PersistentVolume, pvc: PersistentVolumeClaim) -> PersistentVolume:
+    """:func:`assumed_volume` plus the PV controller's part: ``Bound``."""
+    return attrs.evolve(assumed_volume(pv, pvc), phase="Bound")
 
 
 def bound_claim(pvc: PersistentVolumeClaim, pv: PersistentVolume) -> PersistentVolumeClaim:
