@@ -267,6 +267,10 @@ CHANGES: Final[tuple[Change, ...]] = (
     Change("affinity_pod_hint_fixes", 36,
            "InterPodAffinity's pod hint requeues a pod after its own label update, reads nominated pods like "
            "assigned ones, and requeues a pod matching a deleted pod's anti-affinity", gate="SchedulerQueueingHints"),
+    Change("dra_binding_errors_wrapped", 36,
+           "DRA binding-condition waits end in `device binding failed: claim=C, ...`, `device binding timeout: "
+           "claim=C` or `device binding timeout: context deadline exceeded` (before, `claim C binding failed: ...`, "
+           "`claim C binding timeout`, `device binding timeout`)"),
     Change("claim_owner_reason_capitalized", 36,
            "DynamicResources says `was not created for Pod ... (Pod is not owner)` (before, `pod`)",
            gate="DynamicResourceAllocation"),
@@ -332,6 +336,7 @@ class Switches:
     binding_is_not_a_nominated_delete: bool = False
     affinity_pod_hint_fixes: bool = False
     claim_owner_reason_capitalized: bool = False
+    dra_binding_errors_wrapped: bool = False
     dra_prioritized_list: bool = False
     dra_admin_access: bool = False
     dra_device_taints: bool = False

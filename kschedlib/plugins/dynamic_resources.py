@@ -36,7 +36,8 @@ from kschedlib.clock import Clock
 from kschedlib.dra._allocator import AllocationError, Allocator, Features, NodeAllocationFailed, claims_signature
 from kschedlib.dra._binding import (
     BINDING_POLL_INTERVAL,
-    DEVICE_BINDING_TIMEOUT,
+    ERRORS_V134,
+    ERRORS_V136,
     has_binding_conditions,
     poll_outcome,
     readiness,
@@ -275,11 +276,12 @@ class _DynamicResourcesCore(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, Nod
     """
 
     name: ClassVar[str] = "DynamicResources"
-    __slots__ = ("_args", "_binding", "_claimless_reason", "_enabled", "_extended", "_features", "_handle", "_memo",
-                 "_owner_word", "_selectors")
+    __slots__ = ("_args", "_binding", "_binding_errors", "_claimless_reason", "_enabled", "_extended", "_features",
+                 "_handle", "_memo", "_owner_word", "_selectors")
 
     def __init__(self, args: DynamicResourcesArgs | None, handle: Handle) -> None:
         self._args = args or DynamicResourcesArgs()
+        self._binding_errors = ERRORS_V136 if handle.switches.dra_binding_errors_wrapped else ERRORS_V134
         self._handle = handle
         self._enabled = handle.switches.dynamic_resources
         switches = handle.switches
@@ -406,7 +408,7 @@ class _DynamicResourcesCore(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, Nod
         data.binding = True
         now, timeout = _wall_time(self._handle.clock), self._args.binding_timeout
         data.not_ready = tuple(i for i, claim in allocated
-                               if (state := readiness(claim)) is not True
+                               if (state := readiness(claim, self._binding_errors)) is not True
                                and (state is not False or timed_out(claim, timeout, now)))
 
     def filter_key(self, state: CycleState, pod: Pod) -> Hashable | None:
@@ -661,7 +663,7 @@ class _DynamicResourcesCore(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, Nod
             return Status.success()
         if data.api is not None:
             return self._await_binding(data.api, store, written, pod, node_name)
-        problem = wait_outcome(written, self._args.binding_timeout, now)
+        problem = wait_outcome(written, self._args.binding_timeout, now, self._binding_errors)
         return Status.success() if problem is None else Status.from_error(problem)
 
     @staticmethod
@@ -689,13 +691,14 @@ class _DynamicResourcesCore(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, Nod
         deadline = time.monotonic() + self._args.binding_timeout
         while True:
             current = [store.claims.get(claim.key, claim) for claim in claims]
-            outcome = poll_outcome(current, self._args.binding_timeout, _wall_time(self._handle.clock))
+            outcome = poll_outcome(current, self._args.binding_timeout, _wall_time(self._handle.clock),
+                                   self._binding_errors)
             if outcome is None:
                 return Status.success()
             if outcome is not False:
                 return Status.from_error(outcome)
             if time.monotonic() + BINDING_POLL_INTERVAL > deadline:
-                return Status.from_error(DEVICE_BINDING_TIMEOUT)
+                return Status.from_error(self._binding_errors.deadline)
             time.sleep(BINDING_POLL_INTERVAL)
 
     # --- PostFilter ---------------------------------------------------------------------------

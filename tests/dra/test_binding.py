@@ -10,7 +10,15 @@ import attrs
 import pytest
 
 from kschedlib import FakeClock, Scheduler, load_cluster
-from kschedlib.dra._binding import DEVICE_BINDING_TIMEOUT, poll_outcome, readiness, timed_out, wait_outcome
+from kschedlib.dra._binding import (
+    DEVICE_BINDING_TIMEOUT,
+    ERRORS_V134,
+    ERRORS_V136,
+    poll_outcome,
+    readiness,
+    timed_out,
+    wait_outcome,
+)
 from kschedlib.dra._store import DraStore
 from kschedlib.errors import ManifestError
 from kschedlib.framework.cycle_state import CycleState
@@ -86,7 +94,7 @@ READINESS: dict[str, tuple[ResourceClaim, bool | str]] = {
 
 @pytest.mark.parametrize(("claim", "want"), [pytest.param(*v, id=k) for k, v in READINESS.items()])
 def test_readiness(claim: ResourceClaim, want: bool | str) -> None:
-    assert readiness(claim) == want
+    assert readiness(claim, ERRORS_V134) == want
 
 
 TIMED_OUT: dict[str, tuple[ResourceClaim, float, bool]] = {
@@ -127,7 +135,7 @@ WAIT_OUTCOMES: dict[str, tuple[list[ResourceClaim], float, str | None]] = {
 
 @pytest.mark.parametrize(("claims", "now", "want"), [pytest.param(*v, id=k) for k, v in WAIT_OUTCOMES.items()])
 def test_wait_outcome(claims: list[ResourceClaim], now: float, want: str | None) -> None:
-    assert wait_outcome(claims, 600.0, now) == want
+    assert wait_outcome(claims, 600.0, now, ERRORS_V134) == want
 
 
 # --- reading the objects --------------------------------------------------------------------------
@@ -261,7 +269,7 @@ def test_a_fresh_allocation_with_binding_conditions_is_stamped_and_times_out_at_
          "bindingFailureConditions": ["failed"]}], "nodeSelector": on_node("a")}]}
     assert plugin.reserve(state, target, "a").is_success
     outcome = plugin.pre_bind(state, target, "a")
-    assert (outcome.code, outcome.reasons) == (Code.ERROR, (DEVICE_BINDING_TIMEOUT,))
+    assert (outcome.code, outcome.reasons) == (Code.ERROR, (ERRORS_V136.deadline,))
     written = handle.dra.claims["default/c"]
     assert written.allocation is not None
     assert written.allocation.allocation_timestamp == T0
@@ -421,7 +429,7 @@ def test_on_a_live_cluster_prebind_says_it_waits_then_looks_at_the_claims() -> N
                  'claim c binding failed: reason=R, message="m"', id="failed"),
 ])
 def test_one_look_of_the_live_wait(claims: list[ResourceClaim], now: float, want: str | bool | None) -> None:
-    assert poll_outcome(claims, 600.0, now) == want
+    assert poll_outcome(claims, 600.0, now, ERRORS_V134) == want
 
 
 def test_a_failed_binding_is_deallocated_and_the_pod_lands_elsewhere() -> None:
@@ -476,7 +484,7 @@ def test_a_claim_timing_out_between_two_attempts_is_deallocated() -> None:
     sched = _scheduler(clock, TWO_ON_A, slice_("b"), waiting, claim("fresh"), pod("p", "c", "fresh"))
     first = sched.schedule_one()
     assert first is not None
-    assert first.status.reasons == ('running PreBind plugin "DynamicResources": device binding timeout',)
+    assert first.status.reasons == (f'running PreBind plugin "DynamicResources": {ERRORS_V136.deadline}',)
     clock.set(T0 + 601)
     retried = [*sched.tick(), *sched.run_until_idle()]
     assert [r.status.reasons for r in retried][:1] == [(
@@ -532,3 +540,19 @@ def test_explain_reads_allocation_times_against_the_wall_clock() -> None:
         sched = Scheduler(kube_version="1.36", clock=_MonotonicOnly(now))
         sched.add_objects(load_cluster([node("a"), GPU_CLASS, slice_("a", FABRIC_DEVICE), stale]).objects)
         assert ("a" in sched.explain(load_cluster([pod()]).pods[0]).to_dict()["filtered"]) is unavailable
+
+
+@pytest.mark.parametrize(("kube_version", "failed", "claim_timeout", "deadline"), [
+    ("1.35", 'claim c binding failed: reason=R, message="m"', "claim c binding timeout", "device binding timeout"),
+    ("1.36", 'device binding failed: claim=c, reason=R, message="m"', "device binding timeout: claim=c",
+     "device binding timeout: context deadline exceeded"),
+])
+def test_each_version_words_the_ends_of_the_wait_as_its_kube_scheduler(kube_version: str, failed: str,
+                                                                      claim_timeout: str, deadline: str) -> None:
+    """kube v1.36 wraps them in ErrDeviceBindingFailed / ErrDeviceBindingTimeout (dynamicresources.go)."""
+    errors = DynamicResources(None, FakeHandle([], kube_version=kube_version,
+                                               feature_gates={"DRADeviceBindingConditions": True}))._binding_errors
+    failing = bound(result(), devices=(status(failed=("True", "R", "m")),))
+    assert readiness(failing, errors) == failed
+    assert poll_outcome([bound(result(), since=T0)], 600.0, T0 + 601, errors) == claim_timeout
+    assert wait_outcome([WAITING], 600.0, T0, errors) == deadline

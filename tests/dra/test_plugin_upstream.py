@@ -471,7 +471,7 @@ PLUGIN_CASES: dict[str, Case] = {
         claims=[_binding_status(_binding_claim(CLAIM, "instance-1", DRIVER, "req-1"), DRIVER, "instance-1", None,
                                 allocated_at=TIMED_OUT)]),
     "prebind-fail-with-binding-timeout": Case(
-        CLAIMED, {"prebind": f"Error: claim {CLAIM} binding timeout", "claims": {CLAIM: IN_USE}},
+        CLAIMED, {"prebind": f"Error: device binding timeout: claim={CLAIM}", "claims": {CLAIM: IN_USE}},
         claims=[_binding_status(_binding_claim(CLAIM, "instance-1", DRIVER, "req-1"), DRIVER, "instance-1", None,
                                 allocated_at=TIMES_OUT_SOON)],
         args=DynamicResourcesArgs(binding_timeout=600.0)),
