@@ -225,7 +225,7 @@ def _gpu_extended(workload: Workload, scale: float) -> list[Json]:
         p = pod(f"train-{i:06d}", "train", "1", "1Gi")
         resources = p["spec"]["containers"][0]["resources"]
         resources["requests"]["nvidia.com/gpu"] = str(count)
-        resources["limits"] = {"nvidia.com/gpu": str(count)}  # an extended resource needs its limit (as the API server checks)
+        resources["limits"] = {"nvidia.com/gpu": str(count)}  # as the API server insists for extended resources
         out.append(p)
     return out
 
