@@ -246,6 +246,18 @@ class ProfileRuntime:
         skipped = state.skip_filter_plugins
         return any(name not in skipped for name, _ in self.pre_filter_extensions)
 
+    def node_local_filter_key(self, state: CycleState, pod: Pod) -> object | None:
+        """A key under which this cycle's Filter verdict on a node is a function of its NodeInfo alone.
+
+        ``None`` unless every active Filter plugin is node-local with a key, none reads outside state
+        and no PreFilter extension hears AddPod/RemovePod (adding or removing pods then changes
+        nothing a verdict reads but the NodeInfo).
+        """
+        plan = self.reuse.filter_plan(state, pod)
+        if plan.local < len(plan.active) or plan.external or self.pre_filter_extensions_listen(state):
+            return None
+        return plan.key
+
     def run_pre_filter_extension(
         self, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo, *, add: bool
     ) -> Status:

@@ -21,6 +21,7 @@ from kschedlib._internal.plugin_errors import (
 )
 from kschedlib._internal.reuse.columns import FilterColumn, ScoreColumn, ScoreFailure, SearchResult, search_column
 from kschedlib._internal.reuse.memo import Memo, MemoizedFilter, memo_key
+from kschedlib._internal.reuse.nominated import NominatedNodeInfos
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.extension_points import FilterPlugin, ScoreExtensions, ScorePlugin
 from kschedlib.framework.memo import ExternalNodeState, NodeLocalFilter, NodeLocalScore
@@ -69,6 +70,7 @@ class Reuse:
         self._node_local_scores = frozenset(name for name, p in scores if isinstance(p, NodeLocalScore))
         self._normalizing = frozenset(name for name, p in scores if isinstance(p, ScoreExtensions))
         self._memo = Memo()
+        self._nominated = NominatedNodeInfos()
 
     def memoized(self, plan: FilterPlan, run: FilterRunner) -> FilterRunner:
         """``run`` (the plan's plugins), reusing verdicts per NodeInfo when every plugin is node-local
@@ -76,6 +78,12 @@ class Reuse:
         if plan.local < len(plan.active) or plan.external:
             return run
         return MemoizedFilter(run, self._memo.table(plan.key))
+
+    def nominated_infos(self, run: FilterRunner, listening: bool) -> NominatedNodeInfos | None:
+        """The NodeInfos composed with nominated pods, when ``run`` profits from getting the same one
+        again (it reuses verdicts per NodeInfo) and no PreFilter extension ``listening`` must hear
+        of the pods added; else ``None``."""
+        return self._nominated if isinstance(run, MemoizedFilter) and not listening else None
 
     def filter_plan(self, state: CycleState, pod: Pod) -> FilterPlan:
         """The non-skipped Filter plugins, with the key of their leading :class:`NodeLocalFilter` run."""
