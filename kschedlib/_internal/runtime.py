@@ -58,6 +58,7 @@ from kschedlib.framework.results import PostFilterResult, PreFilterResult, Wait
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import REJECTED_CODES, Code, Status
 from kschedlib.model.objects import Pod
+from kschedlib.plugins import priority_sort
 from kschedlib.results import ScoreTable
 from kschedlib.versions import Switches
 
@@ -134,6 +135,8 @@ class ProfileRuntime:
 
         self.pre_enqueue = cast(list[tuple[str, PreEnqueuePlugin]], at("preEnqueue"))
         self.queue_sort = cast(QueueSortPlugin, plugins[points["queueSort"][0]])
+        self.sort_key = priority_sort.sort_key if type(self.queue_sort) is priority_sort.PrioritySort else None
+        """:meth:`less` as a key, for the in-tree PrioritySort (whose order it is exactly)."""
         self.pre_filter = cast(list[tuple[str, PreFilterPlugin]], at("preFilter"))
         self.filter = cast(list[tuple[str, FilterPlugin]], at("filter"))
         self.post_filter = cast(list[tuple[str, PostFilterPlugin]], at("postFilter"))
