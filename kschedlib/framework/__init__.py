@@ -30,7 +30,7 @@ from kschedlib.framework.extension_points import (
     ScorePlugin,
 )
 from kschedlib.framework.handle import Handle
-from kschedlib.framework.memo import ExternalNodeState, NodeLocalFilter, NodeLocalScore
+from kschedlib.framework.memo import ExternalNodeState, NodeLocalFilter, NodeLocalScore, PureNormalize
 from kschedlib.framework.node_info import ImageState, NodeInfo
 from kschedlib.framework.plugin_state import KeepsState
 from kschedlib.framework.pod_info import AffinityTerm, PodInfo, WeightedAffinityTerm
@@ -78,6 +78,7 @@ __all__ = [
     "PreFilterResult",
     "PreScorePlugin",
     "ProfileConfig",
+    "PureNormalize",
     "QueueSortPlugin",
     "QueuedPodInfo",
     "QueueingHint",
