@@ -223,7 +223,9 @@ def _gpu_extended(workload: Workload, scale: float) -> list[Json]:
         n["status"]["allocatable"]["nvidia.com/gpu"] = str(GPUS_PER_NODE)
     for i, (count, _) in enumerate(wants):
         p = pod(f"train-{i:06d}", "train", "1", "1Gi")
-        p["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = str(count)
+        resources = p["spec"]["containers"][0]["resources"]
+        resources["requests"]["nvidia.com/gpu"] = str(count)
+        resources["limits"] = {"nvidia.com/gpu": str(count)}  # as the API server insists for extended resources
         out.append(p)
     return out
 

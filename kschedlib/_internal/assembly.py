@@ -104,6 +104,7 @@ def assemble(
         narrow=switches.narrow_queueing_hints,
         pop_from_backoff=switches.pop_from_backoff_queue,
         generated_claims=switches.dynamic_resources,
+        sort_key=first.sort_key,
     )
     queue.retry_failed = retry_unschedulable
     return Parts(rng, Cache(assumed_ttl), store, nominator, waiting, ordered, profiles, handles, queue)

@@ -17,6 +17,7 @@ import attrs
 from kschedlib._internal.extenders import filter_with_extenders, has_filter_or_scoring, prioritize_with_extenders
 from kschedlib._internal.nominator import Nominator
 from kschedlib._internal.reuse.columns import SearchResult, search_nodes
+from kschedlib._internal.reuse.nominated import NominatedNodeInfos
 from kschedlib._internal.runtime import FilterRunner, ProfileRuntime
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis
@@ -53,8 +54,15 @@ def filter_with_nominated(
     pod: Pod,
     node_info: NodeInfo,
     nominator: Nominator,
+    composed: NominatedNodeInfos | None = None,
 ) -> Status:
-    """The two-pass rule: the pod must fit with and without equal/higher-priority nominated pods."""
+    """The two-pass rule: the pod must fit with and without equal/higher-priority nominated pods.
+
+    ``composed`` is given only when no PreFilter extension listens and ``run`` reuses verdicts per
+    NodeInfo (:meth:`~kschedlib._internal.reuse.fast_path.Reuse.nominated_infos`): the first pass
+    then reads the cycle's state itself (nothing would change its clone) on a NodeInfo composed once
+    for as long as the node and its nominated pods stay the same.
+    """
     if not nominator:
         return run(state, pod, node_info)
     priority = pod.effective_priority
@@ -62,6 +70,9 @@ def filter_with_nominated(
                 if info.pod.effective_priority >= priority and info.pod.uid != pod.uid]
     if not relevant:
         return run(state, pod, node_info)
+    if composed is not None:
+        status = run(state, pod, composed.with_pods(node_info, relevant))
+        return status if status.code is not _SUCCESS else run(state, pod, node_info)
     state_with = state.clone()
     info_with = node_info
     for pod_info in relevant:
@@ -245,9 +256,11 @@ def _find_feasible(cycle: _Cycle, start_index: int, percentage_of_nodes_to_score
     nominator = cycle.nominator
     plan = runtime.reuse.filter_plan(state, pod)
     check = runtime.filter_runner(state, pod, plan)
+    composed = runtime.reuse.nominated_infos(check, runtime.pre_filter_extensions_listen(state)) if nominator \
+        else None
 
     def with_nominated(state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
-        return filter_with_nominated(runtime, check, state, pod, node_info, nominator)
+        return filter_with_nominated(runtime, check, state, pod, node_info, nominator, composed)
 
     check_nominated = with_nominated if nominator else check
 

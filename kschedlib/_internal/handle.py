@@ -98,6 +98,11 @@ class FrameworkHandle:
         """Whether a PreFilter extension hears AddPod/RemovePod in this cycle (preemption's dry run asks)."""
         return self.runtime.pre_filter_extensions_listen(state)
 
+    def node_local_filter_key(self, state: CycleState, pod: Pod) -> object | None:
+        """A key under which this cycle's Filter verdicts depend on the NodeInfo alone (preemption's dry
+        run reuses its answers under it), or ``None``."""
+        return self.runtime.node_local_filter_key(state, pod)
+
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
     ) -> Status:

@@ -38,6 +38,7 @@ from kschedlib.model.objects import Pod
 __all__ = ["EventRegistration", "SchedulingQueue"]
 
 Less = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
+SortKey = Callable[[QueuedPodInfo], tuple[int, float, int]]
 PreEnqueue = Callable[[Pod], Status]
 PreCheck = Callable[[Pod], bool]
 SCHEDULING_GATES: Final = "SchedulingGates"
@@ -69,16 +70,20 @@ class EventRegistration:
 
 @final
 class _ActiveEntry:
-    """An activeQ heap entry ordered by the QueueSort plugin."""
+    """An activeQ heap entry ordered by the QueueSort plugin (by its key, computed once, when it has one)."""
 
-    __slots__ = ("info", "less", "removed")
+    __slots__ = ("info", "key", "less", "removed")
 
-    def __init__(self, info: QueuedPodInfo, less: Less) -> None:
+    def __init__(self, info: QueuedPodInfo, less: Less, sort_key: SortKey | None = None) -> None:
         self.info = info
         self.less = less
+        self.key = sort_key(info) if sort_key is not None else None
         self.removed = False
 
     def __lt__(self, other: _ActiveEntry) -> bool:
+        key = self.key
+        if key is not None and other.key is not None:
+            return key < other.key
         return self.less(self.info, other.info)
 
 
@@ -118,8 +123,11 @@ class SchedulingQueue:
         narrow: bool = False,
         pop_from_backoff: bool = False,
         generated_claims: bool = False,
+        sort_key: SortKey | None = None,
     ) -> None:
+        """``sort_key`` is ``less`` as a key (see :func:`kschedlib.plugins.priority_sort.sort_key`), if it has one."""
         self._less = less
+        self._sort_key = sort_key
         self._pre_enqueue = pre_enqueue
         self.now = now
         self._registrations = dict(registrations or {})
@@ -198,7 +206,7 @@ class SchedulingQueue:
         info.gated = False
         if info.initial_attempt_timestamp is None:
             info.initial_attempt_timestamp = self.now()
-        entry = _ActiveEntry(info, self._less)
+        entry = _ActiveEntry(info, self._less, self._sort_key)
         self._active_by_key[info.pod.key] = entry
         heapq.heappush(self._active, entry)
         return True
@@ -343,7 +351,7 @@ class SchedulingQueue:
         if active is not None:
             self._remove(key)
             info = attrs.evolve(active.info, pod_info=pod_info)
-            entry = _ActiveEntry(info, self._less)
+            entry = _ActiveEntry(info, self._less, self._sort_key)
             self._active_by_key[key] = entry
             heapq.heappush(self._active, entry)
             return info
@@ -589,7 +597,7 @@ class SchedulingQueue:
         less, backoff_less = other._less, other._backoff_less
         twins: dict[int, _ActiveEntry] = {}
         for entry in self._active:
-            twin = twins[id(entry)] = _ActiveEntry(infos[id(entry.info)], less)
+            twin = twins[id(entry)] = _ActiveEntry(infos[id(entry.info)], less, other._sort_key)
             twin.removed = entry.removed
             other._active.append(twin)
         other._active_by_key = {key: twins[id(entry)] for key, entry in self._active_by_key.items()}

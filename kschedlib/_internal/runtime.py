@@ -31,6 +31,7 @@ from kschedlib._internal.plugin_errors import (
 )
 from kschedlib._internal.profile import BuiltProfile
 from kschedlib._internal.reuse.fast_path import FilterPlan, Reuse
+from kschedlib._internal.reuse.memo import memo_key
 from kschedlib.framework._bounded import BoundedLRU
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.extender import Extender
@@ -51,6 +52,7 @@ from kschedlib.framework.extension_points import (
     ScoreExtensions,
     ScorePlugin,
 )
+from kschedlib.framework.memo import PureNormalize
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.queued_pod import QueuedPodInfo
@@ -58,6 +60,7 @@ from kschedlib.framework.results import PostFilterResult, PreFilterResult, Wait
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import REJECTED_CODES, Code, Status
 from kschedlib.model.objects import Pod
+from kschedlib.plugins import priority_sort
 from kschedlib.results import ScoreTable
 from kschedlib.versions import Switches
 
@@ -69,6 +72,8 @@ _REJECTED: Final = REJECTED_CODES
 MAX_PERMIT_TIMEOUT: Final = 15 * 60.0
 _PLAIN_RUNNERS: Final = 64
 """Filter runners kept, one per set of Filter plugins a PreFilter skipped."""
+_PURE_COLUMNS: Final = 4096
+"""Normalized uniform columns kept (one per plugin, key, raw score and node count)."""
 _SHARED_INTS: Final = 1 << 16
 """Distinct score totals remembered for sharing (totals are bounded by the plugins' weights)."""
 
@@ -134,6 +139,8 @@ class ProfileRuntime:
 
         self.pre_enqueue = cast(list[tuple[str, PreEnqueuePlugin]], at("preEnqueue"))
         self.queue_sort = cast(QueueSortPlugin, plugins[points["queueSort"][0]])
+        self.sort_key = priority_sort.sort_key if type(self.queue_sort) is priority_sort.PrioritySort else None
+        """:meth:`less` as a key, for the in-tree PrioritySort (whose order it is exactly)."""
         self.pre_filter = cast(list[tuple[str, PreFilterPlugin]], at("preFilter"))
         self.filter = cast(list[tuple[str, FilterPlugin]], at("filter"))
         self.post_filter = cast(list[tuple[str, PostFilterPlugin]], at("postFilter"))
@@ -154,6 +161,8 @@ class ProfileRuntime:
         self._plain_runners: BoundedLRU[frozenset[str], FilterRunner] = BoundedLRU(_PLAIN_RUNNERS)
         self._ints: dict[int, int] = {}
         """One object per score total seen (see :meth:`_shared`)."""
+        self._pure: dict[tuple[str, object, int, int], tuple[list[int], int | None]] = {}
+        """Weighted columns of purely normalizing plugins for uniform raw scores (see :meth:`_pure_column`)."""
 
     @property
     def percentage_of_nodes_to_score(self) -> int | None:
@@ -245,6 +254,18 @@ class ProfileRuntime:
         """Whether AddPod/RemovePod reach any plugin in this cycle (one that did not skip PreFilter)."""
         skipped = state.skip_filter_plugins
         return any(name not in skipped for name, _ in self.pre_filter_extensions)
+
+    def node_local_filter_key(self, state: CycleState, pod: Pod) -> object | None:
+        """A key under which this cycle's Filter verdict on a node is a function of its NodeInfo alone.
+
+        ``None`` unless every active Filter plugin is node-local with a key, none reads outside state
+        and no PreFilter extension hears AddPod/RemovePod (adding or removing pods then changes
+        nothing a verdict reads but the NodeInfo).
+        """
+        plan = self.reuse.filter_plan(state, pod)
+        if plan.local < len(plan.active) or plan.external or self.pre_filter_extensions_listen(state):
+            return None
+        return plan.key
 
     def run_pre_filter_extension(
         self, state: CycleState, pod: Pod, pod_info: PodInfo, node_info: NodeInfo, *, add: bool
@@ -347,7 +368,22 @@ class ProfileRuntime:
                         weight = self.weights[name]
                         columns[name] = [value * weight for value in view.raw(local.index(index))]
                     continue
-                raw = view.raw(local.index(index))
+                j = local.index(index)
+                value = view.uniform(j)
+                pure = self._pure_column(state, pod, nodes, name, plugin, value) if value is not None else None
+                if isinstance(pure, Status):
+                    return pure
+                if pure is not None:
+                    column, alike = pure
+                    if alike is None:
+                        totals = list(map(add, totals, column))
+                    elif alike:
+                        totals = list(map(alike.__add__, totals))
+                    summed = summed or alike != 0
+                    if detail:
+                        columns[name] = list(column)
+                    continue
+                raw = view.raw(j)
             else:
                 try:
                     raw = self._compute(state, pod, nodes, name, plugin)
@@ -365,6 +401,31 @@ class ProfileRuntime:
             totals = self._shared(totals)
         names = tuple(name for name, _ in active) if detail else ()
         return ScoreTable(names, tuple(columns[name] for name in names), totals)
+
+    def _pure_column(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], name: str, plugin: ScorePlugin, value: int,
+    ) -> tuple[list[int], int | None] | Status | None:
+        """The weighted column of a plugin that normalizes purely (:class:`PureNormalize`) and scored every
+        node ``value``, and its one value when it is the same everywhere.
+
+        Normalized once per (normalize key, value, node count) and reused; ``None`` when the plugin
+        gives no key for this pod.  An error is returned, never kept.
+        """
+        key = memo_key(cast(PureNormalize, plugin).normalize_key, state, pod)
+        if key is None:
+            return None
+        entry = (name, key, value, len(nodes))
+        found = self._pure.get(entry)
+        if found is None:
+            weighted = self._finish_column(state, pod, nodes, name, plugin, [value] * len(nodes))
+            if isinstance(weighted, Status):
+                return weighted
+            first = weighted[0]
+            found = (list(weighted), first if weighted.count(first) == len(weighted) else None)
+            if len(self._pure) >= _PURE_COLUMNS:
+                self._pure.clear()
+            self._pure[entry] = found
+        return found
 
     def _shared(self, totals: list[int]) -> list[int]:
         """``totals`` holding one int object per distinct value.

@@ -31,7 +31,7 @@ from kschedlib.framework.extension_points import (
     ScorePlugin,
 )
 from kschedlib.framework.handle import Handle
-from kschedlib.framework.memo import ExternalNodeState, NodeLocalFilter, NodeLocalScore
+from kschedlib.framework.memo import ExternalNodeState, NodeLocalFilter, NodeLocalScore, PureNormalize
 from kschedlib.framework.node_info import ImageState, NodeInfo
 from kschedlib.framework.plugin_state import KeepsState
 from kschedlib.framework.pod_info import AffinityTerm, PodInfo, WeightedAffinityTerm
@@ -80,6 +80,7 @@ __all__ = [
     "PreFilterResult",
     "PreScorePlugin",
     "ProfileConfig",
+    "PureNormalize",
     "QueueSortPlugin",
     "QueuedPodInfo",
     "QueueingHint",

@@ -12,6 +12,10 @@ Only the *leading* run of Filter plugins that implement :class:`NodeLocalFilter`
 key) is reused: a Filter without a key ends the reusable prefix, and every Filter after it runs
 on each node.  Put node-local Filters first in a profile to keep them reusable.
 
+A NormalizeScore that depends on nothing but the raw scores (kube's DefaultNormalizeScore) can say
+so with :class:`PureNormalize`: when a :class:`NodeLocalScore` plugin scored every node alike, the
+runtime then normalizes that column once and reuses the result for as long as it stays alike.
+
 A Filter whose verdict also reads per-node state kept outside NodeInfo (DynamicResources reads
 which devices are in use) can still be reused when it can say which nodes' outside state
 changed: it implements :class:`ExternalNodeState` as well, and the runtime then keeps its
@@ -27,7 +31,7 @@ from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.extension_points import Plugin
 from kschedlib.model.objects import Pod
 
-__all__ = ["ExternalNodeState", "NodeLocalFilter", "NodeLocalScore"]
+__all__ = ["ExternalNodeState", "NodeLocalFilter", "NodeLocalScore", "PureNormalize"]
 
 
 class NodeLocalFilter(Plugin):
@@ -59,3 +63,14 @@ class ExternalNodeState(Plugin):
         """The position in the outside state now, and the names of the nodes whose outside state
         changed since ``since`` (a position returned before, or ``None``); ``None`` instead of
         names means any node may have changed (an unknown or too old ``since``)."""
+
+
+class PureNormalize(Plugin):
+    """A :class:`~kschedlib.framework.ScoreExtensions` plugin whose normalized scores are a function of
+    :meth:`normalize_key` and the raw scores alone: not of the nodes, nor of anything else in the
+    state or the pod."""
+
+    @abc.abstractmethod
+    def normalize_key(self, state: CycleState, pod: Pod) -> Hashable | None:
+        """Called after PreScore; with equal keys, equal lists of raw scores must normalize to equal
+        lists. ``None``: don't reuse."""

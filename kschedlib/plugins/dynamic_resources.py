@@ -69,7 +69,7 @@ from kschedlib.framework.extension_points import (
     ScorePlugin,
 )
 from kschedlib.framework.handle import Handle
-from kschedlib.framework.memo import ExternalNodeState, NodeLocalFilter, NodeLocalScore
+from kschedlib.framework.memo import ExternalNodeState, NodeLocalFilter, NodeLocalScore, PureNormalize
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.results import PostFilterResult, PreFilterResult
 from kschedlib.framework.status import SUCCESS as _SUCCESS
@@ -732,7 +732,7 @@ class _DynamicResourcesCore(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, Nod
 
 
 @final
-class DynamicResources(_DynamicResourcesCore, ScorePlugin, ScoreExtensions, NodeLocalScore):
+class DynamicResources(_DynamicResourcesCore, ScorePlugin, ScoreExtensions, NodeLocalScore, PureNormalize):
     """Dynamic Resource Allocation as kube-scheduler v1.36 runs it with its default feature gates: from
     v1.35 (``dynamic_resources_score``) it also scores the nodes by the prioritized-list alternatives
     their allocation uses."""
@@ -760,6 +760,10 @@ class DynamicResources(_DynamicResourcesCore, ScorePlugin, ScoreExtensions, Node
     def normalize_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]) -> list[int]:
         """DefaultNormalizeScore; scores of a pod without prioritized lists are all 0 and stay so."""
         return normalized_values(scores, reverse=False)
+
+    def normalize_key(self, state: CycleState, pod: Pod) -> Hashable:
+        """Normalizing reads nothing but the scores."""
+        return ()
 
 
 @final

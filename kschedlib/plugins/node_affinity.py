@@ -45,7 +45,7 @@ from kschedlib.framework.extension_points import (
     ScorePlugin,
 )
 from kschedlib.framework.handle import Handle
-from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore
+from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore, PureNormalize
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.results import PreFilterResult
 from kschedlib.framework.status import Status
@@ -362,6 +362,7 @@ class NodeAffinity(
     ScoreExtensions,
     NodeLocalFilter,
     NodeLocalScore,
+    PureNormalize,
     EnqueueExtensions,
 ):
     """Required node affinity filters (UnschedulableAndUnresolvable); preferred node affinity scores."""
@@ -467,6 +468,10 @@ class NodeAffinity(
     ) -> list[int]:
         """``100 * score // max`` (all stay 0 when the maximum is 0)."""
         return normalized_values(scores, reverse=False)
+
+    def normalize_key(self, state: CycleState, pod: objects.Pod) -> Hashable:
+        """Normalizing reads nothing but the scores."""
+        return ()
 
     def filter_key(self, state: CycleState, pod: objects.Pod) -> Hashable | None:
         """The verdict depends only on the parsed nodeSelector and required affinity (and addedAffinity)."""

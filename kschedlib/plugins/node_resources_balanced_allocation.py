@@ -100,6 +100,23 @@ def _node_balance(entries: tuple[ResourceEntry, ...], node_info: NodeInfo) -> in
     return balanced_score(fractions)
 
 
+def _node_balances(entries: tuple[ResourceEntry, ...], base: tuple[ResourceEntry, ...],
+                   node_info: NodeInfo) -> tuple[int, int]:
+    """``_node_balance`` of ``entries`` and of ``base`` (the same entries requesting nothing), from one
+    pass over the node's amounts: the amount without the pod is the amount with it less its request."""
+    amounts = node_amounts(entries, node_info, True)
+    if len(amounts) != len(entries):  # the node lacks a resource: the entries and amounts do not pair up
+        return _node_balance(entries, node_info), _node_balance(base, node_info)
+    with_pod = []
+    without_pod = []
+    for (capacity, requested, _), entry in zip(amounts, entries, strict=True):
+        fraction = float(requested) / float(capacity)
+        with_pod.append(1.0 if fraction > 1 else fraction)
+        fraction = float(requested - entry[3]) / float(capacity)
+        without_pod.append(1.0 if fraction > 1 else fraction)
+    return balanced_score(with_pod), balanced_score(without_pod)
+
+
 def balance_change_score(with_pod: int, without_pod: int) -> int:
     """v1.36's score: 75 when the pod leaves the balance as it was, 100 when it evens it out fully."""
     return _HALF_SCORE + truncating_div(_HALF_SCORE + with_pod - without_pod, 2)
@@ -162,10 +179,9 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin, NodeLocalScor
             if self._skip_best_effort and _best_effort(entries):
                 return 0
             s = PreScoreState(entries, tuple((kind, name, weight, 0) for kind, name, weight, _ in entries))
-        with_pod = _node_balance(s.entries, node_info)
         if not self._change_score:
-            return with_pod
-        return balance_change_score(with_pod, _node_balance(s.base, node_info))
+            return _node_balance(s.entries, node_info)
+        return balance_change_score(*_node_balances(s.entries, s.base, node_info))
 
     def _entries(self, pod: Pod) -> tuple[ResourceEntry, ...]:
         return pod_resource_entries(self._resources, self._requests(pod))

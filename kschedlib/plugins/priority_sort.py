@@ -14,7 +14,7 @@ from kschedlib.framework.extension_points import QueueSortPlugin
 from kschedlib.framework.handle import Handle
 from kschedlib.framework.queued_pod import QueuedPodInfo
 
-__all__ = ["PrioritySort", "less"]
+__all__ = ["PrioritySort", "less", "sort_key"]
 
 
 def less(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
@@ -26,6 +26,15 @@ def less(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
     if a.timestamp != b.timestamp:
         return a.timestamp < b.timestamp
     return a.sequence < b.sequence
+
+
+def sort_key(info: QueuedPodInfo) -> tuple[int, float, int]:
+    """:func:`less` as a key: ``less(a, b)`` exactly when ``sort_key(a) < sort_key(b)``.
+
+    The queue compares keys computed once per entry instead of calling :func:`less` at every step
+    of its heap (the key must not change while the entry is queued, as the heap's order must not).
+    """
+    return -info.pod_info.pod.effective_priority, info.timestamp, info.sequence
 
 
 @final

@@ -31,7 +31,7 @@ from kschedlib.framework.events import (
 )
 from kschedlib.framework.extension_points import FilterPlugin, PreScorePlugin, ScoreExtensions, ScorePlugin
 from kschedlib.framework.handle import Handle
-from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore
+from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore, PureNormalize
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, Node, Pod, Taint, Toleration
@@ -127,6 +127,7 @@ class TaintToleration(
     ScoreExtensions,
     NodeLocalFilter,
     NodeLocalScore,
+    PureNormalize,
     EnqueueExtensions,
 ):
     """Filter on hard taints (UnschedulableAndUnresolvable); score by untolerated soft taints (reversed)."""
@@ -179,6 +180,10 @@ class TaintToleration(
     def normalize_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]) -> list[int]:
         """Fewer untolerated soft taints is better: ``100 - 100 * count // max`` (all 100 when max is 0)."""
         return normalized_values(scores, reverse=True)
+
+    def normalize_key(self, state: CycleState, pod: Pod) -> Hashable:
+        """Normalizing reads nothing but the scores."""
+        return ()
 
     def filter_key(self, state: CycleState, pod: Pod) -> Hashable:
         """The verdict depends only on the tolerations."""

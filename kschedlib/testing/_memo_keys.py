@@ -5,7 +5,8 @@ earlier pod's, on the same NodeInfo.  A key that misses something the verdict
 depends on gives wrong decisions silently, so the check asks the plugin for
 the keys of the scenario's pod, of the other pods, and of the scenario's pod
 with one field taken from another pod, and compares the answers of pods whose
-keys are equal, node by node.
+keys are equal, node by node.  A PureNormalize plugin's ``normalize_key`` is checked alike: with
+equal keys, the same raw scores must normalize to the same list, whatever the nodes' order.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from typing import Final
 import attrs
 
 from kschedlib.framework.cycle_state import CycleState
-from kschedlib.framework.extension_points import FilterPlugin, PreScorePlugin, ScorePlugin
-from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore
+from kschedlib.framework.extension_points import FilterPlugin, PreScorePlugin, ScoreExtensions, ScorePlugin
+from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore, PureNormalize
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import Pod
@@ -121,3 +122,40 @@ def check_keys(run: Run) -> None:
         _compare(run, "filter_key", "Filter", pods, _filter_answers(run))
     if isinstance(plugin, NodeLocalScore) and isinstance(plugin, ScorePlugin):
         _compare(run, "score_key", "Score", pods, _score_answers(run))
+    if isinstance(plugin, PureNormalize) and isinstance(plugin, ScoreExtensions):
+        _check_pure_normalize(run, pods)
+
+
+def _check_pure_normalize(run: Run, pods: Sequence[Pod]) -> None:
+    """Equal ``normalize_key``s normalize the same raw scores alike, in either order of the nodes."""
+    plugin = run.plugin
+    assert isinstance(plugin, PureNormalize)
+    assert isinstance(plugin, ScoreExtensions)
+    nodes: list[NodeInfo] = list(run.handle.snapshot)
+    lists = [[0] * len(nodes), [7] * len(nodes), list(range(len(nodes)))]
+    first: dict[object, tuple[Pod, list[list[int]]]] = {}
+    for pod in pods:
+        state = CycleState()
+        result = run.pre_filter(pod, state)
+        if isinstance(result, Status) and not result.is_success:
+            continue
+        if isinstance(plugin, PreScorePlugin) and not run.call(
+                f"PreScore of {pod.key}", plugin.pre_score, state, pod, nodes, returns=(Status,)).is_success:
+            continue
+        key = _hashable(run, f"normalize_key of {pod.key}",
+                        run.call(f"normalize_key of {pod.key}", plugin.normalize_key, state, pod))
+        if key is None:
+            continue
+        got = []
+        for scores in lists:
+            forward, backward = (run.call(f"NormalizeScore of {pod.key}", plugin.normalize_score, state, pod,
+                                          order, list(scores), returns=(list,)) for order in (nodes, nodes[::-1]))
+            if forward != backward:
+                run.fail(f"normalize_key gave {pod.key} the key {key!r}, yet NormalizeScore of {scores} answered "
+                         f"{forward} for the nodes in order and {backward} in reverse")
+            got.append(forward)
+        seen = first.setdefault(key, (pod, got))
+        if seen[1] != got:
+            scores, before, now = next(t for t in zip(lists, seen[1], got, strict=True) if t[1] != t[2])
+            run.fail(f"normalize_key gave pods {seen[0].key} and {pod.key} the same key {key!r}, yet "
+                     f"NormalizeScore of {scores} answered {before} for {seen[0].key} and {now} for {pod.key}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -265,6 +266,32 @@ def test_a_score_column_rescores_changed_nodes_when_they_are_asked_for() -> None
     column.gather(second, [2, 1], lambda info: ((len(info.pods),), 5 * len(info.pods)))
     assert column.raw == [[0, 1, 0]]
     assert column.partial == [0, 5, 0]
+
+
+def _capped(info: NodeInfo, cap: int) -> tuple[tuple[int, ...], int]:
+    return (len(info.pods), min(len(info.pods), cap)), 0
+
+
+@settings(max_examples=60)
+@given(st.integers(1, 6), st.lists(st.tuples(st.lists(st.integers(0, 5)), st.integers(0, 3)), max_size=12))
+def test_a_tallied_column_knows_when_every_position_holds_one_score(
+    count: int, rounds: list[tuple[list[int], int]]
+) -> None:
+    """Each round re-places pods (new NodeInfos), then scores the positions asked for; ``uniform``
+    must say the one raw score every position holds, or ``None``."""
+    cache = cache_with(count)
+    column = ScoreColumn(2, tallied=[1])
+    names = (f"p{i}" for i in range(1000))
+    for placed, seed in rounds:
+        for position in placed:
+            place(cache, next(names), f"n{position % count:03d}")
+        snapshot = cache.snapshot()
+        column.sync(snapshot)
+        asked = random.Random(seed).sample(range(count), k=max(1, count - seed % count))
+        column.gather(snapshot, asked, functools.partial(_capped, cap=seed))
+        held = set(column.raw[1])
+        assert column.uniform(1) == (held.pop() if len(held) == 1 else None)
+        assert column.uniform(0) is None  # not tallied
 
 
 # --- whole runs decide the same with and without columns ----------------------------------------

@@ -24,7 +24,7 @@ from kschedlib.framework.events import (
     ClusterEvent,
 )
 from kschedlib.model import Pod
-from kschedlib.plugins.priority_sort import less
+from kschedlib.plugins.priority_sort import less, sort_key
 from kschedlib.plugins.scheduling_gates import gates_message
 from tests.helpers import make_pod
 
@@ -500,3 +500,45 @@ def test_every_pod_is_in_exactly_one_place(ops: list[tuple[str, str, int]]) -> N
         heads.append(info)
     for first, second in itertools.pairwise(heads):
         assert not less(second, first)
+
+
+# --- the sort key ---------------------------------------------------------------------------
+
+_OPS = st.lists(st.one_of(
+    st.tuples(st.just("add"), st.integers(0, 7), st.one_of(st.none(), st.integers(-2, 2))),
+    st.tuples(st.just("pop"), st.just(0), st.none()),
+    st.tuples(st.just("fail"), st.just(0), st.none()),
+    st.tuples(st.just("update"), st.integers(0, 7), st.one_of(st.none(), st.integers(-2, 2))),
+    st.tuples(st.just("tick"), st.integers(1, 3), st.none()),
+), max_size=40)
+
+
+def _popped(ops: list[tuple[str, int, int | None]], keyed: bool) -> list[str | None]:
+    clock = FakeClock(1000.0)
+    queue = SchedulingQueue(less, pre_enqueue, clock.now, registrations=REGISTRATIONS,
+                            sort_key=sort_key if keyed else None)
+    out: list[str | None] = []
+    held: list[QueuedPodInfo] = []
+    for op, index, priority in ops:
+        if op == "add":
+            queue.add(pod(f"p{index}", priority))
+        elif op == "update":
+            queue.update(pod(f"p{index}", priority))
+        elif op == "pop":
+            info = queue.pop()
+            out.append(info.pod.name if info is not None else None)
+            if info is not None:
+                held.append(info)
+        elif op == "fail" and held:
+            fail(queue, held.pop(0))
+        elif op == "tick":
+            clock.advance(index)
+            queue.flush_backoff_completed()
+            queue.flush_unschedulable_leftover(UNSCHEDULABLE_TIMEOUT)
+    return out + drain(queue)
+
+
+@settings(max_examples=80)
+@given(_OPS)
+def test_a_keyed_active_queue_pops_as_the_less_function(ops: list[tuple[str, int, int | None]]) -> None:
+    assert _popped(ops, keyed=True) == _popped(ops, keyed=False)

@@ -7,12 +7,14 @@ give what checking, weighting and adding every value gives (the range error name
 
 from __future__ import annotations
 
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import kschedlib
 from kschedlib._internal.runtime import ProfileRuntime
 from kschedlib.framework import CycleState, Status
+from kschedlib.model.labels import NodeSelectorRequirement, NodeSelectorTerm
+from kschedlib.model.objects import Affinity, NodeAffinity, PreferredSchedulingTerm, Taint, Toleration
 from tests.helpers import make_node, make_pod
 
 _RUNTIME: ProfileRuntime = kschedlib.Scheduler()._engine.profiles["default-scheduler"]
@@ -76,3 +78,68 @@ def test_totals_share_one_object_per_value() -> None:
     assert len(set(totals)) == 1  # four empty nodes score alike
     assert len({id(total) for total in totals}) == 1
     assert totals[0] > 256  # beyond the ints CPython shares anyway
+
+
+# --- purely normalizing plugins whose column is uniform ---------------------------------------
+
+def _cluster(draw: st.DrawFn) -> list[object]:
+    nodes = []
+    tainted = draw(st.sampled_from(["none", "some", "all"]))
+    for i in range(draw(st.integers(2, 7))):
+        soft = tainted == "all" or (tainted == "some" and draw(st.booleans()))
+        taints = (Taint("soft", "PreferNoSchedule", "x"),) if soft else ()
+        nodes.append(make_node(f"n{i}", labels={"kubernetes.io/hostname": f"n{i}", "zone": f"z{i % 2}"},
+                               taints=taints, allocatable={"cpu": "8", "memory": "16Gi", "pods": "110"}))
+    pods = []
+    for i in range(draw(st.integers(10, 40))):
+        shape = draw(st.integers(0, 3))
+        tolerations = (Toleration("soft", "Equal", "x", "PreferNoSchedule"),) if shape == 3 else ()
+        preferred = (PreferredSchedulingTerm(5, NodeSelectorTerm((NodeSelectorRequirement("zone", "In", ("z1",)),))),) \
+            if shape == 2 else ()
+        affinity = Affinity(node_affinity=NodeAffinity(preferred=preferred)) if preferred else None
+        pods.append(make_pod(f"p{i}", requests={"cpu": f"{100 + 100 * shape}m"}, tolerations=tolerations,
+                             affinity=affinity))
+    return [*nodes, *pods]
+
+
+def _scored(objects: list[object]) -> list[tuple[str, str | None, list[int] | None]]:
+    scheduler = kschedlib.Scheduler(seed=1)
+    scheduler.add_objects(objects)
+    out = []
+    for result in scheduler.run_until_idle():
+        scores = result.outcome.scores if result.outcome is not None else None
+        out.append((result.pod.key, result.node_name, list(scores.totals) if scores is not None else None))
+    return out
+
+
+@settings(max_examples=40)
+@given(st.data())
+def test_uniform_pure_columns_score_as_normalizing_every_cycle(data: st.DataObject) -> None:
+    objects = data.draw(st.composite(_cluster)())
+    reused = _scored(objects)
+    saved = ProfileRuntime._pure_column
+    ProfileRuntime._pure_column = lambda *args: None  # type: ignore[method-assign]
+    try:
+        plain = _scored(objects)
+    finally:
+        ProfileRuntime._pure_column = saved  # type: ignore[method-assign]
+    assert reused == plain
+
+
+def test_a_uniform_pure_column_is_normalized_once() -> None:
+    objects: list[object] = [make_node(f"n{i}") for i in range(3)]
+    objects += [make_pod(f"p{i}", requests={"cpu": "100m"}) for i in range(12)]
+    calls: list[str] = []
+    runtime = ProfileRuntime._normalize
+
+    def counting(state: object, pod: object, nodes: object, name: str, *rest: object) -> object:
+        calls.append(name)
+        return runtime(state, pod, nodes, name, *rest)  # type: ignore[arg-type]
+
+    ProfileRuntime._normalize = staticmethod(counting)  # type: ignore[method-assign,assignment]
+    try:
+        decided = _scored(objects)
+    finally:
+        ProfileRuntime._normalize = staticmethod(runtime)  # type: ignore[method-assign]
+    assert all(node for _, node, _ in decided)
+    assert calls.count("TaintToleration") < len(decided) / 2  # once the column exists, never again

@@ -17,10 +17,13 @@ from kschedlib.plugins.node_resources_balanced_allocation import (
     PRE_SCORE_KEY,
     NodeResourcesBalancedAllocation,
     NodeResourcesBalancedAllocationArgs,
+    _node_balance,
+    _node_balances,
     balanced_score,
     decode_args,
 )
-from kschedlib.plugins.node_resources_fit import ResourceSpec
+from kschedlib.plugins.node_resources_fit import DEFAULT_RESOURCES, ResourceSpec
+from kschedlib.plugins.node_resources_fit.scoring import pod_resource_entries
 from kschedlib.testing import FakeHandle
 from tests.helpers import make_node, make_pod, node_info
 
@@ -258,3 +261,20 @@ def test_plugin_score_within_range(
         allocatable=Resources(alloc[0], alloc[1], 0, 10, {GPU: alloc[2]}),
     )
     assert 0 <= run_score(plugin("cpu", "memory", GPU), pod, info) <= 100
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    pod_req=st.tuples(st.integers(0, 10_000), st.integers(0, 1 << 34), st.integers(0, 8)),
+    alloc=st.tuples(st.integers(0, 8_000), st.integers(0, 1 << 34), st.integers(0, 8)),
+    used=st.tuples(st.integers(0, 10_000), st.integers(0, 1 << 34), st.integers(0, 8)),
+)
+def test_both_balances_in_one_pass_equal_each_worked_out_alone(
+    pod_req: tuple[int, int, int], alloc: tuple[int, int, int], used: tuple[int, int, int]
+) -> None:
+    entries = pod_resource_entries((*DEFAULT_RESOURCES, ResourceSpec(GPU)),
+                                   Resources(pod_req[0], pod_req[1], scalar={GPU: pod_req[2]}))
+    base = tuple((kind, name, weight, 0) for kind, name, weight, _ in entries)
+    info = NodeInfo(make_node("n"), requested=Resources(used[0], used[1], scalar={GPU: used[2]}),
+                    allocatable=Resources(alloc[0], alloc[1], 0, 10, {GPU: alloc[2]}))
+    assert _node_balances(entries, base, info) == (_node_balance(entries, info), _node_balance(base, info))

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kschedlib.framework import PodInfo, QueuedPodInfo, QueueSortPlugin
-from kschedlib.plugins.priority_sort import PrioritySort, less
+from kschedlib.plugins.priority_sort import PrioritySort, less, sort_key
 from kschedlib.testing import FakeHandle
 from tests.helpers import make_pod
 
@@ -90,3 +90,10 @@ def test_less_is_asymmetric_and_total_on_distinct_keys(
     assert not (less(qa, qb) and less(qb, qa))
     same = ((a[0] or 0), a[1], a[2]) == ((b[0] or 0), b[1], b[2])
     assert (less(qa, qb) or less(qb, qa)) is not same
+
+
+@given(keys, keys)
+def test_the_sort_key_orders_as_less(a: tuple[int | None, float, int], b: tuple[int | None, float, int]) -> None:
+    qa, qb = queued(*a, name="a"), queued(*b, name="b")
+    assert (sort_key(qa) < sort_key(qb)) is less(qa, qb)
+    assert (sort_key(qb) < sort_key(qa)) is less(qb, qa)

@@ -22,6 +22,7 @@ from kschedlib.framework import (
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
+    PureNormalize,
     ReservePlugin,
     ScoreExtensions,
     ScorePlugin,
@@ -283,6 +284,42 @@ class ScoreKeyMissesRequests(ScorePlugin, NodeLocalScore):
 
     def score_key(self, state: CycleState, pod: Pod) -> Hashable:
         return pod.namespace
+
+
+class NormalizesByNodeName(ScorePlugin, ScoreExtensions, PureNormalize):
+    """Claims its normalized scores depend on the raw scores alone, yet favours nodes by name."""
+
+    name: ClassVar[str] = "NormalizesByNodeName"
+
+    def __init__(self, args: None, handle: Handle) -> None:
+        """No arguments."""
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        return 0
+
+    def normalize_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]) -> list[int]:
+        return [100 if node.name.endswith("0") else score for node, score in zip(nodes, scores, strict=True)]
+
+    def normalize_key(self, state: CycleState, pod: Pod) -> Hashable:
+        return ()
+
+
+class NormalizeKeyMissesRequests(ScorePlugin, ScoreExtensions, PureNormalize):
+    """Halves the scores of pods that request CPU, but gives every pod the same normalize key."""
+
+    name: ClassVar[str] = "NormalizeKeyMissesRequests"
+
+    def __init__(self, args: None, handle: Handle) -> None:
+        """No arguments."""
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        return 0
+
+    def normalize_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]) -> list[int]:
+        return [score // 2 if _requests_cpu(pod) else score for score in scores]
+
+    def normalize_key(self, state: CycleState, pod: Pod) -> Hashable:
+        return ()
 
 
 class UnhashableKey(FilterPlugin, NodeLocalFilter):

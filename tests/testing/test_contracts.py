@@ -183,6 +183,24 @@ def test_smaller_breakages_are_named_precisely(check: Check, plugin: type[Any], 
     assert caught.value.detail.startswith(detail)
 
 
+def test_a_normalize_key_that_misses_what_normalizing_reads_is_caught() -> None:
+    scenario = _scenario(bound=False)
+    four = scenario.cluster.nodes[0].allocatable
+    node = Node("node-1", labels={"kubernetes.io/hostname": "node-1"}, allocatable=four, capacity=four)
+    idle = attrs.evolve(scenario.pod, name="idle", uid="idle", containers=(Container("app"),))
+    scenario = Scenario(Cluster((*scenario.cluster.objects, node, idle)), scenario.pod)
+    with pytest.raises(ContractViolation) as caught:
+        check_memo_keys(broken.NormalizesByNodeName, scenario)
+    assert caught.value.detail == (
+        "normalize_key gave default/web-1 the key (), yet NormalizeScore of [0, 0] answered [100, 0] for the nodes "
+        "in order and [0, 100] in reverse")
+    with pytest.raises(ContractViolation) as caught:
+        check_memo_keys(broken.NormalizeKeyMissesRequests, scenario)
+    assert caught.value.detail.startswith(
+        "normalize_key gave pods default/web-1 and default/idle the same key (), yet NormalizeScore of [7, 7] answered "
+        "[3, 3] for default/web-1 and [7, 7] for default/idle")
+
+
 def test_a_key_that_misses_what_the_answer_depends_on_is_caught_on_near_twins() -> None:
     idle = attrs.evolve(_scenario(bound=False).pod, name="idle", uid="idle", containers=(Container("app"),))
     scenario = _scenario(bound=False)

@@ -10,7 +10,7 @@ next instead of visiting every node, and scoring gathers precomputed sums by pos
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from collections.abc import Callable, Iterable, Mapping, Sequence, Set
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence, Set
 from typing import Final, final
 
 from kschedlib.framework.memo import ExternalNodeState
@@ -239,16 +239,20 @@ class ScoreColumn:
     notes which may be out of date (``pending``), and :meth:`gather` scores those among the
     positions it is asked for.  A failure is raised only when its position is asked for, and is
     tried again next time.
+
+    For the plugins in ``tallied`` it also counts how many positions hold each raw score, so that
+    :meth:`uniform` can tell at once when every position holds the same one.
     """
 
-    __slots__ = ("cursor", "infos", "partial", "pending", "raw")
+    __slots__ = ("cursor", "infos", "partial", "pending", "raw", "tallies")
 
-    def __init__(self, width: int) -> None:
+    def __init__(self, width: int, tallied: Collection[int] = ()) -> None:
         self.infos: list[NodeInfo | None] = []
         self.raw: list[list[int]] = [[] for _ in range(width)]
         self.partial: list[int] = []
         self.pending: set[int] = set()
         self.cursor = NodeCursor()
+        self.tallies: list[dict[int, int] | None] = [{} if j in tallied else None for j in range(width)]
 
     def sync(self, snapshot: Snapshot) -> None:
         """Note the positions whose NodeInfo changed since the last sync."""
@@ -258,6 +262,7 @@ class ScoreColumn:
             self.infos = [None] * len(nodes)
             self.partial = [0] * len(nodes)
             self.raw = [[0] * len(nodes) for _ in self.raw]
+            self.tallies = [None if t is None else {0: len(nodes)} if nodes else {} for t in self.tallies]
             self.pending = set(range(len(nodes)))
         else:
             self.pending.update(range(len(nodes)) if changed is None else changed)
@@ -285,8 +290,29 @@ class ScoreColumn:
                     continue
                 infos[position] = info
                 self.partial[position] = partial
-                for column, value in zip(raw, values, strict=True):
+                for column, tally, value in zip(raw, self.tallies, values, strict=True):
+                    if tally is not None:
+                        _retally(tally, column[position], value)
                     column[position] = value
             self.pending.discard(position)
         if failed:
             raise next(failed[p] for p in positions if p in failed)
+
+    def uniform(self, j: int) -> int | None:
+        """The raw score every position holds for tallied plugin ``j``, or ``None`` (they differ, or
+        ``j`` is not tallied).  Positions never scored hold 0, so a column of one real score besides
+        them is not uniform; one that is holds that score at every position gathered."""
+        tally = self.tallies[j]
+        return next(iter(tally)) if tally is not None and len(tally) == 1 else None
+
+
+def _retally(tally: dict[int, int], old: int, new: int) -> None:
+    """Move one position's count from ``old`` to ``new``."""
+    if old == new:
+        return
+    left = tally[old] - 1
+    if left:
+        tally[old] = left
+    else:
+        del tally[old]
+    tally[new] = tally.get(new, 0) + 1

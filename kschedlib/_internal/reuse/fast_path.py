@@ -21,9 +21,10 @@ from kschedlib._internal.plugin_errors import (
 )
 from kschedlib._internal.reuse.columns import FilterColumn, ScoreColumn, ScoreFailure, SearchResult, search_column
 from kschedlib._internal.reuse.memo import Memo, MemoizedFilter, memo_key
+from kschedlib._internal.reuse.nominated import NominatedNodeInfos
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.extension_points import FilterPlugin, ScoreExtensions, ScorePlugin
-from kschedlib.framework.memo import ExternalNodeState, NodeLocalFilter, NodeLocalScore
+from kschedlib.framework.memo import ExternalNodeState, NodeLocalFilter, NodeLocalScore, PureNormalize
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Status
@@ -52,6 +53,13 @@ class LocalView(NamedTuple):
     """Per node, the weighted sum of the reusable plugins that do not normalize."""
     raw: Callable[[int], list[int]]
     """The raw scores of the ``j``-th reusable plugin, per node."""
+    uniform: Callable[[int], int | None]
+    """The raw score of the ``j``-th reusable plugin when it is the same on every node (known for the
+    plugins that normalize purely, when their column says so), else ``None``."""
+
+
+def _unknown(j: int) -> None:
+    return None
 
 
 @final
@@ -68,7 +76,11 @@ class Reuse:
                                if isinstance(p, NodeLocalFilter) and isinstance(p, ExternalNodeState)}
         self._node_local_scores = frozenset(name for name, p in scores if isinstance(p, NodeLocalScore))
         self._normalizing = frozenset(name for name, p in scores if isinstance(p, ScoreExtensions))
+        self.pure_normalizing = frozenset(name for name, p in scores
+                                          if isinstance(p, ScoreExtensions) and isinstance(p, PureNormalize))
+        """Plugins whose NormalizeScore reads the raw scores alone (their uniform columns are tallied)."""
         self._memo = Memo()
+        self._nominated = NominatedNodeInfos()
 
     def memoized(self, plan: FilterPlan, run: FilterRunner) -> FilterRunner:
         """``run`` (the plan's plugins), reusing verdicts per NodeInfo when every plugin is node-local
@@ -76,6 +88,12 @@ class Reuse:
         if plan.local < len(plan.active) or plan.external:
             return run
         return MemoizedFilter(run, self._memo.table(plan.key))
+
+    def nominated_infos(self, run: FilterRunner, listening: bool) -> NominatedNodeInfos | None:
+        """The NodeInfos composed with nominated pods, when ``run`` profits from getting the same one
+        again (it reuses verdicts per NodeInfo) and no PreFilter extension ``listening`` must hear
+        of the pods added; else ``None``."""
+        return self._nominated if isinstance(run, MemoizedFilter) and not listening else None
 
     def filter_plan(self, state: CycleState, pod: Pod) -> FilterPlan:
         """The non-skipped Filter plugins, with the key of their leading :class:`NodeLocalFilter` run."""
@@ -168,8 +186,9 @@ class Reuse:
         else from its id table."""
         score = self._local_scorer(state, pod, active, local)
         if positions is not None and snapshot is not None:
-            column = self._memo.column(("column", *keys), lambda: ScoreColumn(len(local)), snapshot.num_nodes,
-                                       len(positions))
+            tallied = [j for j, i in enumerate(local) if active[i][0] in self.pure_normalizing]
+            column = self._memo.column(("column", *keys), lambda: ScoreColumn(len(local), tallied),
+                                       snapshot.num_nodes, len(positions))
             if column is not None:
                 return self._column_view(column, snapshot, positions, score)
         table = self._memo.table(keys)
@@ -178,7 +197,7 @@ class Reuse:
             if entry is None or entry[0] is not node:
                 raw, partial = score(node)
                 entries[i] = table[id(node)] = (node, raw, partial)
-        return LocalView([entry[2] for entry in entries], lambda j: [entry[1][j] for entry in entries])
+        return LocalView([entry[2] for entry in entries], lambda j: [entry[1][j] for entry in entries], _unknown)
 
     @staticmethod
     def _column_view(
@@ -198,4 +217,4 @@ class Reuse:
             raise failure.error from None
         raw = column.raw
         return LocalView(list(map(column.partial.__getitem__, positions)),
-                          lambda j: list(map(raw[j].__getitem__, positions)))
+                          lambda j: list(map(raw[j].__getitem__, positions)), column.uniform)

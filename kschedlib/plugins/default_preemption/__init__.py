@@ -44,7 +44,8 @@ from kschedlib.framework.results import PostFilterResult
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Code, Status
 from kschedlib.model.objects import Pod
-from kschedlib.plugins._helpers.preemption_victims import Budget, Victims, budgets_of, select_victims_on_node
+from kschedlib.plugins._helpers.preemption_reuse import VictimsMemo, select_victims
+from kschedlib.plugins._helpers.preemption_victims import Budget, Victims, budgets_of
 from kschedlib.plugins.default_preemption.extenders import process_with_extenders
 
 __all__ = [
@@ -264,7 +265,7 @@ class DefaultPreemption(PostFilterPlugin):
     """Nominates the pod to the node where evicting the least important lower-priority pods lets it fit."""
 
     name: ClassVar[str] = "DefaultPreemption"
-    __slots__ = ("_counts_every_node", "_handle", "_skips_terminating", "args")
+    __slots__ = ("_answers", "_counts_every_node", "_handle", "_skips_terminating", "args")
 
     def __init__(self, args: DefaultPreemptionArgs | None, handle: Handle) -> None:
         self.args = args if args is not None else DefaultPreemptionArgs()
@@ -273,6 +274,7 @@ class DefaultPreemption(PostFilterPlugin):
         switches = handle.switches
         self._counts_every_node = switches.absent_nodes_in_fit_error
         self._skips_terminating = switches.terminating_victims_not_deleted
+        self._answers = VictimsMemo()
 
     def post_filter(self, state: CycleState, pod: Pod, node_statuses: Mapping[str, Status]) -> PostFilterResult:
         """Preempt, with every non-empty message prefixed ``preemption: ``."""
@@ -368,16 +370,18 @@ class DefaultPreemption(PostFilterPlugin):
 
         Each class of candidates (PDB-violating or not) keeps at most
         ``wanted`` entries; the run stops once a non-violating candidate exists
-        and both classes together reach ``wanted``.
+        and both classes together reach ``wanted``.  A node's answer is reused from an earlier
+        preemptor's dry run when nothing it reads changed (:mod:`~kschedlib.plugins._helpers.preemption_reuse`).
         """
         non_violating: list[Candidate] = []
         violating: list[Candidate] = []
         statuses: dict[str, Status] = {}
         errors: list[str] = []
         count = len(potential)
+        answers = self._answers.table(self._handle, state, pod, budgets)
         for step in range(count):
             node_info = potential[(offset + step) % count]
-            outcome = select_victims_on_node(self._handle, state.clone(), pod, node_info, budgets)
+            outcome = select_victims(self._handle, state, pod, node_info, budgets, answers)
             if isinstance(outcome, Victims) and outcome.pods:
                 group = violating if outcome.num_pdb_violations else non_violating
                 if len(group) < wanted:

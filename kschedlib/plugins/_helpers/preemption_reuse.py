@@ -1,0 +1,93 @@
+"""Preemption's dry-run answers reused across preemptors while nothing they read has changed.
+
+:func:`~kschedlib.plugins._helpers.preemption_victims.select_victims_on_node` reads the preemptor
+through its priority, its uid (a pod is never its own nominated pod) and the Filter verdicts.  When
+the handle gives a ``node_local_filter_key`` (every active Filter plugin node-local with a key, none
+reading outside state, no PreFilter extension listening), those verdicts are a function of that key
+and the NodeInfo, so a node's answer is a function of the key, its NodeInfo, the nominated pods the
+two-pass rule adds there, the priority and the PodDisruptionBudgets.  Preemptors of one shape visit
+the same nodes again and again (each node nominated to an earlier one is visited and refused by
+every later one), and between two of them only the nodes that got a nomination or lost victims
+change: those are the only ones worked out again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final, NamedTuple, final
+
+from kschedlib.framework._bounded import BoundedLRU
+from kschedlib.framework.cycle_state import CycleState
+from kschedlib.framework.handle import Handle
+from kschedlib.framework.node_info import NodeInfo
+from kschedlib.framework.pod_info import PodInfo
+from kschedlib.framework.status import Code, Status
+from kschedlib.model.objects import Pod
+from kschedlib.plugins._helpers.preemption_victims import Budget, Victims, select_victims_on_node
+
+__all__ = ["VictimsMemo"]
+
+_ERROR: Final = Code.ERROR
+
+
+class _Answer(NamedTuple):
+    node_info: NodeInfo
+    nominated: tuple[PodInfo, ...]
+    priority: int
+    outcome: Victims | Status
+
+
+@final
+class VictimsMemo:
+    """Per filter key, each node's last dry-run answer and what it was worked out from.
+
+    Errors are never kept.  A change of the budgets forgets everything; each key's table keeps one
+    answer per node name and is emptied when it outgrows twice the snapshot's nodes (nodes gone).
+    """
+
+    __slots__ = ("_budgets", "_tables")
+    MAX_KEYS: Final = 8
+
+    def __init__(self) -> None:
+        self._tables: BoundedLRU[object, dict[str, _Answer]] = BoundedLRU(self.MAX_KEYS)
+        self._budgets: Sequence[Budget] = ()
+
+    def table(
+        self, handle: Handle, state: CycleState, pod: Pod, budgets: Sequence[Budget]
+    ) -> dict[str, _Answer] | None:
+        """The answers that may serve this cycle's dry run, or ``None`` when they may not be reused."""
+        key_of = getattr(handle, "node_local_filter_key", None)  # handles written before it offer none
+        key = key_of(state, pod) if key_of is not None else None
+        if key is None:
+            return None
+        if budgets != self._budgets:
+            self._tables = BoundedLRU(self.MAX_KEYS)
+            self._budgets = budgets
+        table = self._tables.get(key)
+        if table is None:
+            table = {}
+            self._tables.put(key, table)
+        elif len(table) > 2 * handle.snapshot.num_nodes:
+            table.clear()
+        return table
+
+
+def select_victims(
+    handle: Handle, state: CycleState, pod: Pod, node_info: NodeInfo, budgets: Sequence[Budget],
+    answers: dict[str, _Answer] | None,
+) -> Victims | Status:
+    """``select_victims_on_node`` on a clone of ``state``, or its earlier answer when nothing it reads changed."""
+    if answers is None:
+        return select_victims_on_node(handle, state.clone(), pod, node_info, budgets)
+    priority = pod.effective_priority
+    uid = pod.uid
+    nominated = tuple(info for info in handle.nominated_pods_for_node(node_info.name)
+                      if info.pod.effective_priority >= priority and info.pod.uid != uid)
+    known = answers.get(node_info.name)
+    if known is not None and known.node_info is node_info and known.priority == priority \
+            and known.nominated == nominated:
+        return known.outcome
+    outcome = select_victims_on_node(handle, state.clone(), pod, node_info, budgets)
+    if isinstance(outcome, Victims) or outcome.code is not _ERROR:
+        answers[node_info.name] = _Answer(node_info, nominated, priority, outcome)
+    return outcome

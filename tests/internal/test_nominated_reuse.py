@@ -1,0 +1,61 @@
+"""The two-pass rule on composed NodeInfos kept across cycles decides as composing them afresh.
+
+``filter_with_nominated`` given ``composed`` (no PreFilter extension listens, verdicts memoized per
+NodeInfo) judges a node with its nominated pods on the NodeInfo composed the last time the node and
+its nominated pods were the same.  This property changes the node's pods and the nominations step by
+step and compares every verdict with the plain path (a state clone, a fresh NodeInfo, no memo).
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import kschedlib
+from kschedlib._internal.cycle import filter_with_nominated
+from kschedlib._internal.nominator import Nominator
+from kschedlib.framework import CycleState, NodeInfo, PodInfo, Status
+from tests.helpers import make_node, make_pod
+
+_NODE = make_node("n0", allocatable={"cpu": "3", "memory": "8Gi", "pods": "4"})
+_LOWS = [make_pod(f"low{i}", node_name="n0", requests={"cpu": f"{300 + 400 * i}m"}, priority=0) for i in range(4)]
+_NOMINATED = [PodInfo.of(make_pod(f"nom{i}", requests={"cpu": f"{500 + 500 * i}m"}, priority=3 + i % 3))
+              for i in range(4)]
+_STEPS = st.lists(st.tuples(st.sets(st.integers(0, 3)), st.lists(st.integers(0, 3), unique=True)),
+                  min_size=1, max_size=8)
+
+
+def _verdicts(steps: list[tuple[set[int], list[int]]], cpu: str, reuse: bool) -> list[tuple[str, tuple[str, ...]]]:
+    runtime = kschedlib.Scheduler()._engine.profiles["default-scheduler"]
+    pod = make_pod("p", requests={"cpu": cpu}, priority=4)
+    state = CycleState()
+    assert runtime.run_pre_filter(state, pod).status.is_success
+    plan = runtime.reuse.filter_plan(state, pod)
+    run = runtime.filter_runner(state, pod, plan) if reuse else runtime.filter_runner(state)
+    composed = runtime.reuse.nominated_infos(run, runtime.pre_filter_extensions_listen(state)) if reuse else None
+    assert (composed is not None) is reuse
+    out = []
+    infos: dict[frozenset[int], NodeInfo] = {}  # one NodeInfo per set of pods, as an unchanged node keeps its own
+    for lows, nominated in steps:
+        pods = tuple(PodInfo.of(_LOWS[i]) for i in sorted(lows))
+        node_info = infos.setdefault(frozenset(lows), NodeInfo.of(_NODE, pods))
+        nominator = Nominator()
+        for i in nominated:
+            nominator.add(_NOMINATED[i], "n0")
+        status: Status = filter_with_nominated(runtime, run, state, pod, node_info, nominator, composed)
+        out.append((status.code.label, status.reasons))
+        again = filter_with_nominated(runtime, run, state, pod, node_info, nominator, composed)
+        assert (again.code, again.reasons) == (status.code, status.reasons)
+    return out
+
+
+@settings(max_examples=60)
+@given(_STEPS, st.sampled_from(["200m", "700m", "1500m"]))
+def test_composed_node_infos_decide_as_composing_afresh(steps: list[tuple[set[int], list[int]]], cpu: str) -> None:
+    assert _verdicts(steps, cpu, reuse=True) == _verdicts(steps, cpu, reuse=False)
+
+
+def test_a_node_changed_under_the_same_nominations_is_composed_again() -> None:
+    steps = [({0, 1, 2, 3}, [1]), (set(), [1])]  # full, then emptied: the same nominated pod on both
+    assert _verdicts(steps, "700m", reuse=True) == _verdicts(steps, "700m", reuse=False)
+    assert [code for code, _ in _verdicts(steps, "700m", reuse=True)] == ["Unschedulable", "Success"]
