@@ -96,7 +96,7 @@ class LiveScheduler:
         self.elector: LeaderElector | None = None
         if settings.leader_election.leader_elect:
             self.elector = LeaderElector(client, settings.leader_election, on_lost=self._lost, identity=identity,
-                                         on_started=self._became_leader)
+                                         on_started=self._became_leader, on_leading=self._wake)
         self.server: HealthServer | None = None
         if metrics_address is not None:
             self.server = HealthServer(metrics_address, checks=self._checks(), metrics=self.metrics_text)
@@ -128,6 +128,10 @@ class LiveScheduler:
     def stop(self) -> None:
         """Stop gracefully: no new cycle starts, bindings in flight finish, queued events are sent."""
         self.stopping.set()
+        self._wake()
+
+    def _wake(self) -> None:
+        """End the loop's idle wait (a stop, or leadership just taken: kube-scheduler starts at once)."""
         self.inbox.put(("wake",))
 
     def join(self, timeout: float | None = None) -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from kschedlib.errors import ConfigError
 from kschedlib.kube import KubeClient, run
+from kschedlib.kube import scheduler as scheduler_module
 from kschedlib.kube._serving import parse_address
 from tests.kube.cluster import config, create, http_get, namespace, node, pod, pods, running, wait_for
 from tests.kube.envtest import ControlPlane
@@ -80,6 +81,24 @@ def test_leadership_handed_over_and_lost(admin: KubeClient, as_scheduler: KubeCl
     assert first.exit_status == 0
     admin.request("DELETE", f"/api/v1/namespaces/{ns}/pods", body={"gracePeriodSeconds": 0})
     admin.request("DELETE", "/api/v1/nodes/elect-1")
+
+
+def test_the_loop_starts_scheduling_as_soon_as_it_leads(admin: KubeClient, as_scheduler: KubeClient,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    ns, me = namespace(admin, "takeover"), "takeover-scheduler"
+    create(admin, node("takeover-1", cpu="8"))
+    create(admin, pod("waiting", ns, scheduler=me))
+    admin.request("POST", "/apis/coordination.k8s.io/v1/namespaces/default/leases", body={  # its leader just died
+        "apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "takeover-lease"},
+        "spec": {"holderIdentity": "gone", "leaseDurationSeconds": 1}})
+    monkeypatch.setattr(scheduler_module, "_MAX_IDLE", 120.0)  # nothing but leadership itself wakes the loop
+    document = config(me, leaderElection={**QUICK, "resourceName": "takeover-lease", "resourceNamespace": "default"})
+    with running(admin, document, identity="standby") as live:
+        assert live.elector is not None
+        wait_for("the lease taken over", live.elector.leading.is_set, timeout=15)
+        wait_for("the waiting pod bound", lambda: bool(pods(admin, ns)["waiting"]["spec"].get("nodeName")), timeout=10)
+    admin.request("DELETE", f"/api/v1/namespaces/{ns}/pods", body={"gracePeriodSeconds": 0})
+    admin.request("DELETE", "/api/v1/nodes/takeover-1")
 
 
 def test_run_stops_on_sigterm(plane: ControlPlane, admin: KubeClient) -> None:
