@@ -157,7 +157,8 @@ class LiveScheduler:
         self.raw_pods.update((object_key(o), o) for o in by_kind.get("Pod", ()))
         for res in resources:
             if res not in read.served:
-                log.info("%s: not served by this API server (or not readable); not watched", res.plural)
+                log.warning("%s: not served by this API server, or not readable by this user: not watched, so the "
+                            "scheduler decides without them", res.plural)  # kube-scheduler would not start
                 continue
             informer = Informer(self.client, res, self._deliver, stop=self.stopping,
                                 initial=by_kind.get(res.kind, []), version=version)

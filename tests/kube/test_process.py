@@ -3,6 +3,7 @@ schedulers (a graceful hand-over, and a leader that loses its Lease stops), and 
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import threading
@@ -99,6 +100,17 @@ def test_the_loop_starts_scheduling_as_soon_as_it_leads(admin: KubeClient, as_sc
         wait_for("the waiting pod bound", lambda: bool(pods(admin, ns)["waiting"]["spec"].get("nodeName")), timeout=10)
     admin.request("DELETE", f"/api/v1/namespaces/{ns}/pods", body={"gracePeriodSeconds": 0})
     admin.request("DELETE", "/api/v1/nodes/takeover-1")
+
+
+def test_kinds_it_needs_but_cannot_watch_are_a_warning(as_scheduler: KubeClient,
+                                                        caplog: pytest.LogCaptureFixture) -> None:
+    gang = config("gang-scheduler", profiles=[{"schedulerName": "gang-scheduler", "plugins": {"multiPoint": {
+        "enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "PrioritySort"}]}}}])
+    with caplog.at_level(logging.WARNING, logger="kschedlib.kube"), running(as_scheduler, gang):
+        pass  # no PodGroup CRD here, and kube-scheduler's role may not read them anyway
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert any(m.startswith("podgroups: not served") for m in warned), warned
+    assert any(m.startswith("elasticquotas: not served") for m in warned), warned
 
 
 def test_run_stops_on_sigterm(plane: ControlPlane, admin: KubeClient) -> None:
