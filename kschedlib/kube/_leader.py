@@ -130,7 +130,8 @@ class LeaderElector:
     def release(self) -> None:
         """Stop, and hand the Lease back if we hold it (kube-scheduler releases on cancel)."""
         self.stop.set()
-        self.thread.join(timeout=self.settings.renew_deadline)
+        if self.thread.ident is not None:  # never started when the scheduler stopped before reading the cluster
+            self.thread.join(timeout=self.settings.renew_deadline)
         if not self.leading.is_set():
             return
         self.leading.clear()
