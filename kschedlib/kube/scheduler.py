@@ -31,17 +31,17 @@ from kschedlib.kube._cluster_api import LiveClusterApi
 from kschedlib.kube._events import EventRecorder
 from kschedlib.kube._informer import DELETED, Backoff, Informer, object_key
 from kschedlib.kube._leader import LeaderElector
+from kschedlib.kube._loading import load_live
 from kschedlib.kube._outcomes import Outcomes, WakingExecutor, bind_pod, leader_event, structured
 from kschedlib.kube._plugins import registry as make_registry
 from kschedlib.kube._resources import Resource, for_scheduler
 from kschedlib.kube._serving import HealthServer, parse_address
-from kschedlib.kube._snapshot import Snapshot, read_snapshot, snapshot_document
+from kschedlib.kube._snapshot import Snapshot, read_snapshot
 from kschedlib.kube.client import KubeApiError, KubeClient, connect
 from kschedlib.kube.settings import RunSettings, read_settings
 from kschedlib.model import Pod
 from kschedlib.model.convert import object_from_dict
 from kschedlib.scheduler import Scheduler
-from kschedlib.simulation.cluster import load_cluster
 from kschedlib.versions import resolve
 
 __all__ = ["LiveScheduler", "run"]
@@ -159,7 +159,7 @@ class LiveScheduler:
         if read is None:
             return False
         version = read.version
-        self.scheduler.add_objects(load_cluster(snapshot_document(read.objects, version)))
+        self.scheduler.add_objects(load_live(read.objects, version))
         by_kind: dict[str, list[dict[str, Any]]] = {}
         for obj in read.objects:
             by_kind.setdefault(str(obj["kind"]), []).append(obj)
