@@ -402,9 +402,14 @@ def test_bad_config(tmp_path: Path, small: Path, command: str, config: dict[str,
     assert fragment in err
 
 
-def test_missing_config_file(tmp_path: Path, small: Path) -> None:
-    err = _error(*cli("simulate", str(small), "--config", str(tmp_path / "missing.yaml")))
-    assert "missing.yaml" in err
+@pytest.mark.parametrize(("text", "why"), [(None, "cannot read file"), ("{bad", "invalid JSON")])
+def test_unreadable_config_file(tmp_path: Path, small: Path, text: str | None, why: str) -> None:
+    path = tmp_path / "config.json"
+    if text is not None:
+        path.write_text(text, encoding="utf-8")
+    err = _error(*cli("simulate", str(small), "--config", str(path)))
+    assert err.startswith(f"kschedlib: error: {path}: {why}")
+    assert err.count("config.json") == 1  # named once, with no placeholder field
 
 
 def test_unknown_pod(small: Path) -> None:
