@@ -145,18 +145,36 @@ def capacity_report(data: Mapping[str, Any]) -> Built:
     rows = [[cell(node), data["placements"][node],
              *(templates[t]["placements"].get(node, 0) for t in names)] for node in per_node]
     overview = figures([("more copies fit", data["replicas"]), *((t, templates[t]["replicas"]) for t in names)])
-    stop = data["stopped_by"]
-    stopped = (pending_section({f"{data['stopped_pod']} (next copy)": stop}, title="What stopped it", id_="stopped")
-               if stop is not None else Section("stopped", "What stopped it", el("p", "The limit (--max).")))
-    sections = [Section("summary", "Summary", overview), stopped,
+    sections = [Section("summary", "Summary", overview), _stopped(data),
                 Section("copies", "Copies per node", table(["node", "copies", *names], rows, id_="copies-table",
                                                           numeric=range(1, 2 + len(names))))]
-    if data.get("pending"):
-        sections.append(placements_section(data["pending"], title="The cluster's pending pods, placed first",
+    pending = data.get("pending") or {}
+    if pending and data.get("include_pending", True):
+        sections.append(placements_section(pending, title="The cluster's pending pods, placed first",
                                            id_="pending-placed"))
+    elif pending:
+        sections.append(Section("pending-left-out", "The cluster's pending pods, left out", el("p", esc(
+            f"{plural(len(pending), 'pending pod')} of the cluster were not scheduled before the copies "
+            "(--include-pending schedules them first): "), pod_list(sorted(pending)))))
     sections += [*state_sections(data), settings_section(data)]
     lead = f"{plural(data['replicas'], 'more copy', 'more copies')} of {', '.join(names)} fit"
     return "kschedlib capacity", lead, sections
+
+
+def _stopped(data: Mapping[str, Any]) -> Section:
+    """What stopped the copies: the next copy's FitError (or the limit), and the victims when a preemption
+    would have made room for it."""
+    stop = data["stopped_by"]
+    if stop is None:
+        return Section("stopped", "What stopped it", el("p", "The limit (--max)."))
+    section = pending_section({f"{data['stopped_pod']} (next copy)": stop}, title="What stopped it", id_="stopped")
+    preemption = data.get("preemption")
+    if not preemption:
+        return section
+    victims = el("p", el("strong", "Preemption would help: "), esc(
+        f"the next copy would fit on {preemption['node']} by preempting lower-priority pods: "),
+        pod_list(preemption["victims"]), class_="preemption")
+    return Section(section.id, section.title, section.html + victims)
 
 
 def nodes_needed_report(data: Mapping[str, Any]) -> Built:

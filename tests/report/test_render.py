@@ -19,7 +19,7 @@ from kschedlib.report import KINDS, detect_kind, render_html
 from kschedlib.report._charts import heat_class
 from kschedlib.report._fit_errors import parse_fit_error, rejections_of
 from kschedlib.report._format import amount, percent, plural
-from tests.report.results import GATED, cluster, edge_results, node_names, pending_pods
+from tests.report.results import GATED, URGENT, cluster, edge_results, node_names, pending_pods
 
 
 class _Text(HTMLParser):
@@ -268,6 +268,19 @@ def test_capacity_and_drain_pages_show_what_came_first_and_what_broke(edges: dic
     drain_text = _page_text(edges["drain"])
     assert "PodDisruptionBudget violations\npod\nbudget\ndisruptions allowed\ndefault/log-a\ndefault/log\n0" in \
         drain_text
+
+
+def test_capacity_page_names_the_victims_and_the_pending_pods_left_out() -> None:
+    from kschedlib import capacity
+
+    answer = capacity.max_replicas([*cluster(), URGENT], "default/urgent").to_dict()
+    assert answer["preemption"] == {"node": "node-c", "victims": ["default/db-0"]}
+    text = _page_text(answer)
+    assert ("Preemption would help: \nthe next copy would fit on node-c by preempting lower-priority pods: \n"
+            "default/db-0") in text
+    assert "The cluster's pending pods, left out" in text
+    assert "placed first" not in text
+    assert "default/big, default/held, default/trainer, default/urgent, default/web-1, default/web-2" in text
 
 
 def test_a_failed_scenario_is_listed_with_its_error(edges: dict[str, Any]) -> None:
