@@ -185,7 +185,11 @@ def nodes_needed_report(data: Mapping[str, Any]) -> Built:
     sections = [Section("summary", "Summary", overview + (el("p", el("strong", "New nodes: "), pod_list(new, "node"))
                                                           if new else "")),
                 pending_section(data["not_helped"], title="Pods no number of such nodes helps", id_="not-helped"),
-                placements_section(data["placements"], _nodes_of(data)),
-                *state_sections(data), settings_section(data)]
+                placements_section(data["placements"], _nodes_of(data))]
+    if data.get("fit_today"):
+        sections.append(Section("fit-today", "Left out: they fit on an existing node today", el("p", esc(
+            f"{plural(len(data['fit_today']), 'pending pod')}, each checked on its own, fit on a node of the "
+            "cluster as it is (--only-unschedulable plans only for the others): "), pod_list(data["fit_today"]))))
+    sections += [*state_sections(data), settings_section(data)]
     lead = f"{plural(count, 'node')} of template {data['template']} needed (searched up to {data['max']})"
     return "kschedlib nodes-needed", lead, sections
