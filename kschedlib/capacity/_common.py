@@ -13,9 +13,10 @@ from kschedlib.model.objects import Pod
 from kschedlib.scheduler import ConfigSource, Scheduler
 from kschedlib.simulation._utilisation import before_after, shapes_of
 from kschedlib.simulation.cluster import Cluster, load_cluster
+from kschedlib.simulation.skipped import listing
 
 __all__ = ["ClusterSource", "ProgressCallback", "Versions", "before_after", "held_reason", "load", "new_scheduler",
-           "shapes_of"]
+           "pending_line", "shapes_of"]
 
 ClusterSource = Cluster | str | PathLike[str] | Mapping[str, Any] | Sequence[Any]
 """A cluster as :func:`kschedlib.load_cluster` reads it."""
@@ -52,3 +53,12 @@ def held_reason(scheduler: Scheduler, pod: Pod) -> tuple[str, str]:
     if answer.skip_reason is not None:
         return "deletion", answer.skip_reason
     return "schedulerName", answer.error or "not tried"
+
+
+def pending_line(pending: Mapping[str, str | None]) -> str:
+    """The text line for the cluster's pending pods scheduled before the question (pod -> node or ``None``),
+    naming those that found no node."""
+    unplaced = [pod for pod, node in pending.items() if node is None]
+    line = (f"the cluster's {len(pending)} pending pod(s) were scheduled first: {len(pending) - len(unplaced)} "
+            f"placed, {len(unplaced)} not")
+    return f"{line} ({listing(unplaced)})" if unplaced else line

@@ -16,6 +16,7 @@ from kschedlib.capacity._common import (
     held_reason,
     load,
     new_scheduler,
+    pending_line,
     shapes_of,
 )
 from kschedlib.capacity._controllers import controller_pods
@@ -99,8 +100,7 @@ class ReplicaReport:
         if not self.include_pending:
             return (f"the cluster's {count} pending pod(s) were left out (--include-pending schedules them first)"
                     if count else "the cluster has no pending pods")
-        placed = sum(1 for node in self.pending.values() if node is not None)
-        return f"the cluster's {count} pending pod(s) were scheduled first: {placed} placed, {count - placed} not"
+        return pending_line(self.pending)
 
 
 def _copy(scheduler: Scheduler, template: Pod, index: int) -> Pod:

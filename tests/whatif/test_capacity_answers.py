@@ -187,8 +187,18 @@ def test_drain_text_has_a_summary_and_the_budget_violations(tmp_path: Path) -> N
     assert "  default/web-1: default/web allows 0 more disruption(s)" in lines
     assert lines[-1] == ("drained 0 of 1 node(s): 0 pod(s) moved, 0 placed, 0 unschedulable, "
                          "1 PodDisruptionBudget violation(s), 0 evicted")
+    assert lines[-2] == "the cluster's 1 pending pod(s) were scheduled first: 1 placed, 0 not"
     code, out, _ = cli("drain", cluster, "--node", "a", "--ignore-pdbs")
-    assert "PodDisruptionBudget violations on a (drained anyway (budgets ignored)):" in out.splitlines()
+    assert "PodDisruptionBudget violations on a (drained anyway: budgets ignored):" in out.splitlines()
+
+
+def test_drain_text_names_the_pending_pods_that_found_no_node(tmp_path: Path) -> None:
+    """Regression: the text said nothing of the dump's pending pods (only the JSON had them), so a pod that
+    fit nowhere before the drain went unmentioned beside "0 unschedulable"."""
+    cluster = _drain_files(tmp_path, pod("huge", cpu="64"))
+    code, out, _ = cli("drain", cluster, "--node", "a")
+    assert code == 0
+    assert out.splitlines()[-2] == "the cluster's 2 pending pod(s) were scheduled first: 1 placed, 1 not (default/huge)"
 
 
 @pytest.mark.parametrize(("extra", "status"), [
