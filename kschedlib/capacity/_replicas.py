@@ -115,13 +115,23 @@ def _template(cluster: Cluster, source: PodSource, expand: bool) -> Pod:
     """The pod to copy; with ``expand``, a Deployment, ReplicaSet, StatefulSet or Job file gives its pod template."""
     try:
         return resolve_pod(cluster, source)
-    except ManifestError:
-        if not expand or isinstance(source, Pod):
-            raise
-        made = controller_pods(source)
+    except ManifestError as exc:
+        made = [] if isinstance(source, Pod) else _controller_templates(source)
         if not made:
             raise
+        if not expand:
+            raise ManifestError(f"{exc.message}; or add --expand-controllers (expand_controllers=True) to copy "
+                                "its pod template", obj=exc.obj, field=exc.field, value=exc.value) from None
         return resolve_pod(cluster, made[0])
+
+
+def _controller_templates(source: str | PathLike[str] | Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The pods the controllers in ``source`` would create; none when it is no readable file of objects (a
+    mistyped pod name keeps its own error, with the close matches)."""
+    try:
+        return list(controller_pods(source))
+    except ManifestError:
+        return []
 
 
 def max_replicas(

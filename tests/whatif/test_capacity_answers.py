@@ -151,6 +151,7 @@ def test_a_deployment_passed_as_the_pod_with_expand_controllers(tmp_path: Path) 
     code, _, err = cli("capacity", files["cluster"], "--pod", files["deploy"])
     assert code == 2
     assert "expected exactly one Pod, found a Deployment" in err
+    assert err.rstrip().endswith("or add --expand-controllers (expand_controllers=True) to copy its pod template")
     code, out, err = cli("capacity", files["cluster"], "--pod", files["deploy"], "--expand-controllers",
                          "--format", "json")
     assert (code, err) == (0, "")
@@ -158,6 +159,14 @@ def test_a_deployment_passed_as_the_pod_with_expand_controllers(tmp_path: Path) 
     assert data["replicas"] == 4
     (template,) = data["templates"]
     assert template.startswith("default/api-")
+
+
+def test_a_mistyped_pod_name_with_expand_controllers_gets_the_close_matches(tmp_path: Path) -> None:
+    """Regression: with --expand-controllers the name was read as a controller file ("cannot read file")."""
+    cluster = write_files(tmp_path, {"cluster": {"kind": "List", "items": [node("a"), pod("web-1")]}})["cluster"]
+    code, _, err = cli("capacity", cluster, "--pod", "web", "--expand-controllers")
+    assert code == 2
+    assert "no such pod in the cluster, and not a readable pod file; did you mean web-1?" in err
 
 
 # --- drain ------------------------------------------------------------------------------------
