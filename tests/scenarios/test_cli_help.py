@@ -58,6 +58,17 @@ def test_the_top_level_help_reads_without_markup() -> None:
     assert all(name in out for name in COMMANDS)
 
 
+def test_the_top_level_exit_statuses_include_each_commands_own() -> None:
+    """Regression: explain and sweep document status 1 for answers, which the top-level list called only
+    an unexpected error."""
+    _, out, _ = cli("--help")
+    statuses = out[out.index("exit status:"):]
+    for name in COMMANDS:
+        _, own, _ = cli(name, "--help")
+        if ", 1 when" in own:
+            assert f"{name}: " in statuses, name
+
+
 @pytest.mark.parametrize("name", list(COMMANDS))
 def test_every_command_has_examples_and_documents_every_option(name: str) -> None:
     parser = subcommands()[name]
