@@ -185,7 +185,7 @@ def nodes_needed_report(data: Mapping[str, Any]) -> Built:
     sections = [Section("summary", "Summary", overview + (el("p", el("strong", "New nodes: "), pod_list(new, "node"))
                                                           if new else "")),
                 pending_section(data["not_helped"], title="Pods no number of such nodes helps", id_="not-helped"),
-                placements_section(data["placements"], _nodes_of(data))]
+                placements_section(data["placements"], _nodes_of(data)), *_events(data)]
     if data.get("fit_today"):
         sections.append(Section("fit-today", "Left out: they fit on an existing node today", el("p", esc(
             f"{plural(len(data['fit_today']), 'pending pod')}, each checked on its own, fit on a node of the "

@@ -11,8 +11,10 @@ from typing import Any
 
 import pytest
 
+import kschedlib
 from kschedlib import capacity
 from kschedlib.cli import main
+from kschedlib.report import render_html
 from tests.whatif.manifests import node, pdb, pod, write_files
 
 GATES = "SchedulingGates: waiting for scheduling gates: [example.com/hold]"
@@ -74,6 +76,21 @@ def test_only_the_pods_that_fit_nowhere_today() -> None:
     assert today.to_dict()["only_unschedulable"] is True
     assert {row["pod"]: row["reason"] for row in today.rows()}["default/a"] == \
         "fits on an existing node today (left out)"
+
+
+def test_a_pod_that_preempts_its_way_in_needs_no_new_node() -> None:
+    """Regression: its victims were never deleted, so it was planned for as if preemption did not exist (a
+    new node for it, or none helps when the template lacks what it needs); simulate places it."""
+    objects = [node("a", cpu="4", **{"nvidia.com/gpu": "2"}),
+               pod("low", cpu="1", node_name="a", priority=1, extended={"nvidia.com/gpu": "2"}),
+               pod("urgent", cpu="1", priority=1000, extended={"nvidia.com/gpu": "2"}), pod("web", cpu="3500m")]
+    report = capacity.nodes_needed(objects, node("pool", cpu="4"))
+    assert kschedlib.simulate(objects).placements == {"default/urgent": "a", "default/web": None}
+    assert (report.nodes_needed, report.placements["default/urgent"], report.evicted) == (1, "a", ("default/low",))
+    assert report.new_node_pods == {"pool-1": ("default/web",)}
+    assert report.not_helped == {}
+    assert "evicted by their preemptions: default/low" in report.text()
+    assert "<td>default/low</td><td>evicted by preemption</td>" in render_html(report)
 
 
 def test_the_bundled_example_with_its_gated_pod_needs_one_node() -> None:
