@@ -15,6 +15,7 @@ from kschedlib.capacity._common import (
     held_reason,
     load,
     new_scheduler,
+    schedule_once,
     shapes_of,
 )
 from kschedlib.capacity._controllers import daemon_pods_for
@@ -156,11 +157,8 @@ class _Search:
 def _first_pass(base: Scheduler, candidates: Sequence[Pod], only_unschedulable: bool
                 ) -> tuple[Scheduler, dict[str, str], list[str], list[str], list[str]]:
     """The cluster before any new node: (the scheduler to start from, pods placed, pods to retry with new
-    nodes, pods left out because they fit today, pods evicted by the preemptions that placed others).
-
-    A pod that fits only by preempting lower-priority pods gets its node as in kube-scheduler: the
-    victims are deleted and the pod, nominated to that node, is tried again (cluster-autoscaler does not
-    add nodes for such a pod either)."""
+    nodes, pods left out because they fit today, pods evicted by the preemptions that placed others: a
+    pod that fits by preempting needs no new node, as cluster-autoscaler also holds)."""
     if only_unschedulable:
         fitting = [pod.key for pod in candidates if base.feasible_nodes(pod)]
         start = base.fork()
@@ -168,28 +166,9 @@ def _first_pass(base: Scheduler, candidates: Sequence[Pod], only_unschedulable: 
             start.remove_pod(key)
         return start, {}, [pod.key for pod in candidates if pod.key not in set(fitting)], fitting, []
     start = base.fork()
-    placed: dict[str, str] = {}
-    retry: list[str] = []
-    preempting: dict[str, str] = {}
-    evicted: list[str] = []
-    for result in start.run_until_idle():
-        if result.scheduled:
-            placed[result.pod.key] = result.node_name or ""
-            continue
-        retry.append(result.pod.key)
-        if result.nominated_node_name:
-            preempting[result.pod.key] = result.nominated_node_name
-        evicted.extend(victim for victim in result.victims if start.remove_pod(victim))  # kube deletes them
-    for key, node in preempting.items():  # retried once their victims are gone, their node held for them
-        pod = start.get_pod(key)
-        assert pod is not None
-        start.remove_pod(key)
-        start.add_pod(attrs.evolve(_as_pending(pod), nominated_node_name=node))
-    for result in start.run_until_idle():
-        if result.scheduled:
-            placed[result.pod.key] = result.node_name or ""
-            retry.remove(result.pod.key)
-    return start, placed, retry, [], evicted
+    outcome, evicted = schedule_once(start)
+    placed = {key: node for key, node in outcome.items() if node is not None}
+    return start, placed, [key for key, node in outcome.items() if node is None], [], evicted
 
 
 def nodes_needed(

@@ -17,6 +17,7 @@ from kschedlib.capacity._common import (
     load,
     new_scheduler,
     pending_line,
+    schedule_once,
     shapes_of,
 )
 from kschedlib.capacity._controllers import controller_pods
@@ -61,6 +62,9 @@ class ReplicaReport:
     extra: Mapping[str, Any]
     """Utilisation and fragmentation before and after."""
     kube: KubeSettings
+    evicted: tuple[str, ...] = ()
+    """With ``include_pending``: the running pods that pending pods evicted by preemption, as kube-scheduler
+    would, before the copies were placed."""
 
     def to_dict(self) -> dict[str, Any]:
         """The ``capacity`` JSON."""
@@ -69,7 +73,7 @@ class ReplicaReport:
                 "held_by": self.held_by, "placements": dict(self.placements),
                 "templates": {k: dict(v) for k, v in self.templates.items()},
                 "include_pending": self.include_pending, "pending": dict(self.pending),
-                **self.extra, **self.kube.to_dict()}
+                "evicted": list(self.evicted), **self.extra, **self.kube.to_dict()}
 
     def rows(self) -> list[dict[str, Any]]:
         """One CSV row per template and node."""
@@ -100,7 +104,8 @@ class ReplicaReport:
         if not self.include_pending:
             return (f"the cluster's {count} pending pod(s) were left out (--include-pending schedules them first)"
                     if count else "the cluster has no pending pods")
-        return pending_line(self.pending)
+        line = pending_line(self.pending)
+        return f"{line}; evicted by their preemptions: {', '.join(self.evicted)}" if self.evicted else line
 
 
 def _copy(scheduler: Scheduler, template: Pod, index: int) -> Pod:
@@ -175,11 +180,12 @@ def max_replicas(
     scheduler.add_objects(o for o in loaded.objects if not isinstance(o, Pod) or o.node_name)
     before = scheduler.fork()
     pending: dict[str, str | None] = dict.fromkeys((pod.key for pod in loaded.pending_pods), None)
+    evicted: list[str] = []
     if include_pending:
         for pod in loaded.pending_pods:
             scheduler.add_pod(pod)
-        for first in scheduler.run_until_idle():
-            pending[first.pod.key] = first.node_name if first.scheduled else None
+        placed_first, evicted = schedule_once(scheduler)
+        pending.update(placed_first)
     for key in scheduler.pending():
         scheduler.remove_pod(key)
     for template in templates:
@@ -219,4 +225,4 @@ def max_replicas(
                     for key, c in placed.items()}
     extra = {**before_after(before, scheduler, shapes_of(scheduler, templates)), "config": config_section(config)}
     return ReplicaReport(count, stopped_by, stopped_pod, preemption, held_by, dict(sorted(total.items())),
-                         per_template, include_pending, pending, extra, scheduler.kube)
+                         per_template, include_pending, pending, extra, scheduler.kube, tuple(evicted))

@@ -156,7 +156,7 @@ def capacity_report(data: Mapping[str, Any]) -> Built:
         sections.append(Section("pending-left-out", "The cluster's pending pods, left out", el("p", esc(
             f"{plural(len(pending), 'pending pod')} of the cluster were not scheduled before the copies "
             "(--include-pending schedules them first): "), pod_list(sorted(pending)))))
-    sections += [*state_sections(data), settings_section(data)]
+    sections += [*_events(data), *state_sections(data), settings_section(data)]
     lead = f"{plural(data['replicas'], 'more copy', 'more copies')} of {', '.join(names)} fit"
     return "kschedlib capacity", lead, sections
 

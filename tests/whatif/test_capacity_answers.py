@@ -146,6 +146,17 @@ def test_the_copy_that_would_fit_by_preemption_names_the_victims() -> None:
     assert capacity.max_replicas(objects, pod("same", cpu="2", priority=1)).preemption is None
 
 
+def test_pending_pods_scheduled_first_preempt_as_in_kube() -> None:
+    """Regression: a pending pod that fits by preemption was dropped with its victims left running."""
+    objects = [node("a", cpu="4"), pod("low", cpu="3", node_name="a", priority=1),
+               pod("urgent", cpu="2", priority=1000)]
+    report = capacity.max_replicas(objects, pod("web", cpu="1"), include_pending=True)
+    assert report.pending == {"default/urgent": "a"}
+    assert report.replicas == 2  # low evicted: 4 - 2 CPU
+    assert report.to_dict()["evicted"] == ["default/low"]
+    assert report.text().endswith("1 placed, 0 not; evicted by their preemptions: default/low")
+
+
 def test_the_pending_pods_choice_is_in_the_answer() -> None:
     objects = [node("a"), pod("waiting", cpu="3")]
     left_out = capacity.max_replicas(objects, pod("x"))
