@@ -154,13 +154,19 @@ class _Search:
         return trial, placements, failures
 
 
+def _preempts(scheduler: Scheduler, pod: Pod) -> bool:
+    """Whether ``pod`` would get a node by preempting lower-priority pods (kube-scheduler's PostFilter)."""
+    outcome = scheduler.explain(pod).outcome
+    return outcome is not None and outcome.post_filter is not None and bool(outcome.post_filter.nominated_node_name)
+
+
 def _first_pass(base: Scheduler, candidates: Sequence[Pod], only_unschedulable: bool
                 ) -> tuple[Scheduler, dict[str, str], list[str], list[str], list[str]]:
     """The cluster before any new node: (the scheduler to start from, pods placed, pods to retry with new
     nodes, pods left out because they fit today, pods evicted by the preemptions that placed others: a
     pod that fits by preempting needs no new node, as cluster-autoscaler also holds)."""
     if only_unschedulable:
-        fitting = [pod.key for pod in candidates if base.feasible_nodes(pod)]
+        fitting = [pod.key for pod in candidates if base.feasible_nodes(pod) or _preempts(base, pod)]
         start = base.fork()
         for key in fitting:
             start.remove_pod(key)

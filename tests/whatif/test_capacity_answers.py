@@ -91,6 +91,8 @@ def test_a_pod_that_preempts_its_way_in_needs_no_new_node() -> None:
     assert report.not_helped == {}
     assert "evicted by their preemptions: default/low" in report.text()
     assert "<td>default/low</td><td>evicted by preemption</td>" in render_html(report)
+    today = capacity.nodes_needed(objects, node("pool", cpu="4"), only_unschedulable=True)
+    assert (today.nodes_needed, today.fit_today, today.not_helped) == (1, ("default/urgent",), {})
 
 
 def test_the_bundled_example_with_its_gated_pod_needs_one_node() -> None:
