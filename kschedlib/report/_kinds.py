@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kschedlib.explanation import bound_note
 from kschedlib.report._fit_errors import rejections_of
 from kschedlib.report._format import plural
 from kschedlib.report._html import Cell, Section, cell, el, esc, figures, table
@@ -116,7 +117,9 @@ def explain_report(data: Mapping[str, Any]) -> Built:
     overview = figures([("nodes", data["num_all_nodes"]), ("evaluated", data["evaluated_nodes"]),
                         ("feasible", len(data["feasible"])), ("rejected", len(data["filtered"])),
                         ("selected", data["selected"] or "none")])
-    sections.append(Section("summary", "Summary", overview))
+    bound = data.get("bound_to")
+    sections.append(Section("summary", "Summary", overview + (el("p", esc(f"{pod} is {bound_note(bound)}."))
+                                                              if bound else "")))
     if data["message"]:
         sections.append(pending_section({pod: data["message"]}, fit_errors=[
             {"pods": [pod], "message": data["message"], "rejections": rejections_of(data["filtered"])}],
@@ -135,7 +138,7 @@ def explain_report(data: Mapping[str, Any]) -> Built:
         sections.append(Section("preemption", "Preemption", el("p", esc(text))))
     sections += [*_skipped(data), settings_section(data)]
     lead = f"goes to {data['selected']}" if data["selected"] else "fits nowhere"
-    return f"kschedlib explain {pod}", lead, sections
+    return f"kschedlib explain {pod}", f"bound to {bound}; as written, it {lead}" if bound else lead, sections
 
 
 def capacity_report(data: Mapping[str, Any]) -> Built:

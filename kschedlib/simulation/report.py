@@ -8,6 +8,7 @@ from typing import Any, final
 
 import attrs
 
+from kschedlib.explanation import bound_note
 from kschedlib.simulation._groups import group_lines, quota_lines
 from kschedlib.simulation.cluster import CONTROLLER_KINDS
 from kschedlib.simulation.explain import Explanation
@@ -35,8 +36,7 @@ def explanation_text(explanation: Explanation) -> str:
     data = explanation.to_dict()
     lines = [f"pod {data['pod']} ({explanation.kube.describe()})", *(f"note: {n}" for n in explanation.notes)]
     if data.get("bound_to"):
-        lines.append(f"bound to {data['bound_to']}: kube-scheduler never schedules a bound pod again; below, the "
-                     f"cycle it would get as written (spec.nodeName included), itself taken off {data['bound_to']}")
+        lines.append(bound_note(data["bound_to"]))
     skipped = skipped_text(data["skipped"]) if data["skipped"] else None
     held = data["preenqueue"]
     if data.get("error") or data["skipped_pod"] or held:

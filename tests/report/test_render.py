@@ -271,6 +271,13 @@ def test_capacity_and_drain_pages_show_what_came_first_and_what_broke(edges: dic
         drain_text
 
 
+def test_explain_page_of_a_bound_pod_says_where_it_is_bound() -> None:
+    """Regression: the page said only "goes to node-a", as for a pending pod."""
+    text = _page_text(kschedlib.explain(cluster(), "default/log-a").to_dict())
+    assert "bound to node-a; as written, it goes to node-a" in text
+    assert "default/log-a is bound to node-a: kube-scheduler never schedules a bound pod again" in text
+
+
 def test_capacity_page_names_the_victims_and_the_pending_pods_left_out() -> None:
     answer = capacity.max_replicas([*cluster(), URGENT], "default/urgent").to_dict()
     assert answer["preemption"] == {"node": "node-c", "victims": ["default/db-0"]}
