@@ -79,8 +79,15 @@ def explanation_text(explanation: Explanation) -> str:
 
 
 def explanation_rows(explanation: Explanation) -> list[dict[str, Any]]:
-    """One CSV row per node: its verdict, the plugin and reasons that rejected it, or its total score."""
+    """One CSV row per node: its verdict, the plugin and reasons that rejected it, or its total score; for a
+    pod that is not tried (held by a PreEnqueue plugin, being deleted, no profile), one row that says why."""
     data = explanation.to_dict()
+    held = data["preenqueue"]
+    if data.get("error") or data["skipped_pod"] or held:
+        why = "; ".join(held["reasons"]) if held else data.get("error") or data["skipped_pod"]
+        verdict = "error" if data.get("error") else "not tried"
+        return [{"pod": data["pod"], "node": "", "verdict": verdict, "plugin": held["plugin"] if held else "",
+                 "reasons": why, "total": ""}]
     rows: list[dict[str, Any]] = []
     for node in data["feasible"]:
         verdict = "selected" if node == data["selected"] else ("best" if node in data["best"] else "feasible")

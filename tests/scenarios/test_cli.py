@@ -495,6 +495,10 @@ def test_a_gated_pod_names_its_gates(tmp_path: Path) -> None:
     assert code == 0
     assert out.splitlines()[1] == ("not tried: SchedulingGates holds the pod back (waiting for scheduling gates: "
                                    "[example.com/a example.com/b]); it is tried once every gate is removed")
+    code, out, _ = cli("explain", str(path), "--pod", "default/held", "--format", "csv")
+    assert list(csv.DictReader(io.StringIO(out))) == [  # it was an empty line, not even a header
+        {"pod": "default/held", "node": "", "verdict": "not tried", "plugin": "SchedulingGates",
+         "reasons": "waiting for scheduling gates: [example.com/a example.com/b]", "total": ""}]
     report = json.loads(cli("simulate", str(path), "--format", "json")[1])
     assert report["gates"] == {"default/held": ["example.com/a", "example.com/b"]}
     assert "  default/held: example.com/a, example.com/b" in cli("simulate", str(path))[1].splitlines()
