@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, final
+from typing import Any, ClassVar, final
 
 import attrs
 
@@ -33,6 +33,7 @@ class DrainReport:
     """The cluster's own pending pods -> node or ``None`` (scheduled before the drain)."""
     extra: Mapping[str, Any]
     kube: KubeSettings
+    csv_columns: ClassVar[tuple[str, ...]] = ("pod", "from", "to", "message", "flags")
 
     @property
     def unschedulable(self) -> dict[str, str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from os import PathLike
-from typing import Any, final
+from typing import Any, ClassVar, final
 
 import attrs
 
@@ -57,6 +57,7 @@ class NodesNeededReport:
     """Whether only the pods that fit nowhere in the cluster as it is were planned for."""
     fit_today: tuple[str, ...] = ()
     """With ``only_unschedulable``: the pending pods left out, because they fit on an existing node now."""
+    csv_columns: ClassVar[tuple[str, ...]] = ("pod", "node", "new_node", "reason")
     evicted: tuple[str, ...] = ()
     """Running pods the preemptions of pending pods evicted, on the cluster as it is (before any new node)."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from os import PathLike
-from typing import Any, final
+from typing import Any, ClassVar, final
 
 import attrs
 
@@ -62,6 +62,7 @@ class ReplicaReport:
     extra: Mapping[str, Any]
     """Utilisation and fragmentation before and after."""
     kube: KubeSettings
+    csv_columns: ClassVar[tuple[str, ...]] = ("template", "node", "replicas")
     evicted: tuple[str, ...] = ()
     """With ``include_pending``: the running pods that pending pods evicted by preemption, as kube-scheduler
     would, before the copies were placed."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping, Sequence
-from typing import Any, final
+from typing import Any, ClassVar, final
 
 import attrs
 
@@ -225,6 +225,7 @@ class ExplainAnswer:
     """What ``kschedlib explain`` prints, in every format."""
 
     explanation: Explanation
+    csv_columns: ClassVar[tuple[str, ...]] = ("pod", "node", "verdict", "plugin", "reasons", "total")
 
     def to_dict(self) -> dict[str, Any]:
         return self.explanation.to_dict()
@@ -248,6 +249,7 @@ class SimulationAnswer:
     """The cluster files read, for the commands the text suggests."""
     bundled: bool = False
     """Whether ``files`` is the bundled example."""
+    csv_columns: ClassVar[tuple[str, ...]] = ("pod", "node", "state", "attempts", "reason")
 
     def to_dict(self) -> dict[str, Any]:
         return self.report.to_dict()

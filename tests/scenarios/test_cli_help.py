@@ -115,6 +115,27 @@ def test_every_format_on_every_command(tmp_path: Path, argv: list[str], fragment
         assert ":" in out.splitlines()[0]
 
 
+@pytest.mark.parametrize(("argv", "header"), [
+    (["simulate", "NODES"], "pod,node,state,attempts,reason"),
+    (["capacity", "NODES", "--pod", "BIG"], "template,node,replicas"),
+    (["drain", "NODES", "--node", "node-c"], "pod,from,to,message,flags"),
+    (["nodes-needed", "NODES", "--node-template", "TEMPLATE"], "pod,node,new_node,reason"),
+    (["compare", "NODES", "--config", "default", "--config", "CONFIG"], "pod,default,CONFIG"),
+], ids=["simulate", "capacity", "drain", "nodes-needed", "compare"])
+def test_a_csv_answer_without_rows_is_its_header(tmp_path: Path, argv: list[str], header: str) -> None:
+    """Regression: it was an empty line, so a spreadsheet or script could not tell the columns."""
+    files = {"NODES": write_json(tmp_path / "nodes.json", SMALL[:3]),
+             "BIG": write_json(tmp_path / "big.json", [{**SMALL[3], "metadata": {"name": "big", "namespace": "default"},
+                                                         "spec": {"containers": [{"name": "c", "resources": {
+                                                             "requests": {"cpu": "64"}}}]}}]),
+             "TEMPLATE": write_json(tmp_path / "template.json", [SMALL[0]]), "CONFIG": tmp_path / "config.json"}
+    files["CONFIG"].write_text(json.dumps({"apiVersion": "kubescheduler.config.k8s.io/v1",
+                                           "kind": "KubeSchedulerConfiguration"}))
+    code, out, err = cli(*[str(files[word]) if word in files else word for word in argv], "--format", "csv")
+    assert (code, err) == (0, "")
+    assert out == header.replace("CONFIG", str(files["CONFIG"])) + "\n"
+
+
 # --- common mistakes, answered with the fix ---------------------------------------------------
 
 
