@@ -3,8 +3,10 @@ with its own rate limiter (kube-scheduler gives its event client one), never hol
 
 An Event's name is the object's name and the time in hex nanoseconds; ``reportingController`` is the profile's
 scheduler name and ``reportingInstance`` that name, a dash and the host name.  An event identical to one
-already sent (same reason, action, controller and object version) turns the first into a series, patched once
-with ``series.count: 2``; later repeats only count, as client-go's event broadcaster does.
+already sent (same reason, action, controller, note and object version) turns the first into a series, patched
+once with ``series.count: 2``; later repeats only count, as client-go's event broadcaster does.  A series patch
+that finds no event (the first is still being created on another thread, or the API server's event TTL removed
+it) creates it with its series instead, as client-go does.
 """
 
 from __future__ import annotations
@@ -95,9 +97,8 @@ class EventRecorder:
 
     def _send(self, event: dict[str, Any]) -> None:
         ref = event["regarding"]
-        key = (event["action"], event["reason"], event["reportingController"], ref.get("namespace", ""),
-               ref.get("name", ""), ref.get("uid", ""), ref.get("resourceVersion", ""))
-        namespace = event["metadata"]["namespace"]
+        key = (event["action"], event["reason"], event["reportingController"], event["note"],
+               ref.get("namespace", ""), ref.get("name", ""), ref.get("uid", ""), ref.get("resourceVersion", ""))
         with self._lock:
             first = self._series.get(key)
             if first is None:
@@ -112,13 +113,32 @@ class EventRecorder:
                     return
                 series = dict(series)
         if first is None:
-            self.client.request("POST", f"/apis/events.k8s.io/v1/namespaces/{namespace}/events", body=event)
+            self._create(event)
         else:
-            self.client.request("PATCH", f"/apis/events.k8s.io/v1/namespaces/{namespace}/events/"
-                                f"{first['metadata']['name']}", body={"series": series},
-                                content_type="application/merge-patch+json")
+            self._count(first, series)
         with self._lock:
             self.sent += 1
+
+    def _create(self, event: dict[str, Any]) -> None:
+        namespace = event["metadata"]["namespace"]
+        self.client.request("POST", f"/apis/events.k8s.io/v1/namespaces/{namespace}/events", body=event)
+
+    def _count(self, first: dict[str, Any], series: dict[str, Any]) -> None:
+        """Patch the first event into a series; create it with the series when it is not there (yet, or any more)."""
+        path = f"/apis/events.k8s.io/v1/namespaces/{first['metadata']['namespace']}/events/{first['metadata']['name']}"
+        for _ in range(2):
+            try:
+                self.client.request("PATCH", path, body={"series": series}, content_type="application/merge-patch+json")
+                return
+            except KubeApiError as exc:
+                if exc.status != 404:
+                    raise
+            try:
+                self._create({**first, "series": series})
+                return
+            except KubeApiError as exc:  # the first one's own create landed meanwhile: patch it after all
+                if exc.status != 409:
+                    raise
 
     def close(self, timeout: float = 10.0) -> None:
         """Send what is queued (for at most ``timeout`` seconds), then stop."""

@@ -32,7 +32,8 @@ class LeaderElector:
     """Runs the election on its own thread; :attr:`leading` is set while this process holds the Lease."""
 
     def __init__(self, client: KubeClient, settings: LeaderElection, *, on_lost: Callable[[], None],
-                 on_started: Callable[[dict[str, Any]], None] | None = None, identity: str | None = None) -> None:
+                 on_started: Callable[[dict[str, Any]], None] | None = None,
+                 on_leading: Callable[[], None] | None = None, identity: str | None = None) -> None:
         self.client = client
         self.settings = settings
         self.identity = identity if identity is not None else f"{socket.gethostname()}_{uuid.uuid4()}"
@@ -40,6 +41,8 @@ class LeaderElector:
         self.stop = threading.Event()
         self.on_lost = on_lost
         self.on_started = on_started
+        self.on_leading = on_leading
+        """Called once :attr:`leading` is set, so a loop waiting for leadership starts at once."""
         self._renewed = 0.0
         self._observed: tuple[str, str] = ("", "")  # the holder and renewTime last seen
         self._observed_at = 0.0  # when they last changed (our clock: clocks of two machines never compared)
@@ -64,6 +67,8 @@ class LeaderElector:
                     self.leading.set()
                     log.info("successfully acquired lease %s/%s", self.settings.resource_namespace,
                              self.settings.resource_name)
+                    if self.on_leading is not None:
+                        self.on_leading()
                 self._renewed = time.monotonic()
             elif self.leading.is_set() and time.monotonic() - self._renewed > self.settings.renew_deadline:
                 log.error("leader election lost: could not renew %s within %.0f s", self._path,
@@ -125,7 +130,8 @@ class LeaderElector:
     def release(self) -> None:
         """Stop, and hand the Lease back if we hold it (kube-scheduler releases on cancel)."""
         self.stop.set()
-        self.thread.join(timeout=self.settings.renew_deadline)
+        if self.thread.ident is not None:  # never started when the scheduler stopped before reading the cluster
+            self.thread.join(timeout=self.settings.renew_deadline)
         if not self.leading.is_set():
             return
         self.leading.clear()

@@ -73,6 +73,7 @@ class HealthServer:
         request.wfile.write(body)
 
     def close(self) -> None:
-        self.server.shutdown()
+        if self.thread.ident is not None:  # shutdown() waits for serve_forever, forever if it never ran
+            self.server.shutdown()
+            self.thread.join(timeout=5)
         self.server.server_close()
-        self.thread.join(timeout=5)

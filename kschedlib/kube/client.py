@@ -13,8 +13,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final, final
@@ -109,6 +111,8 @@ class KubeClient:
         self._configuration = configuration
         self._pool = kubernetes.client.rest.RESTClientObject(configuration).pool_manager
         self.host: str = configuration.host.rstrip("/")
+        if not configuration.verify_ssl:
+            _quiet_unverified(self.host)
         self.limiter = RateLimiter(qps, burst)
         self.user_agent = user_agent
         self.requests = 0
@@ -213,6 +217,16 @@ class Stream:
             self._response.shutdown()
         with contextlib.suppress(OSError):
             self._response.release_conn()
+
+
+def _quiet_unverified(host: str) -> None:
+    """No warning per request to an API server whose kubeconfig says ``insecure-skip-tls-verify`` (urllib3 warns on
+    every one): the user chose it, and kubectl and kube-scheduler say nothing either.  Only this server's host."""
+    import urllib3
+
+    name = urllib3.util.parse_url(host).host or ""
+    warnings.filterwarnings("ignore", message=f"Unverified HTTPS request is being made to host '{re.escape(name)}'",
+                            category=urllib3.exceptions.InsecureRequestWarning)
 
 
 def _query_value(value: object) -> str:

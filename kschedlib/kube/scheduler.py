@@ -29,19 +29,19 @@ from kschedlib.errors import KschedError
 from kschedlib.framework import Plugin
 from kschedlib.kube._cluster_api import LiveClusterApi
 from kschedlib.kube._events import EventRecorder
-from kschedlib.kube._informer import DELETED, Informer, object_key
+from kschedlib.kube._informer import DELETED, Backoff, Informer, object_key
 from kschedlib.kube._leader import LeaderElector
+from kschedlib.kube._loading import load_live
 from kschedlib.kube._outcomes import Outcomes, WakingExecutor, bind_pod, leader_event, structured
 from kschedlib.kube._plugins import registry as make_registry
 from kschedlib.kube._resources import Resource, for_scheduler
 from kschedlib.kube._serving import HealthServer, parse_address
-from kschedlib.kube._snapshot import read_snapshot, snapshot_document
-from kschedlib.kube.client import KubeClient, connect
+from kschedlib.kube._snapshot import Snapshot, read_snapshot
+from kschedlib.kube.client import KubeApiError, KubeClient, connect
 from kschedlib.kube.settings import RunSettings, read_settings
 from kschedlib.model import Pod
 from kschedlib.model.convert import object_from_dict
 from kschedlib.scheduler import Scheduler
-from kschedlib.simulation.cluster import load_cluster
 from kschedlib.versions import resolve
 
 __all__ = ["LiveScheduler", "run"]
@@ -96,7 +96,7 @@ class LiveScheduler:
         self.elector: LeaderElector | None = None
         if settings.leader_election.leader_elect:
             self.elector = LeaderElector(client, settings.leader_election, on_lost=self._lost, identity=identity,
-                                         on_started=self._became_leader)
+                                         on_started=self._became_leader, on_leading=self._wake)
         self.server: HealthServer | None = None
         if metrics_address is not None:
             self.server = HealthServer(metrics_address, checks=self._checks(), metrics=self.metrics_text)
@@ -112,12 +112,16 @@ class LiveScheduler:
     def run(self) -> int:
         """Read the cluster, then schedule until :meth:`stop`; the exit status (1 when leadership was lost)."""
         try:
-            self._begin()
+            if not self._begin():
+                return self.exit_status
             while not self.stopping.is_set():
                 self._heartbeat = time.monotonic()
                 self._drain(self._idle_wait())
                 if self._leading():
                     self._schedule()
+        except KubeApiError as exc:  # the API server refused what the scheduler must have (a 401, a 403 on nodes)
+            log.error("the scheduler stopped: %s", exc)
+            self.exit_status = 1
         except Exception:
             log.exception("the scheduler stopped on an unexpected error")
             self.exit_status = 1
@@ -128,6 +132,10 @@ class LiveScheduler:
     def stop(self) -> None:
         """Stop gracefully: no new cycle starts, bindings in flight finish, queued events are sent."""
         self.stopping.set()
+        self._wake()
+
+    def _wake(self) -> None:
+        """End the loop's idle wait (a stop, or leadership just taken: kube-scheduler starts at once)."""
         self.inbox.put(("wake",))
 
     def join(self, timeout: float | None = None) -> None:
@@ -140,20 +148,26 @@ class LiveScheduler:
         self.inbox.put(("call", fn, future))
         return future.result(timeout)
 
-    def _begin(self) -> None:
+    def _begin(self) -> bool:
+        """Read the cluster and start the informers, election and server; False when stopped before that."""
         kube = self.scheduler.kube
         batch = any(self.scheduler.plugin(name) is not None for name in ("Coscheduling", "CapacityScheduling"))
         resources = for_scheduler(dynamic_resources=kube.switches.dynamic_resources, batch=batch)
-        read = read_snapshot(self.client, resources)
+        if self.server is not None:  # /healthz answers while the cluster is read (/readyz only after)
+            self.server.start()
+        read = self._first_read(resources)
+        if read is None:
+            return False
         version = read.version
-        self.scheduler.add_objects(load_cluster(snapshot_document(read.objects, version)))
+        self.scheduler.add_objects(load_live(read.objects, version))
         by_kind: dict[str, list[dict[str, Any]]] = {}
         for obj in read.objects:
             by_kind.setdefault(str(obj["kind"]), []).append(obj)
         self.raw_pods.update((object_key(o), o) for o in by_kind.get("Pod", ()))
         for res in resources:
             if res not in read.served:
-                log.info("%s: not served by this API server (or not readable); not watched", res.plural)
+                log.warning("%s: not served by this API server, or not readable by this user: not watched, so the "
+                            "scheduler decides without them", res.plural)  # kube-scheduler would not start
                 continue
             informer = Informer(self.client, res, self._deliver, stop=self.stopping,
                                 initial=by_kind.get(res.kind, []), version=version)
@@ -161,12 +175,29 @@ class LiveScheduler:
             self._by_kind[res.kind] = informer
             informer.start()
         self.api.attach(self._lookup)
-        if self.server is not None:
-            self.server.start()
         if self.elector is not None:
             self.elector.start()
         self.ready.set()
         self._log(2, "scheduler started", pods=len(self.raw_pods), version=version, profiles=self.scheduler.profiles)
+        return True
+
+    def _first_read(self, resources: Sequence[Resource]) -> Snapshot | None:
+        """The snapshot to start from.  An API server that cannot be reached or answers 5xx is waited for with the
+        informers' backoff, as kube-scheduler waits for its caches to sync; ``None`` when stopped meanwhile."""
+        backoff = Backoff()
+        while True:
+            try:
+                return read_snapshot(self.client, resources)
+            except KubeApiError as exc:
+                if exc.status != 0 and exc.status < 500:
+                    raise
+                wait = backoff.next()
+                log.warning("reading the cluster failed (%s); retrying in %.1f s", exc, wait)
+            until = time.monotonic() + wait
+            while (left := until - time.monotonic()) > 0:
+                self._heartbeat = time.monotonic()  # waiting is healthy: /healthz stays ok
+                if self.stopping.wait(min(left, _MAX_IDLE)):
+                    return None
 
     def _leading(self) -> bool:
         return self.elector is None or self.elector.leading.is_set()

@@ -13,21 +13,23 @@ import json
 from typing import Any, TextIO
 
 from kschedlib.errors import ConfigError
+from kschedlib.kube._loading import load_live
 from kschedlib.kube._snapshot import read_snapshot, snapshot_document
 from kschedlib.kube.client import KubeClient, connect
-from kschedlib.simulation.cluster import Cluster, load_cluster
+from kschedlib.simulation.cluster import Cluster
 
 __all__ = ["add_live_arguments", "cluster_input", "dump", "live_clusters", "snapshot"]
 
 
 def snapshot(kubeconfig: str | None = "", context: str | None = None, *, client: KubeClient | None = None) -> Cluster:
-    """The cluster as its API server has it now (one list per kind at one resourceVersion), read as a dump.
+    """The cluster as its API server has it now (one list per kind at one resourceVersion), read as a dump;
+    an object kschedlib cannot read is left out with a warning (the API server accepted it).
 
     ``kubeconfig`` ``""`` (the default) follows ``$KUBECONFIG`` then ``~/.kube/config``; ``None`` with no
     ``context`` uses the in-cluster service account; ``client`` overrides both.
     """
     read = read_snapshot(client if client is not None else connect(kubeconfig, context))
-    return load_cluster(snapshot_document(read.objects, read.version))
+    return load_live(read.objects, read.version)
 
 
 def dump(out: TextIO, kubeconfig: str | None = "", context: str | None = None, *,

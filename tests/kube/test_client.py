@@ -49,6 +49,18 @@ def test_the_context_named_is_used(plane: ControlPlane, tmp_path: Path) -> None:
         connect(str(both), "nope")
 
 
+def test_a_kubeconfig_that_skips_verification_warns_of_nothing(plane: ControlPlane, tmp_path: Path,
+                                                               recwarn: pytest.WarningsRecorder) -> None:
+    config = json.loads(plane.write_kubeconfig(tmp_path / "c", token=ADMIN_TOKEN).read_text())
+    config["clusters"][0]["cluster"] = {"server": plane.url, "insecure-skip-tls-verify": True}
+    insecure = tmp_path / "insecure"
+    insecure.write_text(json.dumps(config))
+    client = connect(str(insecure))
+    for _ in range(3):  # urllib3 warns on every request; kubectl and kube-scheduler say nothing
+        assert client.request("GET", "/version")["major"] == "1"
+    assert not recwarn.list
+
+
 def test_in_cluster_service_account(plane: ControlPlane, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "token").write_text(SCHEDULER_TOKEN)
     (tmp_path / "ca.crt").write_bytes((plane.workdir / "certs" / "apiserver.crt").read_bytes())

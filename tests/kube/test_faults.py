@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from kschedlib.errors import KubeApiError
-from kschedlib.kube import KubeClient, connect
+from kschedlib.kube import KubeClient, LiveScheduler, connect, read_settings
 from kschedlib.kube._informer import ADDED, DELETED, Informer
 from kschedlib.kube._resources import resource
 from kschedlib.kube._snapshot import list_all
@@ -250,6 +250,27 @@ def test_the_api_server_restarted_mid_run(flaky: ControlPlane) -> None:
             create(client, pod(f"after-{index}", ns, scheduler=me))
         wait_for("the pods created after the restart bound", lambda: all_bound(client, ns), timeout=90)
         check_invariants(client, live, ns, me)
+
+
+def test_the_api_server_down_when_the_scheduler_starts(flaky: ControlPlane) -> None:
+    """Last on this API server: the scheduler starts while it is down, waits, and schedules once it is back."""
+    client = connect(str(flaky.kubeconfig), qps=0, burst=0)
+    ns, me = namespace(client, "late-server"), "late-server-scheduler"
+    create(client, node("late-1", cpu="8"))
+    create(client, pod("waiting", ns, scheduler=me))
+    flaky.stop_apiserver()
+    live = LiveScheduler(client, read_settings(config(me), default_lease=me), seed=0)
+    live.start()
+    try:
+        time.sleep(2)  # a read or two refused meanwhile
+        assert not live.stopped.is_set()
+        flaky.start_apiserver()
+        assert live.ready.wait(90), "the scheduler did not read the cluster once the API server was back"
+        wait_for("the waiting pod bound", lambda: all_bound(client, ns), timeout=60)
+        check_invariants(client, live, ns, me)
+    finally:
+        live.stop()
+        live.join(60)
 
 
 # --- 429 Too Many Requests --------------------------------------------------------------------------------------

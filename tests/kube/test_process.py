@@ -3,18 +3,22 @@ schedulers (a graceful hand-over, and a leader that loses its Lease stops), and 
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import signal
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kschedlib.errors import ConfigError
-from kschedlib.kube import KubeClient, run
+from kschedlib.kube import KubeClient, LiveScheduler, connect, read_settings, run
+from kschedlib.kube import scheduler as scheduler_module
 from kschedlib.kube._serving import parse_address
 from tests.kube.cluster import config, create, http_get, namespace, node, pod, pods, running, wait_for
-from tests.kube.envtest import ControlPlane
+from tests.kube.envtest import ADMIN_TOKEN, ControlPlane, free_port
 
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases"
 QUICK = {"leaderElect": True, "leaseDuration": "6s", "renewDeadline": "4s", "retryPeriod": "500ms"}
@@ -80,6 +84,57 @@ def test_leadership_handed_over_and_lost(admin: KubeClient, as_scheduler: KubeCl
     assert first.exit_status == 0
     admin.request("DELETE", f"/api/v1/namespaces/{ns}/pods", body={"gracePeriodSeconds": 0})
     admin.request("DELETE", "/api/v1/nodes/elect-1")
+
+
+def test_the_loop_starts_scheduling_as_soon_as_it_leads(admin: KubeClient, as_scheduler: KubeClient,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    ns, me = namespace(admin, "takeover"), "takeover-scheduler"
+    create(admin, node("takeover-1", cpu="8"))
+    create(admin, pod("waiting", ns, scheduler=me))
+    admin.request("POST", "/apis/coordination.k8s.io/v1/namespaces/default/leases", body={  # its leader just died
+        "apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "takeover-lease"},
+        "spec": {"holderIdentity": "gone", "leaseDurationSeconds": 1}})
+    monkeypatch.setattr(scheduler_module, "_MAX_IDLE", 120.0)  # nothing but leadership itself wakes the loop
+    document = config(me, leaderElection={**QUICK, "resourceName": "takeover-lease", "resourceNamespace": "default"})
+    with running(admin, document, identity="standby") as live:
+        assert live.elector is not None
+        wait_for("the lease taken over", live.elector.leading.is_set, timeout=15)
+        wait_for("the waiting pod bound", lambda: bool(pods(admin, ns)["waiting"]["spec"].get("nodeName")), timeout=10)
+    admin.request("DELETE", f"/api/v1/namespaces/{ns}/pods", body={"gracePeriodSeconds": 0})
+    admin.request("DELETE", "/api/v1/nodes/takeover-1")
+
+
+def test_kinds_it_needs_but_cannot_watch_are_a_warning(as_scheduler: KubeClient,
+                                                        caplog: pytest.LogCaptureFixture) -> None:
+    gang = config("gang-scheduler", profiles=[{"schedulerName": "gang-scheduler", "plugins": {"multiPoint": {
+        "enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "PrioritySort"}]}}}])
+    with caplog.at_level(logging.WARNING, logger="kschedlib.kube"), running(as_scheduler, gang):
+        pass  # no PodGroup CRD here, and kube-scheduler's role may not read them anyway
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert any(m.startswith("podgroups: not served") for m in warned), warned
+    assert any(m.startswith("elasticquotas: not served") for m in warned), warned
+
+
+def test_an_api_server_not_there_yet_is_waited_for(plane: ControlPlane, tmp_path: Path,
+                                                    caplog: pytest.LogCaptureFixture) -> None:
+    kubeconfig = json.loads(plane.write_kubeconfig(tmp_path / "k", token=ADMIN_TOKEN).read_text())
+    kubeconfig["clusters"][0]["cluster"]["server"] = f"https://127.0.0.1:{free_port()}"  # nobody listens
+    (tmp_path / "nowhere").write_text(json.dumps(kubeconfig))
+    document = config("patient", leaderElection={**QUICK, "resourceName": "patient", "resourceNamespace": "default"})
+    live = LiveScheduler(connect(str(tmp_path / "nowhere")), read_settings(document, default_lease="patient"),
+                         metrics_address=("127.0.0.1", 0))
+    with caplog.at_level(logging.WARNING, logger="kschedlib.kube"):
+        live.start()
+        wait_for("a failed read", lambda: any("reading the cluster failed" in r.getMessage() for r in caplog.records))
+        assert not live.stopped.is_set()  # kube-scheduler waits for its caches too
+        assert live.server is not None
+        base = f"http://127.0.0.1:{live.server.port}"
+        assert http_get(f"{base}/healthz") == (200, "ok")
+        assert http_get(f"{base}/readyz") == (500, "[-]sched-handler-sync failed\n")
+        live.stop()
+        live.join(15)
+    assert live.stopped.is_set()
+    assert live.exit_status == 0
 
 
 def test_run_stops_on_sigterm(plane: ControlPlane, admin: KubeClient) -> None:

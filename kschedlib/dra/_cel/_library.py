@@ -283,6 +283,6 @@ FUNCTIONS: Final[dict[str, tuple[Overload, ...]]] = {
     "substring": (_m(["string", "int"], "string", _substring), _m(["string", "int", "int"], "string", _substring)),
     "trim": (_m(["string"], "string", _trim),),
     "join": (_m(["list(string)"], "string", _join), _m(["list(string)", "string"], "string", _join)),
-    "reverse": (_m(["string"], "string", lambda s: s[::-1]),),
+    "reverse": (),  # kube v1.36 has only the lists extension's list(A).reverse(), not modelled: no string overload
     **KUBERNETES_FUNCTIONS,
 }
