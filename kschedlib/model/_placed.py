@@ -9,7 +9,7 @@ checked for what the pod's check asks of it (a ``str``); anything else takes ``a
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import Final
+from typing import Any, Final
 
 import attrs
 
@@ -27,7 +27,8 @@ def placed(pod: Pod, field: str, value: str) -> Pod:
     """``attrs.evolve(pod, **{field: value})`` for ``node_name``/``nominated_node_name``, unchecked
     where the pod was checked when built and ``value`` is a ``str`` (all the check asks of it)."""
     if field not in _TEXT_FIELDS or type(value) is not str or type(pod) is not Pod:
-        return attrs.evolve(pod, **{field: value})
+        changes: dict[str, Any] = {field: value}
+        return attrs.evolve(pod, **changes)
     copy = object.__new__(Pod)
     for name, old in zip(_NAMES, _VALUES(pod), strict=True):
         _set(copy, name, old)
