@@ -7,6 +7,7 @@ from concurrent.futures import Executor
 from os import PathLike
 from typing import Any, final
 
+from kschedlib._internal.collector import fewer_collections
 from kschedlib._internal.documents import load_config
 from kschedlib._internal.engine import Engine
 from kschedlib._internal.node_checks import NodeScores, Progress, filter_nodes, score_nodes
@@ -190,12 +191,13 @@ class Scheduler:
         Returns every result in order, including pods whose Permit wait or binding ended meanwhile.
         """
         results: list[ScheduleResult] = []
-        while True:
-            result = self._engine.schedule_one()
-            results.extend(self.take_finished())
-            if result is None:
-                return results
-            results.append(result)
+        with fewer_collections():
+            while True:
+                result = self._engine.schedule_one()
+                results.extend(self.take_finished())
+                if result is None:
+                    return results
+                results.append(result)
 
     def take_finished(self) -> list[ScheduleResult]:
         """Results of pods whose Permit wait or binding ended during the last :meth:`schedule_one`.

@@ -19,6 +19,7 @@ import attrs
 from kschedlib._internal.admission import node_pre_check
 from kschedlib._internal.assembly import assemble
 from kschedlib._internal.changes import event_resource, node_changes, object_changes, spec_changed
+from kschedlib._internal.collector import fewer_collections
 from kschedlib._internal.cycle import CycleOutcome, run_cycle
 from kschedlib._internal.extenders import (
     bind_with_extenders,
@@ -360,6 +361,10 @@ class Engine:
 
     def schedule_one(self) -> ScheduleResult | None:
         """One scheduling cycle for the head of activeQ (after processing what is due)."""
+        with fewer_collections():
+            return self._schedule_next()
+
+    def _schedule_next(self) -> ScheduleResult | None:
         self._advance()
         while True:
             info = self.queue.pop()
