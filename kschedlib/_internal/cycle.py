@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
-from itertools import compress
-from operator import attrgetter
+from itertools import compress, repeat
+from operator import attrgetter, eq
 from typing import Final, NamedTuple, TypedDict, Unpack
 
 import attrs
@@ -133,7 +133,7 @@ def select_host(names: Sequence[str], totals: Sequence[int], rng: random.Random)
     if totals.count(top) == 1:
         chosen = names[totals.index(top)]
         return chosen, (chosen,)
-    best = tuple(compress(names, map(top.__eq__, totals)))
+    best = tuple(compress(names, map(eq, totals, repeat(top))))  # operator.eq: no method-wrapper call per node
     return best[rng.randrange(len(best))], best
 
 
