@@ -62,6 +62,11 @@ def _unknown(j: int) -> None:
     return None
 
 
+def _at(values: list[int], positions: Sequence[int]) -> list[int]:
+    """``values`` at ``positions`` (a comprehension: faster than mapping the list's ``__getitem__``)."""
+    return [values[p] for p in positions]
+
+
 @final
 class Reuse:
     """One profile's reusable results: what the runtime asks before running node-local plugins."""
@@ -225,5 +230,4 @@ class Reuse:
         except ScoreFailure as failure:
             raise failure.error from None
         raw = column.raw
-        return LocalView(list(map(column.partial.__getitem__, positions)),
-                          lambda j: list(map(raw[j].__getitem__, positions)), column.uniform)
+        return LocalView(_at(column.partial, positions), lambda j: _at(raw[j], positions), column.uniform)
