@@ -182,13 +182,18 @@ class Scheduler:
     # --- decisions out ------------------------------------------------------------------------
 
     def schedule_one(self) -> ScheduleResult | None:
-        """Run one scheduling cycle for the next pod; ``None`` when the active queue is empty."""
+        """Run one scheduling cycle for the next pod; ``None`` when the active queue is empty.
+
+        While a cycle runs, CPython's young-generation collection threshold is raised to 20,000 and then
+        restored (left alone when it is already larger, or the collector is off).
+        """
         return self._engine.schedule_one()
 
     def run_until_idle(self) -> list[ScheduleResult]:
         """Schedule until the active queue is empty (without waiting for backoff or timeouts).
 
         Returns every result in order, including pods whose Permit wait or binding ended meanwhile.
+        The collector's threshold is raised for the whole loop, as in :meth:`schedule_one`.
         """
         results: list[ScheduleResult] = []
         with fewer_collections():
