@@ -18,7 +18,13 @@ from kschedlib.plugins.dynamic_resources import dra_allocations
 from kschedlib.versions import KubeSettings
 from kschedlib.versions import resolve as resolve_kube
 
-__all__ = ["Explanation", "deleting_message"]
+__all__ = ["Explanation", "bound_note", "deleting_message"]
+
+
+def bound_note(node: str) -> str:
+    """What an explanation of a pod bound to ``node`` shows, said before it (text and HTML alike)."""
+    return (f"bound to {node}: kube-scheduler never schedules a bound pod again; below, the cycle it would get "
+            f"as written (spec.nodeName included), itself taken off {node}")
 
 
 def deleting_message(pod: Pod) -> str:

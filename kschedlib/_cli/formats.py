@@ -26,7 +26,8 @@ DEFAULT_FORMAT: Final = "text"
 
 
 class Answer(Protocol):
-    """What a command prints: its JSON data, its CSV rows and its text."""
+    """What a command prints: its JSON data, its CSV rows and its text (and, optionally, ``csv_columns``: the
+    CSV header, also when there are no rows)."""
 
     def to_dict(self) -> Any: ...
     def rows(self) -> list[dict[str, Any]]: ...
@@ -43,9 +44,10 @@ def write_json(data: Any, out: TextIO) -> None:
     out.write("\n")
 
 
-def write_csv(rows: Sequence[dict[str, Any]], out: TextIO) -> None:
-    """A header (every key, in order of first appearance) and one line per row."""
-    columns = list(dict.fromkeys(key for row in rows for key in row))
+def write_csv(rows: Sequence[dict[str, Any]], out: TextIO, columns: Sequence[str] = ()) -> None:
+    """A header (``columns``, then every other key in order of first appearance) and one line per row: an
+    answer without rows is its header alone."""
+    columns = list(dict.fromkeys([*columns, *(key for row in rows for key in row)]))
     writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
@@ -68,7 +70,7 @@ def _yaml(command: str, answer: Answer, out: TextIO) -> None:
 
 
 def _csv(command: str, answer: Answer, out: TextIO) -> None:
-    write_csv(answer.rows(), out)
+    write_csv(answer.rows(), out, getattr(answer, "csv_columns", ()))  # the header of an answer without rows
 
 
 def _html(command: str, answer: Answer, out: TextIO) -> None:

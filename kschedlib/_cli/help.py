@@ -13,7 +13,8 @@ UNSCHEDULABLE_STATUS = 3
 
 EXIT_STATUS = """exit status:
   0  the answer was printed
-  1  an unexpected error, or the output's reader went away (| head)
+  1  an unexpected error, or the output's reader went away (| head); explain: no profile schedules the pod;
+     sweep: some scenario ended in an error
   2  bad input: a file, an object or an option kschedlib refuses (one line on standard error says which)
   3  with --fail-on-unschedulable: some pods were left unschedulable (simulate, drain)
   130  interrupted (Ctrl-C)"""

@@ -200,7 +200,7 @@ def read_config_document(path: str | PathLike[str]) -> Mapping[str, Any]:
     try:
         docs = read_documents(path)
     except ManifestError as exc:
-        raise ConfigError(str(exc), field="<file>", value=fspath(path)) from exc
+        raise ConfigError(str(exc)) from exc  # the message names the file already
     if len(docs) != 1:
         what = next((found for doc in docs if (found := _cluster_objects(doc)) is not None), None)
         if what is not None:

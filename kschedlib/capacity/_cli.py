@@ -84,8 +84,9 @@ def _nodes_needed(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max", type=int, default=100, metavar="N",
                         help="most template nodes to try (default 100)")
     parser.add_argument("--only-unschedulable", action="store_true",
-                        help="plan only for the pending pods that fit nowhere in the cluster as it is (the "
-                             "others are scheduled first, on the existing nodes)")
+                        help="plan only for the pending pods that fit nowhere in the cluster as it is, each "
+                             "checked on its own (the others, which fit on an existing node or by preemption, "
+                             "are left out)")
     add_common_arguments(parser)
     parser.epilog = examples(
         "kschedlib nodes-needed cluster.json --node-template pool-node.json",

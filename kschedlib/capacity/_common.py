@@ -6,6 +6,8 @@ from collections.abc import Callable, Mapping, Sequence
 from os import PathLike
 from typing import Any
 
+import attrs
+
 from kschedlib.capacity._controllers import expand_controllers
 from kschedlib.clock import FakeClock
 from kschedlib.framework.registry import Registry
@@ -13,9 +15,10 @@ from kschedlib.model.objects import Pod
 from kschedlib.scheduler import ConfigSource, Scheduler
 from kschedlib.simulation._utilisation import before_after, shapes_of
 from kschedlib.simulation.cluster import Cluster, load_cluster
+from kschedlib.simulation.skipped import listing
 
 __all__ = ["ClusterSource", "ProgressCallback", "Versions", "before_after", "held_reason", "load", "new_scheduler",
-           "shapes_of"]
+           "pending_line", "schedule_once", "shapes_of"]
 
 ClusterSource = Cluster | str | PathLike[str] | Mapping[str, Any] | Sequence[Any]
 """A cluster as :func:`kschedlib.load_cluster` reads it."""
@@ -52,3 +55,37 @@ def held_reason(scheduler: Scheduler, pod: Pod) -> tuple[str, str]:
     if answer.skip_reason is not None:
         return "deletion", answer.skip_reason
     return "schedulerName", answer.error or "not tried"
+
+
+def pending_line(pending: Mapping[str, str | None]) -> str:
+    """The text line for the cluster's pending pods scheduled before the question (pod -> node or ``None``),
+    naming those that found no node."""
+    unplaced = [pod for pod, node in pending.items() if node is None]
+    line = (f"the cluster's {len(pending)} pending pod(s) were scheduled first: {len(pending) - len(unplaced)} "
+            f"placed, {len(unplaced)} not")
+    return f"{line} ({listing(unplaced)})" if unplaced else line
+
+
+
+def schedule_once(scheduler: Scheduler) -> tuple[dict[str, str | None], list[str]]:
+    """Give each queued pod one attempt, in queue order: (pod -> its node or ``None``, the pods evicted).
+
+    A pod that fits only by preempting lower-priority pods gets its node as in kube-scheduler: its
+    victims are deleted, and it is tried again, nominated to the node they leave (which the nomination
+    holds for it against pods of lower priority)."""
+    outcome: dict[str, str | None] = {}
+    preempting: dict[str, str] = {}
+    evicted: list[str] = []
+    for result in scheduler.run_until_idle():
+        outcome[result.pod.key] = result.node_name if result.scheduled else None
+        if not result.scheduled and result.nominated_node_name:
+            preempting[result.pod.key] = result.nominated_node_name
+        evicted.extend(victim for victim in result.victims if scheduler.remove_pod(victim))
+    for key, node in preempting.items():
+        pod = scheduler.get_pod(key)
+        assert pod is not None
+        scheduler.remove_pod(key)
+        scheduler.add_pod(attrs.evolve(pod, nominated_node_name=node, conditions=()))
+    for result in scheduler.run_until_idle():
+        outcome[result.pod.key] = result.node_name if result.scheduled else None
+    return outcome, evicted

@@ -33,6 +33,11 @@ class Comparison:
     """Config label -> ``{"summary", "placements", "unschedulable", "utilisation", "fragmentation"}``."""
     kube: KubeSettings
 
+    @property
+    def csv_columns(self) -> tuple[str, ...]:
+        """The CSV header: the pod, then one column per config."""
+        return ("pod", *self.configs)
+
     def to_dict(self) -> dict[str, Any]:
         """The ``compare`` JSON."""
         return {"configs": list(self.configs), "differences": {k: list(v) for k, v in self.differences.items()},

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, final
+from typing import Any, ClassVar, final
 
 import attrs
 
-from kschedlib.capacity._common import ClusterSource, ProgressCallback, before_after, load, shapes_of
+from kschedlib.capacity._common import ClusterSource, ProgressCallback, before_after, load, pending_line, shapes_of
 from kschedlib.errors import ManifestError
 from kschedlib.framework.registry import Registry
 from kschedlib.model.objects import Node
@@ -33,6 +33,7 @@ class DrainReport:
     """The cluster's own pending pods -> node or ``None`` (scheduled before the drain)."""
     extra: Mapping[str, Any]
     kube: KubeSettings
+    csv_columns: ClassVar[tuple[str, ...]] = ("pod", "from", "to", "message", "flags")
 
     @property
     def unschedulable(self) -> dict[str, str]:
@@ -83,6 +84,8 @@ class DrainReport:
         if self.evicted:
             lines.append(f"evicted: {', '.join(self.evicted)}")
         lines.extend(self._violation_lines())
+        if self.pending:
+            lines.append(pending_line(self.pending))
         counts = self.summary()
         lines.append(f"drained {counts['drained']} of {counts['nodes']} node(s): {counts['moved']} pod(s) moved, "
                      f"{counts['placed']} placed, {counts['unschedulable']} unschedulable, "
@@ -94,7 +97,7 @@ class DrainReport:
         for entry in self.nodes:
             if not entry["pdb_violations"]:
                 continue
-            state = "not drained" if entry["blocked"] else "drained anyway (budgets ignored)"
+            state = "not drained" if entry["blocked"] else "drained anyway: budgets ignored"
             lines.append(f"PodDisruptionBudget violations on {entry['node']} ({state}):")
             lines.extend(f"  {v['pod']}: {v['pdb']} allows {v['disruptions_allowed']} more disruption(s)"
                          for v in entry["pdb_violations"])

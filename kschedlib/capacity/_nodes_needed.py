@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from os import PathLike
-from typing import Any, final
+from typing import Any, ClassVar, final
 
 import attrs
 
@@ -15,6 +15,7 @@ from kschedlib.capacity._common import (
     held_reason,
     load,
     new_scheduler,
+    schedule_once,
     shapes_of,
 )
 from kschedlib.capacity._controllers import daemon_pods_for
@@ -56,6 +57,9 @@ class NodesNeededReport:
     """Whether only the pods that fit nowhere in the cluster as it is were planned for."""
     fit_today: tuple[str, ...] = ()
     """With ``only_unschedulable``: the pending pods left out, because they fit on an existing node now."""
+    csv_columns: ClassVar[tuple[str, ...]] = ("pod", "node", "new_node", "reason")
+    evicted: tuple[str, ...] = ()
+    """Running pods the preemptions of pending pods evicted, on the cluster as it is (before any new node)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The ``nodes-needed`` JSON."""
@@ -64,6 +68,7 @@ class NodesNeededReport:
                 "new_node_pods": {node: list(pods) for node, pods in self.new_node_pods.items()},
                 "placements": dict(self.placements), "not_helped": dict(self.not_helped),
                 "only_unschedulable": self.only_unschedulable, "fit_today": list(self.fit_today),
+                "evicted": list(self.evicted),
                 **self.extra, **self.kube.to_dict()}
 
     def rows(self) -> list[dict[str, Any]]:
@@ -84,6 +89,8 @@ class NodesNeededReport:
         if existing:
             lines.append(f"{len(existing)} pending pod(s) fit on the existing nodes:")
             lines.extend(f"  {pod} -> {node}" for pod, node in existing.items())
+        if self.evicted:
+            lines.append(f"evicted by their preemptions: {', '.join(self.evicted)}")
         if self.fit_today:
             lines.append(f"left out, as they fit on an existing node today: {', '.join(self.fit_today)}")
         if self.not_helped:
@@ -148,25 +155,27 @@ class _Search:
         return trial, placements, failures
 
 
+def _preempts(scheduler: Scheduler, pod: Pod) -> bool:
+    """Whether ``pod`` would get a node by preempting lower-priority pods (kube-scheduler's PostFilter)."""
+    outcome = scheduler.explain(pod).outcome
+    return outcome is not None and outcome.post_filter is not None and bool(outcome.post_filter.nominated_node_name)
+
+
 def _first_pass(base: Scheduler, candidates: Sequence[Pod], only_unschedulable: bool
-                ) -> tuple[Scheduler, dict[str, str], list[str], list[str]]:
+                ) -> tuple[Scheduler, dict[str, str], list[str], list[str], list[str]]:
     """The cluster before any new node: (the scheduler to start from, pods placed, pods to retry with new
-    nodes, pods left out because they fit today)."""
+    nodes, pods left out because they fit today, pods evicted by the preemptions that placed others: a
+    pod that fits by preempting needs no new node, as cluster-autoscaler also holds)."""
     if only_unschedulable:
-        fitting = [pod.key for pod in candidates if base.feasible_nodes(pod)]
+        fitting = [pod.key for pod in candidates if base.feasible_nodes(pod) or _preempts(base, pod)]
         start = base.fork()
         for key in fitting:
             start.remove_pod(key)
-        return start, {}, [pod.key for pod in candidates if pod.key not in set(fitting)], fitting
+        return start, {}, [pod.key for pod in candidates if pod.key not in set(fitting)], fitting, []
     start = base.fork()
-    placed: dict[str, str] = {}
-    retry: list[str] = []
-    for result in start.run_until_idle():
-        if result.scheduled:
-            placed[result.pod.key] = result.node_name or ""
-        else:
-            retry.append(result.pod.key)
-    return start, placed, retry, []
+    outcome, evicted = schedule_once(start)
+    placed = {key: node for key, node in outcome.items() if node is not None}
+    return start, placed, [key for key, node in outcome.items() if node is None], [], evicted
 
 
 def nodes_needed(
@@ -219,7 +228,7 @@ def nodes_needed(
             progress(tries, max(total, tries))
 
     candidates = [pod for pod in loaded.pending_pods if pod.key in base.pending()]
-    start, placed_now, retry, fit_today = _first_pass(base, candidates, only_unschedulable)
+    start, placed_now, retry, fit_today, evicted = _first_pass(base, candidates, only_unschedulable)
     tried()
     search = _Search(start, template, retry)
     _, at_limit, failing = search.trial(limit)
@@ -254,4 +263,4 @@ def nodes_needed(
     extra = {**before_after(base, trial, shapes_of(base, candidates)), "config": config_section(config)}
     return NodesNeededReport(count, template.name, limit, dict(sorted(placements.items())),
                              dict(sorted(not_helped.items())), new_nodes, extra, base.kube, per_node,
-                             only_unschedulable, tuple(sorted(fit_today)))
+                             only_unschedulable, tuple(sorted(fit_today)), tuple(evicted))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from os import PathLike
-from typing import Any, final
+from typing import Any, ClassVar, final
 
 import attrs
 
@@ -16,6 +16,8 @@ from kschedlib.capacity._common import (
     held_reason,
     load,
     new_scheduler,
+    pending_line,
+    schedule_once,
     shapes_of,
 )
 from kschedlib.capacity._controllers import controller_pods
@@ -60,6 +62,10 @@ class ReplicaReport:
     extra: Mapping[str, Any]
     """Utilisation and fragmentation before and after."""
     kube: KubeSettings
+    csv_columns: ClassVar[tuple[str, ...]] = ("template", "node", "replicas")
+    evicted: tuple[str, ...] = ()
+    """With ``include_pending``: the running pods that pending pods evicted by preemption, as kube-scheduler
+    would, before the copies were placed."""
 
     def to_dict(self) -> dict[str, Any]:
         """The ``capacity`` JSON."""
@@ -68,7 +74,7 @@ class ReplicaReport:
                 "held_by": self.held_by, "placements": dict(self.placements),
                 "templates": {k: dict(v) for k, v in self.templates.items()},
                 "include_pending": self.include_pending, "pending": dict(self.pending),
-                **self.extra, **self.kube.to_dict()}
+                "evicted": list(self.evicted), **self.extra, **self.kube.to_dict()}
 
     def rows(self) -> list[dict[str, Any]]:
         """One CSV row per template and node."""
@@ -99,8 +105,8 @@ class ReplicaReport:
         if not self.include_pending:
             return (f"the cluster's {count} pending pod(s) were left out (--include-pending schedules them first)"
                     if count else "the cluster has no pending pods")
-        placed = sum(1 for node in self.pending.values() if node is not None)
-        return f"the cluster's {count} pending pod(s) were scheduled first: {placed} placed, {count - placed} not"
+        line = pending_line(self.pending)
+        return f"{line}; evicted by their preemptions: {', '.join(self.evicted)}" if self.evicted else line
 
 
 def _copy(scheduler: Scheduler, template: Pod, index: int) -> Pod:
@@ -115,13 +121,23 @@ def _template(cluster: Cluster, source: PodSource, expand: bool) -> Pod:
     """The pod to copy; with ``expand``, a Deployment, ReplicaSet, StatefulSet or Job file gives its pod template."""
     try:
         return resolve_pod(cluster, source)
-    except ManifestError:
-        if not expand or isinstance(source, Pod):
-            raise
-        made = controller_pods(source)
+    except ManifestError as exc:
+        made = [] if isinstance(source, Pod) else _controller_templates(source)
         if not made:
             raise
+        if not expand:
+            raise ManifestError(f"{exc.message}; or add --expand-controllers (expand_controllers=True) to copy "
+                                "its pod template", obj=exc.obj, field=exc.field, value=exc.value) from None
         return resolve_pod(cluster, made[0])
+
+
+def _controller_templates(source: str | PathLike[str] | Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The pods the controllers in ``source`` would create; none when it is no readable file of objects (a
+    mistyped pod name keeps its own error, with the close matches)."""
+    try:
+        return list(controller_pods(source))
+    except ManifestError:
+        return []
 
 
 def max_replicas(
@@ -165,11 +181,12 @@ def max_replicas(
     scheduler.add_objects(o for o in loaded.objects if not isinstance(o, Pod) or o.node_name)
     before = scheduler.fork()
     pending: dict[str, str | None] = dict.fromkeys((pod.key for pod in loaded.pending_pods), None)
+    evicted: list[str] = []
     if include_pending:
         for pod in loaded.pending_pods:
             scheduler.add_pod(pod)
-        for first in scheduler.run_until_idle():
-            pending[first.pod.key] = first.node_name if first.scheduled else None
+        placed_first, evicted = schedule_once(scheduler)
+        pending.update(placed_first)
     for key in scheduler.pending():
         scheduler.remove_pod(key)
     for template in templates:
@@ -209,4 +226,4 @@ def max_replicas(
                     for key, c in placed.items()}
     extra = {**before_after(before, scheduler, shapes_of(scheduler, templates)), "config": config_section(config)}
     return ReplicaReport(count, stopped_by, stopped_pod, preemption, held_by, dict(sorted(total.items())),
-                         per_template, include_pending, pending, extra, scheduler.kube)
+                         per_template, include_pending, pending, extra, scheduler.kube, tuple(evicted))

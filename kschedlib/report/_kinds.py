@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kschedlib.explanation import bound_note
 from kschedlib.report._fit_errors import rejections_of
 from kschedlib.report._format import plural
 from kschedlib.report._html import Cell, Section, cell, el, esc, figures, table
@@ -116,7 +117,9 @@ def explain_report(data: Mapping[str, Any]) -> Built:
     overview = figures([("nodes", data["num_all_nodes"]), ("evaluated", data["evaluated_nodes"]),
                         ("feasible", len(data["feasible"])), ("rejected", len(data["filtered"])),
                         ("selected", data["selected"] or "none")])
-    sections.append(Section("summary", "Summary", overview))
+    bound = data.get("bound_to")
+    sections.append(Section("summary", "Summary", overview + (el("p", esc(f"{pod} is {bound_note(bound)}."))
+                                                              if bound else "")))
     if data["message"]:
         sections.append(pending_section({pod: data["message"]}, fit_errors=[
             {"pods": [pod], "message": data["message"], "rejections": rejections_of(data["filtered"])}],
@@ -135,7 +138,7 @@ def explain_report(data: Mapping[str, Any]) -> Built:
         sections.append(Section("preemption", "Preemption", el("p", esc(text))))
     sections += [*_skipped(data), settings_section(data)]
     lead = f"goes to {data['selected']}" if data["selected"] else "fits nowhere"
-    return f"kschedlib explain {pod}", lead, sections
+    return f"kschedlib explain {pod}", f"bound to {bound}; as written, it {lead}" if bound else lead, sections
 
 
 def capacity_report(data: Mapping[str, Any]) -> Built:
@@ -145,18 +148,36 @@ def capacity_report(data: Mapping[str, Any]) -> Built:
     rows = [[cell(node), data["placements"][node],
              *(templates[t]["placements"].get(node, 0) for t in names)] for node in per_node]
     overview = figures([("more copies fit", data["replicas"]), *((t, templates[t]["replicas"]) for t in names)])
-    stop = data["stopped_by"]
-    stopped = (pending_section({f"{data['stopped_pod']} (next copy)": stop}, title="What stopped it", id_="stopped")
-               if stop is not None else Section("stopped", "What stopped it", el("p", "The limit (--max).")))
-    sections = [Section("summary", "Summary", overview), stopped,
+    sections = [Section("summary", "Summary", overview), _stopped(data),
                 Section("copies", "Copies per node", table(["node", "copies", *names], rows, id_="copies-table",
                                                           numeric=range(1, 2 + len(names))))]
-    if data.get("pending"):
-        sections.append(placements_section(data["pending"], title="The cluster's pending pods, placed first",
+    pending = data.get("pending") or {}
+    if pending and data.get("include_pending", True):
+        sections.append(placements_section(pending, title="The cluster's pending pods, placed first",
                                            id_="pending-placed"))
-    sections += [*state_sections(data), settings_section(data)]
+    elif pending:
+        sections.append(Section("pending-left-out", "The cluster's pending pods, left out", el("p", esc(
+            f"{plural(len(pending), 'pending pod')} of the cluster were not scheduled before the copies "
+            "(--include-pending schedules them first): "), pod_list(sorted(pending)))))
+    sections += [*_events(data), *state_sections(data), settings_section(data)]
     lead = f"{plural(data['replicas'], 'more copy', 'more copies')} of {', '.join(names)} fit"
     return "kschedlib capacity", lead, sections
+
+
+def _stopped(data: Mapping[str, Any]) -> Section:
+    """What stopped the copies: the next copy's FitError (or the limit), and the victims when a preemption
+    would have made room for it."""
+    stop = data["stopped_by"]
+    if stop is None:
+        return Section("stopped", "What stopped it", el("p", "The limit (--max)."))
+    section = pending_section({f"{data['stopped_pod']} (next copy)": stop}, title="What stopped it", id_="stopped")
+    preemption = data.get("preemption")
+    if not preemption:
+        return section
+    victims = el("p", el("strong", "Preemption would help: "), esc(
+        f"the next copy would fit on {preemption['node']} by preempting lower-priority pods: "),
+        pod_list(preemption["victims"]), class_="preemption")
+    return Section(section.id, section.title, section.html + victims)
 
 
 def nodes_needed_report(data: Mapping[str, Any]) -> Built:
@@ -167,7 +188,11 @@ def nodes_needed_report(data: Mapping[str, Any]) -> Built:
     sections = [Section("summary", "Summary", overview + (el("p", el("strong", "New nodes: "), pod_list(new, "node"))
                                                           if new else "")),
                 pending_section(data["not_helped"], title="Pods no number of such nodes helps", id_="not-helped"),
-                placements_section(data["placements"], _nodes_of(data)),
-                *state_sections(data), settings_section(data)]
+                placements_section(data["placements"], _nodes_of(data)), *_events(data)]
+    if data.get("fit_today"):
+        sections.append(Section("fit-today", "Left out: they fit on an existing node today", el("p", esc(
+            f"{plural(len(data['fit_today']), 'pending pod')}, each checked on its own, fit on a node of the "
+            "cluster as it is (--only-unschedulable plans only for the others): "), pod_list(data["fit_today"]))))
+    sections += [*state_sections(data), settings_section(data)]
     lead = f"{plural(count, 'node')} of template {data['template']} needed (searched up to {data['max']})"
     return "kschedlib nodes-needed", lead, sections

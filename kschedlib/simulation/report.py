@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping, Sequence
-from typing import Any, final
+from typing import Any, ClassVar, final
 
 import attrs
 
+from kschedlib.explanation import bound_note
 from kschedlib.simulation._groups import group_lines, quota_lines
 from kschedlib.simulation.cluster import CONTROLLER_KINDS
 from kschedlib.simulation.explain import Explanation
@@ -35,8 +36,7 @@ def explanation_text(explanation: Explanation) -> str:
     data = explanation.to_dict()
     lines = [f"pod {data['pod']} ({explanation.kube.describe()})", *(f"note: {n}" for n in explanation.notes)]
     if data.get("bound_to"):
-        lines.append(f"bound to {data['bound_to']}: kube-scheduler never schedules a bound pod again; below, the "
-                     f"cycle it would get as written (spec.nodeName included), itself taken off {data['bound_to']}")
+        lines.append(bound_note(data["bound_to"]))
     skipped = skipped_text(data["skipped"]) if data["skipped"] else None
     held = data["preenqueue"]
     if data.get("error") or data["skipped_pod"] or held:
@@ -79,8 +79,15 @@ def explanation_text(explanation: Explanation) -> str:
 
 
 def explanation_rows(explanation: Explanation) -> list[dict[str, Any]]:
-    """One CSV row per node: its verdict, the plugin and reasons that rejected it, or its total score."""
+    """One CSV row per node: its verdict, the plugin and reasons that rejected it, or its total score; for a
+    pod that is not tried (held by a PreEnqueue plugin, being deleted, no profile), one row that says why."""
     data = explanation.to_dict()
+    held = data["preenqueue"]
+    if data.get("error") or data["skipped_pod"] or held:
+        why = "; ".join(held["reasons"]) if held else data.get("error") or data["skipped_pod"]
+        verdict = "error" if data.get("error") else "not tried"
+        return [{"pod": data["pod"], "node": "", "verdict": verdict, "plugin": held["plugin"] if held else "",
+                 "reasons": why, "total": ""}]
     rows: list[dict[str, Any]] = []
     for node in data["feasible"]:
         verdict = "selected" if node == data["selected"] else ("best" if node in data["best"] else "feasible")
@@ -218,6 +225,7 @@ class ExplainAnswer:
     """What ``kschedlib explain`` prints, in every format."""
 
     explanation: Explanation
+    csv_columns: ClassVar[tuple[str, ...]] = ("pod", "node", "verdict", "plugin", "reasons", "total")
 
     def to_dict(self) -> dict[str, Any]:
         return self.explanation.to_dict()
@@ -241,6 +249,7 @@ class SimulationAnswer:
     """The cluster files read, for the commands the text suggests."""
     bundled: bool = False
     """Whether ``files`` is the bundled example."""
+    csv_columns: ClassVar[tuple[str, ...]] = ("pod", "node", "state", "attempts", "reason")
 
     def to_dict(self) -> dict[str, Any]:
         return self.report.to_dict()

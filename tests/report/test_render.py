@@ -14,12 +14,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import kschedlib
+from kschedlib import capacity
 from kschedlib.errors import ReportError
 from kschedlib.report import KINDS, detect_kind, render_html
 from kschedlib.report._charts import heat_class
 from kschedlib.report._fit_errors import parse_fit_error, rejections_of
 from kschedlib.report._format import amount, percent, plural
-from tests.report.results import GATED, cluster, edge_results, node_names, pending_pods
+from tests.report.results import GATED, TEMPLATE, URGENT, cluster, edge_results, node_names, pending_pods
 
 
 class _Text(HTMLParser):
@@ -268,6 +269,32 @@ def test_capacity_and_drain_pages_show_what_came_first_and_what_broke(edges: dic
     drain_text = _page_text(edges["drain"])
     assert "PodDisruptionBudget violations\npod\nbudget\ndisruptions allowed\ndefault/log-a\ndefault/log\n0" in \
         drain_text
+
+
+def test_explain_page_of_a_bound_pod_says_where_it_is_bound() -> None:
+    """Regression: the page said only "goes to node-a", as for a pending pod."""
+    text = _page_text(kschedlib.explain(cluster(), "default/log-a").to_dict())
+    assert "bound to node-a; as written, it goes to node-a" in text
+    assert "default/log-a is bound to node-a: kube-scheduler never schedules a bound pod again" in text
+
+
+def test_capacity_page_names_the_victims_and_the_pending_pods_left_out() -> None:
+    answer = capacity.max_replicas([*cluster(), URGENT], "default/urgent").to_dict()
+    assert answer["preemption"] == {"node": "node-c", "victims": ["default/db-0"]}
+    text = _page_text(answer)
+    assert ("Preemption would help: \nthe next copy would fit on node-c by preempting lower-priority pods: \n"
+            "default/db-0") in text
+    assert "The cluster's pending pods, left out" in text
+    assert "placed first" not in text
+    assert "default/big, default/held, default/trainer, default/urgent, default/web-1, default/web-2" in text
+
+
+def test_nodes_needed_page_lists_the_pods_left_out_as_fitting_today() -> None:
+    answer = capacity.nodes_needed(cluster(), TEMPLATE, only_unschedulable=True, limit=5).to_dict()
+    assert answer["fit_today"] == ["default/trainer", "default/web-1", "default/web-2"]
+    text = _page_text(answer)
+    assert "Left out: they fit on an existing node today" in text
+    assert "default/trainer, default/web-1, default/web-2" in text
 
 
 def test_a_failed_scenario_is_listed_with_its_error(edges: dict[str, Any]) -> None:

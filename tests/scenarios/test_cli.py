@@ -402,9 +402,14 @@ def test_bad_config(tmp_path: Path, small: Path, command: str, config: dict[str,
     assert fragment in err
 
 
-def test_missing_config_file(tmp_path: Path, small: Path) -> None:
-    err = _error(*cli("simulate", str(small), "--config", str(tmp_path / "missing.yaml")))
-    assert "missing.yaml" in err
+@pytest.mark.parametrize(("text", "why"), [(None, "cannot read file"), ("{bad", "invalid JSON")])
+def test_unreadable_config_file(tmp_path: Path, small: Path, text: str | None, why: str) -> None:
+    path = tmp_path / "config.json"
+    if text is not None:
+        path.write_text(text, encoding="utf-8")
+    err = _error(*cli("simulate", str(small), "--config", str(path)))
+    assert err.startswith(f"kschedlib: error: {path}: {why}")
+    assert err.count("config.json") == 1  # named once, with no placeholder field
 
 
 def test_unknown_pod(small: Path) -> None:
@@ -490,6 +495,10 @@ def test_a_gated_pod_names_its_gates(tmp_path: Path) -> None:
     assert code == 0
     assert out.splitlines()[1] == ("not tried: SchedulingGates holds the pod back (waiting for scheduling gates: "
                                    "[example.com/a example.com/b]); it is tried once every gate is removed")
+    code, out, _ = cli("explain", str(path), "--pod", "default/held", "--format", "csv")
+    assert list(csv.DictReader(io.StringIO(out))) == [  # it was an empty line, not even a header
+        {"pod": "default/held", "node": "", "verdict": "not tried", "plugin": "SchedulingGates",
+         "reasons": "waiting for scheduling gates: [example.com/a example.com/b]", "total": ""}]
     report = json.loads(cli("simulate", str(path), "--format", "json")[1])
     assert report["gates"] == {"default/held": ["example.com/a", "example.com/b"]}
     assert "  default/held: example.com/a, example.com/b" in cli("simulate", str(path))[1].splitlines()

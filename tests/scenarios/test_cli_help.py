@@ -58,6 +58,17 @@ def test_the_top_level_help_reads_without_markup() -> None:
     assert all(name in out for name in COMMANDS)
 
 
+def test_the_top_level_exit_statuses_include_each_commands_own() -> None:
+    """Regression: explain and sweep document status 1 for answers, which the top-level list called only
+    an unexpected error."""
+    _, out, _ = cli("--help")
+    statuses = out[out.index("exit status:"):]
+    for name in COMMANDS:
+        _, own, _ = cli(name, "--help")
+        if ", 1 when" in own:
+            assert f"{name}: " in statuses, name
+
+
 @pytest.mark.parametrize("name", list(COMMANDS))
 def test_every_command_has_examples_and_documents_every_option(name: str) -> None:
     parser = subcommands()[name]
@@ -102,6 +113,27 @@ def test_every_format_on_every_command(tmp_path: Path, argv: list[str], fragment
         assert "," in out.splitlines()[0]
     else:
         assert ":" in out.splitlines()[0]
+
+
+@pytest.mark.parametrize(("argv", "header"), [
+    (["simulate", "NODES"], "pod,node,state,attempts,reason"),
+    (["capacity", "NODES", "--pod", "BIG"], "template,node,replicas"),
+    (["drain", "NODES", "--node", "node-c"], "pod,from,to,message,flags"),
+    (["nodes-needed", "NODES", "--node-template", "TEMPLATE"], "pod,node,new_node,reason"),
+    (["compare", "NODES", "--config", "default", "--config", "CONFIG"], "pod,default,CONFIG"),
+], ids=["simulate", "capacity", "drain", "nodes-needed", "compare"])
+def test_a_csv_answer_without_rows_is_its_header(tmp_path: Path, argv: list[str], header: str) -> None:
+    """Regression: it was an empty line, so a spreadsheet or script could not tell the columns."""
+    files = {"NODES": write_json(tmp_path / "nodes.json", SMALL[:3]),
+             "BIG": write_json(tmp_path / "big.json", [{**SMALL[3], "metadata": {"name": "big", "namespace": "default"},
+                                                         "spec": {"containers": [{"name": "c", "resources": {
+                                                             "requests": {"cpu": "64"}}}]}}]),
+             "TEMPLATE": write_json(tmp_path / "template.json", [SMALL[0]]), "CONFIG": tmp_path / "config.json"}
+    files["CONFIG"].write_text(json.dumps({"apiVersion": "kubescheduler.config.k8s.io/v1",
+                                           "kind": "KubeSchedulerConfiguration"}))
+    code, out, err = cli(*[str(files[word]) if word in files else word for word in argv], "--format", "csv")
+    assert (code, err) == (0, "")
+    assert out == header.replace("CONFIG", str(files["CONFIG"])) + "\n"
 
 
 # --- common mistakes, answered with the fix ---------------------------------------------------

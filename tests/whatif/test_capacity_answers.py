@@ -11,8 +11,10 @@ from typing import Any
 
 import pytest
 
+import kschedlib
 from kschedlib import capacity
 from kschedlib.cli import main
+from kschedlib.report import render_html
 from tests.whatif.manifests import node, pdb, pod, write_files
 
 GATES = "SchedulingGates: waiting for scheduling gates: [example.com/hold]"
@@ -76,6 +78,23 @@ def test_only_the_pods_that_fit_nowhere_today() -> None:
         "fits on an existing node today (left out)"
 
 
+def test_a_pod_that_preempts_its_way_in_needs_no_new_node() -> None:
+    """Regression: its victims were never deleted, so it was planned for as if preemption did not exist (a
+    new node for it, or none helps when the template lacks what it needs); simulate places it."""
+    objects = [node("a", cpu="4", **{"nvidia.com/gpu": "2"}),
+               pod("low", cpu="1", node_name="a", priority=1, extended={"nvidia.com/gpu": "2"}),
+               pod("urgent", cpu="1", priority=1000, extended={"nvidia.com/gpu": "2"}), pod("web", cpu="3500m")]
+    report = capacity.nodes_needed(objects, node("pool", cpu="4"))
+    assert kschedlib.simulate(objects).placements == {"default/urgent": "a", "default/web": None}
+    assert (report.nodes_needed, report.placements["default/urgent"], report.evicted) == (1, "a", ("default/low",))
+    assert report.new_node_pods == {"pool-1": ("default/web",)}
+    assert report.not_helped == {}
+    assert "evicted by their preemptions: default/low" in report.text()
+    assert "<td>default/low</td><td>evicted by preemption</td>" in render_html(report)
+    today = capacity.nodes_needed(objects, node("pool", cpu="4"), only_unschedulable=True)
+    assert (today.nodes_needed, today.fit_today, today.not_helped) == (1, ("default/urgent",), {})
+
+
 def test_the_bundled_example_with_its_gated_pod_needs_one_node() -> None:
     code, out, err = cli("nodes-needed", str(Path(capacity.__file__).parents[1] / "simulation" / "data" /
                                              "example-cluster.json"),
@@ -129,6 +148,17 @@ def test_the_copy_that_would_fit_by_preemption_names_the_victims() -> None:
     assert capacity.max_replicas(objects, pod("same", cpu="2", priority=1)).preemption is None
 
 
+def test_pending_pods_scheduled_first_preempt_as_in_kube() -> None:
+    """Regression: a pending pod that fits by preemption was dropped with its victims left running."""
+    objects = [node("a", cpu="4"), pod("low", cpu="3", node_name="a", priority=1),
+               pod("urgent", cpu="2", priority=1000)]
+    report = capacity.max_replicas(objects, pod("web", cpu="1"), include_pending=True)
+    assert report.pending == {"default/urgent": "a"}
+    assert report.replicas == 2  # low evicted: 4 - 2 CPU
+    assert report.to_dict()["evicted"] == ["default/low"]
+    assert report.text().endswith("1 placed, 0 not; evicted by their preemptions: default/low")
+
+
 def test_the_pending_pods_choice_is_in_the_answer() -> None:
     objects = [node("a"), pod("waiting", cpu="3")]
     left_out = capacity.max_replicas(objects, pod("x"))
@@ -151,6 +181,7 @@ def test_a_deployment_passed_as_the_pod_with_expand_controllers(tmp_path: Path) 
     code, _, err = cli("capacity", files["cluster"], "--pod", files["deploy"])
     assert code == 2
     assert "expected exactly one Pod, found a Deployment" in err
+    assert err.rstrip().endswith("or add --expand-controllers (expand_controllers=True) to copy its pod template")
     code, out, err = cli("capacity", files["cluster"], "--pod", files["deploy"], "--expand-controllers",
                          "--format", "json")
     assert (code, err) == (0, "")
@@ -158,6 +189,14 @@ def test_a_deployment_passed_as_the_pod_with_expand_controllers(tmp_path: Path) 
     assert data["replicas"] == 4
     (template,) = data["templates"]
     assert template.startswith("default/api-")
+
+
+def test_a_mistyped_pod_name_with_expand_controllers_gets_the_close_matches(tmp_path: Path) -> None:
+    """Regression: with --expand-controllers the name was read as a controller file ("cannot read file")."""
+    cluster = write_files(tmp_path, {"cluster": {"kind": "List", "items": [node("a"), pod("web-1")]}})["cluster"]
+    code, _, err = cli("capacity", cluster, "--pod", "web", "--expand-controllers")
+    assert code == 2
+    assert "no such pod in the cluster, and not a readable pod file; did you mean web-1?" in err
 
 
 # --- drain ------------------------------------------------------------------------------------
@@ -187,8 +226,18 @@ def test_drain_text_has_a_summary_and_the_budget_violations(tmp_path: Path) -> N
     assert "  default/web-1: default/web allows 0 more disruption(s)" in lines
     assert lines[-1] == ("drained 0 of 1 node(s): 0 pod(s) moved, 0 placed, 0 unschedulable, "
                          "1 PodDisruptionBudget violation(s), 0 evicted")
+    assert lines[-2] == "the cluster's 1 pending pod(s) were scheduled first: 1 placed, 0 not"
     code, out, _ = cli("drain", cluster, "--node", "a", "--ignore-pdbs")
-    assert "PodDisruptionBudget violations on a (drained anyway (budgets ignored)):" in out.splitlines()
+    assert "PodDisruptionBudget violations on a (drained anyway: budgets ignored):" in out.splitlines()
+
+
+def test_drain_text_names_the_pending_pods_that_found_no_node(tmp_path: Path) -> None:
+    """Regression: the text said nothing of the dump's pending pods (only the JSON had them), so a pod that
+    fit nowhere before the drain went unmentioned beside "0 unschedulable"."""
+    cluster = _drain_files(tmp_path, pod("huge", cpu="64"))
+    code, out, _ = cli("drain", cluster, "--node", "a")
+    assert code == 0
+    assert out.splitlines()[-2] == "the cluster's 2 pending pod(s) were scheduled first: 1 placed, 1 not (default/huge)"
 
 
 @pytest.mark.parametrize(("extra", "status"), [
