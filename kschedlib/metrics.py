@@ -22,6 +22,7 @@ BUCKETS: Final[Mapping[str, tuple[float, ...]]] = {
     "scheduler_permit_wait_duration_seconds": _exponential(0.001, 2, 15),
     "scheduler_preemption_victims": _exponential(1, 2, 7),
 }
+_DEFAULT_BUCKETS: Final = _exponential(0.001, 2, 15)
 HELP: Final[Mapping[str, str]] = {
     "scheduler_schedule_attempts_total": "Number of attempts to schedule pods, by result and profile.",
     "scheduler_scheduling_attempt_duration_seconds": "Scheduling attempt latency (algorithm + binding).",
@@ -70,6 +71,8 @@ class Metrics:
 
     @staticmethod
     def _key(name: str, labels: Mapping[str, str]) -> tuple[str, Labels]:
+        if len(labels) < 2:  # recorded on every cycle: no sort for none or one label
+            return name, tuple(labels.items())
         return name, tuple(sorted(labels.items()))
 
     def inc(self, name: str, labels: Mapping[str, str] | None = None, value: float = 1.0) -> None:
@@ -86,7 +89,8 @@ class Metrics:
         key = self._key(name, labels or {})
         histogram = self._histograms.get(key)
         if histogram is None:
-            histogram = self._histograms[key] = _Histogram(BUCKETS.get(name, _exponential(0.001, 2, 15)))
+            buckets = BUCKETS.get(name)
+            histogram = self._histograms[key] = _Histogram(buckets if buckets is not None else _DEFAULT_BUCKETS)
         histogram.observe(value)
 
     def counter(self, name: str, **labels: str) -> float:

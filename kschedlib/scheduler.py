@@ -7,6 +7,7 @@ from concurrent.futures import Executor
 from os import PathLike
 from typing import Any, final
 
+from kschedlib._internal.collector import fewer_collections
 from kschedlib._internal.documents import load_config
 from kschedlib._internal.engine import Engine
 from kschedlib._internal.node_checks import NodeScores, Progress, filter_nodes, score_nodes
@@ -181,21 +182,27 @@ class Scheduler:
     # --- decisions out ------------------------------------------------------------------------
 
     def schedule_one(self) -> ScheduleResult | None:
-        """Run one scheduling cycle for the next pod; ``None`` when the active queue is empty."""
+        """Run one scheduling cycle for the next pod; ``None`` when the active queue is empty.
+
+        While a cycle runs, CPython's young-generation collection threshold is raised to 20,000 and then
+        restored (left alone when it is already larger, or the collector is off).
+        """
         return self._engine.schedule_one()
 
     def run_until_idle(self) -> list[ScheduleResult]:
         """Schedule until the active queue is empty (without waiting for backoff or timeouts).
 
         Returns every result in order, including pods whose Permit wait or binding ended meanwhile.
+        The collector's threshold is raised for the whole loop, as in :meth:`schedule_one`.
         """
         results: list[ScheduleResult] = []
-        while True:
-            result = self._engine.schedule_one()
-            results.extend(self.take_finished())
-            if result is None:
-                return results
-            results.append(result)
+        with fewer_collections():
+            while True:
+                result = self._engine.schedule_one()
+                results.extend(self.take_finished())
+                if result is None:
+                    return results
+                results.append(result)
 
     def take_finished(self) -> list[ScheduleResult]:
         """Results of pods whose Permit wait or binding ended during the last :meth:`schedule_one`.

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
-from itertools import compress
-from operator import attrgetter
+from itertools import compress, repeat
+from operator import eq
 from typing import Final, NamedTuple, TypedDict, Unpack
 
 import attrs
@@ -35,7 +35,6 @@ __all__ = ["CycleOutcome", "filter_with_nominated", "num_feasible_nodes_to_find"
 MIN_FEASIBLE_NODES_TO_FIND: Final = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: Final = 5
 _SUCCESS: Final = Code.SUCCESS
-_NAME: Final = attrgetter("name")
 
 
 def num_feasible_nodes_to_find(percentage: int, num_nodes: int) -> int:
@@ -133,7 +132,7 @@ def select_host(names: Sequence[str], totals: Sequence[int], rng: random.Random)
     if totals.count(top) == 1:
         chosen = names[totals.index(top)]
         return chosen, (chosen,)
-    best = tuple(compress(names, map(top.__eq__, totals)))
+    best = tuple(compress(names, map(eq, totals, repeat(top))))  # operator.eq: no method-wrapper call per node
     return best[rng.randrange(len(best))], best
 
 
@@ -290,7 +289,7 @@ def _find_feasible(cycle: _Cycle, start_index: int, percentage_of_nodes_to_score
     else:
         found = SearchResult()
         found.feasible.extend((start_index + i) % len(nodes) for i in range(min(to_find, len(nodes))))
-    feasible: list[NodeInfo] = list(map(nodes.__getitem__, found.feasible))
+    feasible: list[NodeInfo] = [nodes[position] for position in found.feasible]  # beats map(tuple.__getitem__)
     statuses.update(found.statuses)  # a status already there (the nominated node's) keeps its place
     processed = len(feasible) + len(statuses)
     next_start = (start_index + processed) % snapshot.num_nodes
@@ -370,7 +369,7 @@ def _prioritize(
 ) -> CycleOutcome:
     """kube's ``prioritizeNodes`` and ``selectHost``: scores (plugins, then extenders) and the chosen node."""
     runtime, pod = cycle.runtime, cycle.pod
-    scored = tuple(map(_NAME, feasible))
+    scored = tuple([info.name for info in feasible])  # faster than mapping an attrgetter
     fields: _OutcomeFields = {"feasible": scored, "node_statuses": statuses,
                               "evaluated_nodes": len(feasible) + len(statuses), "search_stopped_at": stopped_at}
     if len(feasible) == 1 and not cycle.score_single_node:

@@ -19,6 +19,7 @@ import attrs
 from kschedlib._internal.admission import node_pre_check
 from kschedlib._internal.assembly import assemble
 from kschedlib._internal.changes import event_resource, node_changes, object_changes, spec_changed
+from kschedlib._internal.collector import fewer_collections
 from kschedlib._internal.cycle import CycleOutcome, run_cycle
 from kschedlib._internal.extenders import (
     bind_with_extenders,
@@ -43,6 +44,7 @@ from kschedlib.framework.queued_pod import QueuedPodInfo
 from kschedlib.framework.registry import Registry
 from kschedlib.framework.status import REJECTED_CODES, Code, Status
 from kschedlib.metrics import Metrics
+from kschedlib.model._placed import placed
 from kschedlib.model.objects import Node, Pod
 from kschedlib.model.resources import accounting_for
 from kschedlib.results import ScheduleResult, SchedulerListener
@@ -359,6 +361,10 @@ class Engine:
 
     def schedule_one(self) -> ScheduleResult | None:
         """One scheduling cycle for the head of activeQ (after processing what is due)."""
+        with fewer_collections():
+            return self._schedule_next()
+
+    def _schedule_next(self) -> ScheduleResult | None:
         self._advance()
         while True:
             info = self.queue.pop()
@@ -402,7 +408,7 @@ class Engine:
                 started: float) -> ScheduleResult:
         node = outcome.selected
         assert node is not None
-        assumed_pod = attrs.evolve(info.pod, node_name=node)
+        assumed_pod = placed(info.pod, "node_name", node)
         attempt = _Attempt(info, runtime, outcome, state, info.pod_info.with_pod(assumed_pod), started)
         try:
             self.cache.assume_pod(attempt.assumed)
@@ -527,7 +533,7 @@ class Engine:
         latest = self.store.pods.get(pod.key)
         before = latest if latest is not None else attempt.info.pod
         if latest is not None and latest is not attempt.info.pod and not latest.node_name:
-            pod = attrs.evolve(latest, node_name=attempt.node)
+            pod = placed(latest, "node_name", attempt.node)
             self.cache.add_pod(PodInfo.of(pod, self.accounting))
         else:
             self.cache.add_pod(attempt.assumed)

@@ -34,7 +34,6 @@ __all__ = [
     "range_error",
     "wrong_return",
     "score_error",
-    "score_node",
     "shown",
 ]
 
@@ -175,22 +174,3 @@ def not_int(values: Sequence[object]) -> tuple[object] | None:
     if not values or (type(values[0]) is int and len(set(map(type, values))) == 1):
         return None
     return (next(value for value in values if type(value) is not int),)
-
-
-def score_node(
-    scorers: Sequence[tuple[str, Callable[[CycleState, Pod, NodeInfo], int]]],
-    state: CycleState,
-    pod: Pod,
-    node: NodeInfo,
-) -> list[int]:
-    """The raw scores of one node; a failure raises :class:`PluginFailure` naming the plugin."""
-    out = []
-    for name, score in scorers:
-        try:
-            value = score(state, pod, node)
-        except Exception as exc:
-            raise PluginFailure(name, exc) from exc
-        if type(value) is not int:
-            raise PluginFailure(name, WrongScore(value))
-        out.append(value)
-    return out

@@ -79,6 +79,27 @@ _SHARED_INTS: Final = 1 << 16
 
 
 
+_SHIFTS: Final = 64
+"""Shift tables kept (one per sum of alike columns; a profile's weights bound how many there are)."""
+
+
+@final
+class _Shifted(dict[int, int]):
+    """value -> the one shared int object of ``value + shift`` (filled on first look-up)."""
+
+    __slots__ = ("_ints", "_shift")
+
+    def __init__(self, shift: int, ints: dict[int, int]) -> None:
+        super().__init__()
+        self._shift = shift
+        self._ints = ints
+
+    def __missing__(self, value: int) -> int:
+        total = value + self._shift
+        shared = self[value] = self._ints.setdefault(total, total)
+        return shared
+
+
 class PreFilterOutcome(NamedTuple):
     """The merged node narrowing (``None`` = all nodes) and the status to act on."""
 
@@ -161,6 +182,8 @@ class ProfileRuntime:
         self._plain_runners: BoundedLRU[frozenset[str], FilterRunner] = BoundedLRU(_PLAIN_RUNNERS)
         self._ints: dict[int, int] = {}
         """One object per score total seen (see :meth:`_shared`)."""
+        self._shifted: dict[int, _Shifted] = {}
+        """Per shift, each total already seen -> the shared object of it plus the shift."""
         self._pure: dict[tuple[str, object, int, int], tuple[list[int], int | None]] = {}
         """Weighted columns of purely normalizing plugins for uniform raw scores (see :meth:`_pure_column`)."""
 
@@ -359,6 +382,7 @@ class ProfileRuntime:
             return range_error(bad.plugin, bad.value)
         totals = view.totals if view is not None else [0] * len(nodes)
         summed = False
+        shift = 0  # the sum of columns alike on every node, added with the sharing pass at the end
         columns: dict[str, list[int]] = {}
         for index, (name, plugin) in enumerate(active):
             if index in local:
@@ -377,8 +401,8 @@ class ProfileRuntime:
                     column, alike = pure
                     if alike is None:
                         totals = list(map(add, totals, column))
-                    elif alike:
-                        totals = list(map(alike.__add__, totals))
+                    else:
+                        shift += alike
                     summed = summed or alike != 0
                     if detail:
                         columns[name] = list(column)
@@ -398,7 +422,7 @@ class ProfileRuntime:
             if detail:
                 columns[name] = weighted
         if summed:
-            totals = self._shared(totals)
+            totals = self._shared(totals, shift)
         names = tuple(name for name, _ in active) if detail else ()
         return ScoreTable(names, tuple(columns[name] for name in names), totals)
 
@@ -427,16 +451,23 @@ class ProfileRuntime:
             self._pure[entry] = found
         return found
 
-    def _shared(self, totals: list[int]) -> list[int]:
-        """``totals`` holding one int object per distinct value.
+    def _shared(self, totals: list[int], shift: int = 0) -> list[int]:
+        """``totals`` each plus ``shift``, holding one int object per distinct value.
 
         Every result keeps its cycle's totals (hundreds of nodes each), and a sum is a new int object
         per node: sharing them keeps a long run's results to a pointer per node (ints are immutable,
-        so nothing else can tell).
+        so nothing else can tell).  Each value's shifted and shared total is looked up in one pass
+        (a table per shift), instead of one pass adding and another sharing.
         """
         if len(self._ints) > _SHARED_INTS:
             self._ints.clear()
-        return list(map(self._ints.setdefault, totals, totals))
+            self._shifted.clear()
+        table = self._shifted.get(shift)
+        if table is None:
+            if len(self._shifted) >= _SHIFTS:
+                self._shifted.clear()
+            table = self._shifted[shift] = _Shifted(shift, self._ints)
+        return list(map(table.__getitem__, totals))
 
     def _finish_column(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], name: str, plugin: ScorePlugin,

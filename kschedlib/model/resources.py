@@ -307,8 +307,25 @@ def _compute_scoring_requests(pod: Pod) -> Resources:
     ))
 
 
+def _nothing_to_default(pod: Pod) -> bool:
+    """Every container and init container requests cpu and memory and no status reports resources:
+    the scoring requests' defaults then change nothing, and they are the pod's requests."""
+    if pod.container_statuses or pod.init_container_statuses:
+        return False
+    for container in (*pod.containers, *pod.init_containers):
+        requests = container.requests
+        if CPU not in requests or MEMORY not in requests:
+            return False
+    return True
+
+
+def _scoring(requests: Callable[[Pod], Resources], defaulted: Callable[[Pod], Resources]) -> Callable[[Pod], Resources]:
+    """Scoring requests: the (memoised) requests when there is nothing to default, else ``defaulted``."""
+    return lambda pod: requests(pod) if _nothing_to_default(pod) else defaulted(pod)
+
+
 _REQUESTS: Final = _PerPod(_compute_pod_requests)
-_SCORING_REQUESTS: Final = _PerPod(_compute_scoring_requests)
+_SCORING_REQUESTS: Final = _scoring(_REQUESTS, _PerPod(_compute_scoring_requests))
 
 
 def _non_zero(amounts: Mapping[str, int]) -> tuple[int, int]:
@@ -483,8 +500,8 @@ class Accounting:
         requests = self.requests
         self.fit_requests = (
             lambda pod: spec_requests(pod) if _reports_resources(pod) else requests(pod))
-        self.scoring_requests = _PerPod(
-            lambda pod: _from_nanos(counter.nanos(pod, _DEFAULTS, counter.pod_level_amounts(pod))))
+        self.scoring_requests = _scoring(requests, _PerPod(
+            lambda pod: _from_nanos(counter.nanos(pod, _DEFAULTS, counter.pod_level_amounts(pod)))))
         self.non_zero_requests = (_PerPod(lambda pod: _non_zero_by_pod_requests(counter, pod))
                                   if rules.sidecar_non_zero else pod_non_zero_requests)
 

@@ -42,6 +42,7 @@ __all__ = [
 ]
 
 _HALF_SCORE: Final = MAX_NODE_SCORE // 2
+_MAX_SCORE_F: Final = float(MAX_NODE_SCORE)
 
 
 @final
@@ -107,6 +108,8 @@ def _node_balances(entries: tuple[ResourceEntry, ...], base: tuple[ResourceEntry
     amounts = node_amounts(entries, node_info, True)
     if len(amounts) != len(entries):  # the node lacks a resource: the entries and amounts do not pair up
         return _node_balance(entries, node_info), _node_balance(base, node_info)
+    if len(amounts) == 2:  # cpu and memory (the default): balanced_score's two-fraction case, inline
+        return _two_balances(amounts, entries)
     with_pod = []
     without_pod = []
     for (capacity, requested, _), entry in zip(amounts, entries, strict=True):
@@ -115,6 +118,20 @@ def _node_balances(entries: tuple[ResourceEntry, ...], base: tuple[ResourceEntry
         fraction = float(requested - entry[3]) / float(capacity)
         without_pod.append(1.0 if fraction > 1 else fraction)
     return balanced_score(with_pod), balanced_score(without_pod)
+
+
+def _two_balances(amounts: list[tuple[int, int, int]], entries: tuple[ResourceEntry, ...]) -> tuple[int, int]:
+    """:func:`_node_balances` of two resources without the lists: the same float operations in the same
+    order as :func:`balanced_score` (``int((1 - |f0 - f1| / 2) * 100)``), so the same results."""
+    (capacity0, requested0, _), (capacity1, requested1, _) = amounts
+    capacity0_f, capacity1_f = float(capacity0), float(capacity1)
+    with0, with1 = float(requested0) / capacity0_f, float(requested1) / capacity1_f
+    without0 = float(requested0 - entries[0][3]) / capacity0_f
+    without1 = float(requested1 - entries[1][3]) / capacity1_f
+    with0, with1 = 1.0 if with0 > 1 else with0, 1.0 if with1 > 1 else with1
+    without0, without1 = 1.0 if without0 > 1 else without0, 1.0 if without1 > 1 else without1
+    return (int((1 - abs((with0 - with1) / 2)) * _MAX_SCORE_F),
+            int((1 - abs((without0 - without1) / 2)) * _MAX_SCORE_F))
 
 
 def balance_change_score(with_pod: int, without_pod: int) -> int:

@@ -358,3 +358,15 @@ def test_a_plain_pods_default_filter_plan_is_fully_node_local(version: str) -> N
     plan = rt.reuse.filter_plan(state, pod)
     assert plan.active
     assert plan.local == len(plan.active), [name for name, _ in plan.active[plan.local:]]
+
+
+@given(st.lists(st.integers(0, 4), min_size=1, max_size=40), st.integers(0, 2**32))
+def test_select_host_draws_among_the_top_in_order(totals: list[int], seed: int) -> None:
+    names = [f"n{i}" for i in range(len(totals))]
+    top = max(totals)
+    plain = tuple(name for name, total in zip(names, totals, strict=True) if total == top)
+    rng, twin = random.Random(seed), random.Random(seed)
+    chosen, best = select_host(names, totals, rng)
+    assert best == plain
+    assert chosen == (plain[0] if len(plain) == 1 else plain[twin.randrange(len(plain))])
+    assert rng.getstate() == twin.getstate()

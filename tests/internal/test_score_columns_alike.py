@@ -7,10 +7,12 @@ give what checking, weighting and adding every value gives (the range error name
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import kschedlib
+from kschedlib._internal import runtime as runtime_module
 from kschedlib._internal.runtime import ProfileRuntime
 from kschedlib.framework import CycleState, Status
 from kschedlib.model.labels import NodeSelectorRequirement, NodeSelectorTerm
@@ -143,3 +145,22 @@ def test_a_uniform_pure_column_is_normalized_once() -> None:
         ProfileRuntime._normalize = staticmethod(runtime)  # type: ignore[method-assign]
     assert all(node for _, node, _ in decided)
     assert calls.count("TaintToleration") < len(decided) / 2  # once the column exists, never again
+
+
+# --- totals shifted by the alike columns and shared in one pass ----------------------------------
+
+@settings(max_examples=60)
+@given(st.lists(st.tuples(st.lists(st.integers(0, 900), max_size=12), st.sampled_from([0, 100, 300, 357])),
+                max_size=6), st.sampled_from([4, 1 << 16]))
+def test_shifted_totals_are_the_plain_sums_one_object_per_value(
+    cycles: list[tuple[list[int], int]], limit: int
+) -> None:
+    runtime = ProfileRuntime(_RUNTIME.profile)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(runtime_module, "_SHARED_INTS", limit)  # a small limit clears the tables between cycles
+        for totals, shift in cycles:
+            got = runtime._shared(list(totals), shift)
+            assert got == [total + shift for total in totals]
+            by_value: dict[int, int] = {}
+            for total in got:
+                assert by_value.setdefault(total, id(total)) == id(total)

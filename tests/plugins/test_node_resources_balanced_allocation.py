@@ -19,6 +19,7 @@ from kschedlib.plugins.node_resources_balanced_allocation import (
     NodeResourcesBalancedAllocationArgs,
     _node_balance,
     _node_balances,
+    _two_balances,
     balanced_score,
     decode_args,
 )
@@ -278,3 +279,22 @@ def test_both_balances_in_one_pass_equal_each_worked_out_alone(
     info = NodeInfo(make_node("n"), requested=Resources(used[0], used[1], scalar={GPU: used[2]}),
                     allocatable=Resources(alloc[0], alloc[1], 0, 10, {GPU: alloc[2]}))
     assert _node_balances(entries, base, info) == (_node_balance(entries, info), _node_balance(base, info))
+
+
+@given(st.tuples(st.integers(1, 10**7), st.integers(0, 2 * 10**7), st.integers(0, 10**7)),
+       st.tuples(st.integers(1, 10**12), st.integers(0, 2 * 10**12), st.integers(0, 10**12)))
+def test_two_resource_balances_match_the_general_computation(
+    cpu: tuple[int, int, int], memory: tuple[int, int, int]
+) -> None:
+    amounts = [(cpu[0], cpu[1], 1), (memory[0], memory[1], 1)]
+    entries = ((0, "cpu", 1, cpu[2]), (1, "memory", 1, memory[2]))
+
+    def fractions(request_of: Sequence[int]) -> list[float]:
+        out = []
+        for (capacity, requested, _), request in zip(amounts, request_of, strict=True):
+            fraction = float(requested - request) / float(capacity)
+            out.append(1.0 if fraction > 1 else fraction)
+        return out
+
+    plain = (balanced_score(fractions([0, 0])), balanced_score(fractions([cpu[2], memory[2]])))
+    assert _two_balances(amounts, entries) == plain

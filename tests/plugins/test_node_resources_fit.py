@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
+from unittest.mock import patch
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kschedlib.errors import ConfigError
 from kschedlib.framework import Code, CycleState, NodeInfo, PodInfo, Status
 from kschedlib.model import Container, Pod, Resources, parse_quantity
+from kschedlib.plugins._helpers.normalize import truncating_div
 from kschedlib.plugins.node_resources_fit import (
     PRE_FILTER_KEY,
     PRE_SCORE_KEY,
@@ -24,6 +26,7 @@ from kschedlib.plugins.node_resources_fit import (
     decode_args,
     fits,
     fits_request,
+    scoring,
 )
 from kschedlib.plugins.node_resources_fit.scoring import broken_linear, least_requested_score, most_requested_score
 from kschedlib.testing import FakeHandle
@@ -543,3 +546,20 @@ def test_scores_within_range(kind: str, shape: tuple[ShapePoint, ...], weights: 
         allocatable=Resources(alloc[0], alloc[1], 0, 10, {GPU: alloc[2]}),
     )
     assert 0 <= run_score(plugin(args), pod, info) <= 100
+
+
+@given(st.integers(-10**12, 10**12), st.integers(-10**12, 10**12))
+def test_least_requested_floors_only_where_it_truncates(requested: int, capacity: int) -> None:
+    plain = 0 if capacity == 0 or requested > capacity else truncating_div((capacity - requested) * 100, capacity)
+    assert least_requested_score(requested, capacity) == plain
+
+
+@given(st.lists(st.tuples(st.integers(-20, 100), st.integers(-20, 100), st.integers(1, 5)), max_size=4))
+@example([(-3, -4, 1), (10, 10, 1)])  # a negative mean: truncated, not floored
+def test_weighted_mean_floors_only_where_it_truncates(amounts: list[tuple[int, int, int]]) -> None:
+    total = sum(least_requested_score(requested, capacity) * weight for capacity, requested, weight in amounts)
+    weights = sum(weight for *_, weight in amounts)
+    scorer = scoring._weighted_scorer(least_requested_score)
+    with patch.object(scoring, "node_amounts", lambda *_: amounts):
+        got = scorer((), cast(NodeInfo, None))
+    assert got == (truncating_div(total, weights) if weights else 0)

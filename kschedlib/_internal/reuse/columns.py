@@ -294,7 +294,10 @@ class ScoreColumn:
                     if tally is not None:
                         _retally(tally, column[position], value)
                     column[position] = value
-            self.pending.discard(position)
+        # A new set rather than discards: a set emptied in place keeps its table and its deleted
+        # slots, and every later intersection probes through them (a few entries in a table sized
+        # for every node)
+        self.pending = self.pending.difference(due.difference(failed) if failed else due)
         if failed:
             raise next(failed[p] for p in positions if p in failed)
 

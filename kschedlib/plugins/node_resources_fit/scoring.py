@@ -96,6 +96,8 @@ def least_requested_score(requested: int, capacity: int) -> int:
     """Unused share of ``capacity`` on 0..100; 0 when over-committed."""
     if capacity == 0 or requested > capacity:
         return 0
+    if capacity > 0:  # a non-negative share of a positive capacity: flooring is truncating (scored per node)
+        return (capacity - requested) * MAX_NODE_SCORE // capacity
     return truncating_div((capacity - requested) * MAX_NODE_SCORE, capacity)
 
 
@@ -127,6 +129,8 @@ def _weighted_scorer(per_resource: Callable[[int, int], int]) -> Scorer:
         for capacity, requested, weight in node_amounts(entries, node_info, False):
             total += per_resource(requested, capacity) * weight
             weights += weight
+        if weights > 0 and total >= 0:  # flooring is truncating here
+            return total // weights
         return truncating_div(total, weights) if weights else 0
     return score
 
