@@ -7,7 +7,15 @@ from typing import Any, ClassVar, final
 
 import attrs
 
-from kschedlib.capacity._common import ClusterSource, ProgressCallback, before_after, load, pending_line, shapes_of
+from kschedlib.capacity._common import (
+    ClusterSource,
+    ProgressCallback,
+    before_after,
+    held_reason,
+    load,
+    pending_line,
+    shapes_of,
+)
 from kschedlib.errors import ManifestError
 from kschedlib.framework.registry import Registry
 from kschedlib.model.objects import Node
@@ -104,6 +112,15 @@ class DrainReport:
         return lines
 
 
+def _not_tried(scheduler: Scheduler, key: str, placements: Mapping[str, str | None]) -> str | None:
+    """Why a moved pod that got no attempt found no node (gated, being deleted, no profile for its
+    scheduler name), so the report never says "unschedulable" without a reason."""
+    if placements.get(key) is not None:
+        return None
+    pod = scheduler.get_pod(key)
+    return held_reason(scheduler, pod)[1] if pod is not None else None
+
+
 def drain(
     cluster: ClusterSource,
     nodes: Sequence[str],
@@ -158,7 +175,8 @@ def drain(
     flags = {pod: list(found) for entry in drained for pod, found in entry["flags"].items()}
     moving = [pod for entry in drained for key in entry["moved"] if (pod := before.get_pod(key)) is not None]
     pods = {key: {"from": entry["node"], "to": report.placements.get(key),
-                  "message": report.unschedulable.get(key), "flags": flags.get(key, [])}
+                  "message": report.unschedulable.get(key) or _not_tried(run.scheduler, key, report.placements),
+                  "flags": flags.get(key, [])}
             for entry in drained for key in entry["moved"]}
     pending = {key: report.placements.get(key) for key in own_pending if key in report.placements}
     extra = {**before_after(before, run.scheduler, shapes_of(before, moving)), "config": report.config}

@@ -240,6 +240,18 @@ def test_drain_text_names_the_pending_pods_that_found_no_node(tmp_path: Path) ->
     assert out.splitlines()[-2] == "the cluster's 2 pending pod(s) were scheduled first: 1 placed, 1 not (default/huge)"
 
 
+def test_drain_says_why_a_moved_pod_got_no_attempt(tmp_path: Path) -> None:
+    """Regression: a moved pod for a scheduler without a profile here read "unschedulable: None"."""
+    other = pod("batch-on-a", node_name="a", owner="ReplicaSet/batch")
+    other["spec"]["schedulerName"] = "volcano"
+    cluster = _drain_files(tmp_path, other)
+    code, out, _ = cli("drain", cluster, "--node", "a")
+    assert code == 0
+    assert ('default/batch-on-a: a -> unschedulable: profile not found for scheduler name "volcano"'
+            in out.splitlines())
+    assert "None" not in out
+
+
 @pytest.mark.parametrize(("extra", "status"), [
     ((), 0), ((pod("big-on-a", cpu="2", node_name="a", owner="ReplicaSet/big"),), 3),
     ((pdb("web", "web", 0),), 3)], ids=["all-moved", "one-unschedulable", "blocked"])
