@@ -10,7 +10,7 @@ from kschedlib.kube.sources import add_live_arguments
 from kschedlib.versions import add_version_arguments
 
 __all__ = ["add_cluster_arguments", "add_common_arguments", "add_config_argument", "add_expand_argument",
-           "add_fail_on_unschedulable", "add_seed_argument"]
+           "add_fail_on_unschedulable", "add_plugins_argument", "add_seed_argument"]
 
 def add_cluster_arguments(parser: argparse.ArgumentParser, *, help: str = "") -> None:
     """Where the cluster comes from: files of Kubernetes v1 objects read as one cluster, or a live cluster
@@ -27,6 +27,12 @@ def add_config_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="FILE",
                         help="KubeSchedulerConfiguration file (JSON or YAML; default: kube-scheduler's default "
                              "profile)")
+
+
+def add_plugins_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--plugins", action="append", default=[], metavar="MODULE",
+                        help="module or .py file whose plugins to register, for --config to enable; repeatable "
+                             "(entry points are always loaded)")
 
 
 def add_seed_argument(parser: argparse.ArgumentParser) -> None:
@@ -48,9 +54,10 @@ def add_fail_on_unschedulable(parser: argparse.ArgumentParser, what: str) -> Non
 
 def add_common_arguments(parser: argparse.ArgumentParser, *, config: bool = True, expand: bool = True,
                          extra_formats: Sequence[str] = ()) -> None:
-    """``--config``, ``--seed``, ``--expand-controllers``, ``--format`` and the version options."""
+    """``--config``, ``--plugins``, ``--seed``, ``--expand-controllers``, ``--format`` and the version options."""
     if config:
         add_config_argument(parser)
+    add_plugins_argument(parser)
     add_seed_argument(parser)
     if expand:
         add_expand_argument(parser)

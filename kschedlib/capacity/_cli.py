@@ -9,6 +9,7 @@ from typing import Any, Final, Protocol, TextIO
 from kschedlib._cli.formats import write
 from kschedlib._cli.help import UNSCHEDULABLE_STATUS, examples
 from kschedlib._cli.options import add_cluster_arguments, add_common_arguments, add_fail_on_unschedulable
+from kschedlib._cli.plugin_modules import plugins_registry
 from kschedlib.capacity._compare import compare
 from kschedlib.capacity._drain_plan import drain
 from kschedlib.capacity._nodes_needed import nodes_needed
@@ -119,7 +120,8 @@ def _config(value: str | None) -> str | None:
 def _answer(args: argparse.Namespace, meter: Progress) -> _Answer:
     versions: dict[str, Any] = {"kube_version": args.kube_version, "feature_gates": args.feature_gates,
                                 "seed": args.seed, "expand_controllers": args.expand_controllers,
-                                "progress": meter.update if meter.enabled else None}
+                                "progress": meter.update if meter.enabled else None,
+                                "registry": plugins_registry(args.plugins)}
     if args.command == "capacity":
         return max_replicas(args.cluster, args.pod, args.config, limit=args.max,
                             include_pending=args.include_pending, **versions)

@@ -8,6 +8,7 @@ import sys
 from typing import TextIO
 
 from kschedlib._cli.help import examples
+from kschedlib._cli.options import add_plugins_argument
 from kschedlib.kube.sources import add_live_arguments, dump
 from kschedlib.versions import add_version_arguments
 
@@ -48,9 +49,7 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
                         help="run leader election on a coordination.k8s.io Lease (replicas: one schedules at a time)")
     parser.add_argument("--metrics-bind-address", default=None, metavar="HOST:PORT",
                         help="serve /healthz, /readyz and /metrics there (plain HTTP)")
-    parser.add_argument("--plugins", action="append", default=[], metavar="MODULE",
-                        help="module or .py file whose plugins to register; repeatable (entry points are always "
-                             "loaded)")
+    add_plugins_argument(parser)
     parser.add_argument("--seed", type=int, default=None, metavar="N",
                         help="seed of the tie-breaks (default: random)")
     parser.add_argument("-v", "--v", dest="verbosity", type=int, default=0, metavar="N",

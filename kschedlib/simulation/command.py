@@ -9,6 +9,7 @@ from typing import Any, TextIO
 from kschedlib._cli.formats import write
 from kschedlib._cli.help import UNSCHEDULABLE_STATUS, examples
 from kschedlib._cli.options import add_cluster_arguments, add_common_arguments, add_fail_on_unschedulable
+from kschedlib._cli.plugin_modules import plugins_registry
 from kschedlib.kube.sources import cluster_input
 from kschedlib.progress import Progress
 from kschedlib.simulation.explain import explain
@@ -81,6 +82,7 @@ def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
             cluster = expand_controllers(cluster)
         report = simulate(cluster, args.config, seed=args.seed, once=args.once, events=args.events,
+                          registry=plugins_registry(args.plugins),
                           progress=meter.update if meter.enabled else None, kube_version=args.kube_version,
                           feature_gates=args.feature_gates)
     summary = report.summary()
@@ -101,6 +103,7 @@ def _inputs(args: argparse.Namespace) -> tuple[str, ...]:
 
 def _explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     result = explain(cluster_input(args), args.pod, args.config, start_index=args.start_index, seed=args.seed,
+                     registry=plugins_registry(args.plugins),
                      kube_version=args.kube_version, feature_gates=args.feature_gates)
     write("explain", ExplainAnswer(result), args.format, out)
     if result.refused:

@@ -1,0 +1,103 @@
+"""``--plugins MODULE`` on the commands that schedule: a plugin in a ``.py`` file (or a module with
+``register(registry)``) answers ``explain``, ``simulate`` and the planning commands as it does in ``run``."""
+
+from __future__ import annotations
+
+import io
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kschedlib.cli import main
+from tests.whatif.manifests import node, pod, write_files
+
+PLUGIN = textwrap.dedent('''
+    from typing import ClassVar
+
+    from kschedlib.framework import CycleState, FilterPlugin, NodeInfo, Status
+    from kschedlib.model import Pod
+
+
+    class AvoidMaintenance(FilterPlugin):
+        name: ClassVar[str] = "AvoidMaintenance"
+
+        def __init__(self, args: object, handle: object) -> None:
+            pass
+
+        def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+            node = node_info.node
+            if node is not None and node.labels.get("maintenance") == "true":
+                return Status.unresolvable("node(s) were under maintenance")
+            return Status.success()
+''')
+
+CONFIG = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+          "profiles": [{"schedulerName": "default-scheduler",
+                        "plugins": {"filter": {"enabled": [{"name": "AvoidMaintenance"}]}}}]}
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, str]:
+    busy = node("busy", cpu="8")
+    busy["metadata"]["labels"]["maintenance"] = "true"
+    cluster = {"kind": "List", "items": [busy, node("quiet", cpu="2"), pod("web", cpu="1")]}
+    (tmp_path / "maintenance.py").write_text(PLUGIN)
+    (tmp_path / "registering.py").write_text(PLUGIN + textwrap.dedent('''
+
+        def register(registry):
+            registry.register("AvoidMaintenance", AvoidMaintenance)
+    '''))
+    (tmp_path / "empty.py").write_text("VALUE = 1\n")
+    paths = write_files(tmp_path, {"cluster": cluster, "config": CONFIG})
+    return {**paths, "plugin": str(tmp_path / "maintenance.py"), "registering": str(tmp_path / "registering.py"),
+            "empty": str(tmp_path / "empty.py")}
+
+
+@pytest.mark.parametrize("module", ["plugin", "registering"])
+def test_explain_and_simulate_run_a_plugin_from_a_file(files: dict[str, str], module: str) -> None:
+    code, out, err = cli("explain", files["cluster"], "--pod", "web", "--config", files["config"],
+                         "--plugins", files[module], "--format", "json")
+    assert code == 0, err
+    answer = json.loads(out)
+    assert answer["selected"] == "quiet"  # the roomier node is under maintenance
+    assert answer["filtered"]["busy"]["plugin"] == "AvoidMaintenance"
+    assert answer["filtered"]["busy"]["reasons"] == ["node(s) were under maintenance"]
+    code, out, err = cli("simulate", files["cluster"], "--config", files["config"], "--plugins", files[module],
+                         "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["placements"] == {"default/web": "quiet"}
+
+
+def test_planning_commands_take_the_plugin(files: dict[str, str]) -> None:
+    code, out, err = cli("drain", files["cluster"], "--node", "quiet", "--config", files["config"],
+                         "--plugins", files["plugin"], "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["pending"] == {"default/web": None}  # nowhere left but the node under maintenance
+
+
+def test_without_the_module_the_config_names_an_unknown_plugin(files: dict[str, str]) -> None:
+    code, _, err = cli("explain", files["cluster"], "--pod", "web", "--config", files["config"])
+    assert code == 2
+    assert "AvoidMaintenance" in err
+
+
+@pytest.mark.parametrize(("module", "words"), [
+    ("empty", "defines no plugin class and no register(registry) function"),
+    ("missing", "no such file"),
+    ("dotted", "cannot be imported"),
+])
+def test_a_module_that_gives_no_plugins_is_refused_naming_it(files: dict[str, str], module: str, words: str) -> None:
+    ref = {"missing": "/nonexistent/plugins.py", "dotted": "no_such_package.plugins"}.get(module, files.get(module, ""))
+    code, _, err = cli("simulate", files["cluster"], "--config", files["config"], "--plugins", ref)
+    assert code == 2
+    assert "--plugins" in err
+    assert ref in err
+    assert words in err
