@@ -3,11 +3,13 @@ is the public :class:`kschedlib.testing.FakeHandle`)."""
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
+from kschedlib.cli import main
 from kschedlib.errors import KubeApiError
 from kschedlib.framework import NodeInfo, PodInfo
 from kschedlib.model import Container, ContainerImage, Node, Pod, parse_quantity
@@ -24,6 +26,13 @@ from kschedlib.model.storage import (
     StorageClass,
 )
 from kschedlib.scheduler import ScheduleResult
+
+
+def cli(*argv: object) -> tuple[int, str, str]:
+    """Run ``python -m kschedlib ARGV`` in process: ``(status, stdout, stderr)``."""
+    out, err = io.StringIO(), io.StringIO()
+    code = main([str(a) for a in argv], out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
 
 
 def resources(**amounts: str) -> dict[str, object]:

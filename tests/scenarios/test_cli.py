@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from kschedlib.cli import main
+from tests.helpers import cli
 
 pytestmark = pytest.mark.usefixtures("kube_v130")  # checks kube-scheduler v1.30.6's behaviour
 
@@ -25,11 +26,6 @@ EXPLAIN_KEYS = {"pod", "preenqueue", "prefilter", "prefilter_nodes", "feasible",
                 "selected", "message", "postfilter", "num_all_nodes", "evaluated_nodes", "start_index",
                 "next_start_index"}
 
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def node(name: str, cpu: str = "4", taints: list[dict[str, str]] | None = None,

@@ -4,7 +4,6 @@ common mistakes answered with the fix, and a start that loads only what the comm
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import subprocess
 import sys
@@ -14,17 +13,13 @@ import pytest
 
 import kschedlib
 from kschedlib._cli.formats import DEFAULT_FORMAT, FORMATS, WRITERS
-from kschedlib.cli import COMMANDS, _parser, main
+from kschedlib.cli import COMMANDS, _parser
+from tests.helpers import cli
 from tests.scenarios.test_cli import SMALL, write_json
 
 ROOT = Path(__file__).resolve().parents[2]
 TUTORIAL = ROOT / "docs" / "tutorial" / "cluster.json"
 
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def subcommands() -> dict[str, argparse.ArgumentParser]:

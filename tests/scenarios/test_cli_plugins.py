@@ -3,34 +3,22 @@
 
 from __future__ import annotations
 
-import io
 import json
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from kschedlib.cli import main
+from tests.helpers import cli
 from tests.whatif.manifests import node, pod, write_files
 
-PLUGIN = textwrap.dedent('''
-    from typing import ClassVar
-
-    from kschedlib.framework import CycleState, FilterPlugin, NodeInfo, Status
-    from kschedlib.model import Pod
+PLUGIN_FILE = Path(__file__).parents[1] / "kube" / "plugins_for_run.py"  # defines AvoidMaintenance
+REGISTERING = textwrap.dedent('''
+    from tests.kube.plugins_for_run import AvoidMaintenance
 
 
-    class AvoidMaintenance(FilterPlugin):
-        name: ClassVar[str] = "AvoidMaintenance"
-
-        def __init__(self, args: object, handle: object) -> None:
-            pass
-
-        def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
-            node = node_info.node
-            if node is not None and node.labels.get("maintenance") == "true":
-                return Status.unresolvable("node(s) were under maintenance")
-            return Status.success()
+    def register(registry):
+        registry.register("AvoidMaintenance", AvoidMaintenance)
 ''')
 
 CONFIG = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
@@ -38,26 +26,15 @@ CONFIG = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeScheduler
                         "plugins": {"filter": {"enabled": [{"name": "AvoidMaintenance"}]}}}]}
 
 
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
-
-
 @pytest.fixture
 def files(tmp_path: Path) -> dict[str, str]:
     busy = node("busy", cpu="8")
     busy["metadata"]["labels"]["maintenance"] = "true"
     cluster = {"kind": "List", "items": [busy, node("quiet", cpu="2"), pod("web", cpu="1")]}
-    (tmp_path / "maintenance.py").write_text(PLUGIN)
-    (tmp_path / "registering.py").write_text(PLUGIN + textwrap.dedent('''
-
-        def register(registry):
-            registry.register("AvoidMaintenance", AvoidMaintenance)
-    '''))
+    (tmp_path / "registering.py").write_text(REGISTERING)
     (tmp_path / "empty.py").write_text("VALUE = 1\n")
     paths = write_files(tmp_path, {"cluster": cluster, "config": CONFIG})
-    return {**paths, "plugin": str(tmp_path / "maintenance.py"), "registering": str(tmp_path / "registering.py"),
+    return {**paths, "plugin": str(PLUGIN_FILE), "registering": str(tmp_path / "registering.py"),
             "empty": str(tmp_path / "empty.py")}
 
 

@@ -4,7 +4,6 @@ template, a drain "moved" pods that were pending in the dump)."""
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 from typing import Any
@@ -13,8 +12,8 @@ import pytest
 
 import kschedlib
 from kschedlib import capacity
-from kschedlib.cli import main
 from kschedlib.report import render_html
+from tests.helpers import cli
 from tests.whatif.manifests import node, pdb, pod, write_files
 
 GATES = "SchedulingGates: waiting for scheduling gates: [example.com/hold]"
@@ -31,11 +30,6 @@ def deleting(name: str, cpu: str = "1") -> dict[str, Any]:
     leaving["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
     return leaving
 
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 # --- nodes_needed ---------------------------------------------------------------------------

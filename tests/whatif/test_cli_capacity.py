@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 import kschedlib
-from kschedlib.cli import main
+from tests.helpers import cli
 from tests.whatif.manifests import node, pdb, pod, write_files
 
 MOST = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
@@ -23,11 +23,6 @@ DEPLOYMENT = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name"
                        "template": {"metadata": {"labels": {"app": "api"}}, "spec": {"containers": [
                            {"name": "c", "resources": {"requests": {"cpu": "500m"}}}]}}}}
 
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture
