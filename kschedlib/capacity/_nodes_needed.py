@@ -94,7 +94,7 @@ class NodesNeededReport:
         if self.fit_today:
             lines.append(f"left out, as they fit on an existing node today: {', '.join(self.fit_today)}")
         if self.not_helped:
-            lines.append("no number of such nodes helps:")
+            lines.append(f"no number of such nodes helps (scheduling messages from the try with {self.limit} added):")
             lines.extend(f"  {pod}: {reason}" for pod, reason in self.not_helped.items())
         return "\n".join(lines)
 

@@ -139,7 +139,7 @@ def _next_steps(report: SimulationReport, files: Sequence[str], bundled: bool) -
     if stuck:
         steps.append(f"kschedlib explain {given} --pod {stuck[0]}   # why it fits nowhere, node by node")
         steps.append(f"kschedlib nodes-needed {given} --node-template NODE.json --only-unschedulable   "
-                     "# how many more nodes of a kind they need")
+                     "# how many more nodes like NODE.json (kubectl get node NAME -o json) they need")
     elif report.placements:
         steps.append(f"kschedlib capacity {given} --pod POD   # how many more copies of a pod fit")
     return ["", "next:", *(f"  {step}" for step in steps)] if steps else []

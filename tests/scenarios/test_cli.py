@@ -82,6 +82,7 @@ def test_simulate_the_bundled_example_as_text() -> None:
     assert not any("pods/s" in line for line in lines)  # 8 pods: a rate would say nothing
     assert lines[lines.index("next:") + 1].startswith("  kubectl get nodes,pods")  # what to try next
     assert "  kschedlib explain " in "\n".join(lines[lines.index("next:"):])
+    assert "(kubectl get node NAME -o json)" in lines[-1]  # where a node template comes from
 
 
 def test_simulate_prints_each_failure_once(tmp_path: Path) -> None:

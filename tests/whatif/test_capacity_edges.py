@@ -62,7 +62,8 @@ def test_nodes_needed_reads_a_node_template_file_or_a_node(tmp_path: Path) -> No
 def test_nodes_needed_says_which_pods_no_node_helps_in_text() -> None:
     report = capacity.nodes_needed([node("a"), pod("huge", cpu="100")], node("pool"), limit=2)
     assert report.nodes_needed == 0
-    assert "no number of such nodes helps:" in report.text()
+    lead = f"no number of such nodes helps (scheduling messages from the try with {report.limit} added):"
+    assert lead in report.text().splitlines()
     assert report.rows() == [{"pod": "default/huge", "node": "", "new_node": False,
                               "reason": report.not_helped["default/huge"]}]
 
