@@ -83,7 +83,6 @@ class Cache:
         "_pvc_holders",
         "_snapshot_infos",
         "_snapshot_list",
-        "_snapshot_tuple",
         "_tree",
         "assumed_ttl",
     )
@@ -96,8 +95,6 @@ class Cache:
         self._dirty: set[str] = set()
         self._snapshot_infos: dict[str, NodeInfo] = {}
         self._snapshot_list: list[NodeInfo] = []
-        self._snapshot_tuple: tuple[NodeInfo, ...] | None = None
-        """``_snapshot_list`` frozen for the snapshots handed out since it last changed (``None``: stale)."""
         self._order: list[str] = []
         self._positions: dict[str, int] = {}
         self._order_changed = True
@@ -306,7 +303,6 @@ class Cache:
             position = positions.get(name)
             if position is not None and not self._order_changed:
                 listed[position] = copy
-                self._snapshot_tuple = None
                 self._changes.positions.append(position)
         self._dirty.clear()
         self._pvc_holders = holders
@@ -317,11 +313,8 @@ class Cache:
             self._order = self._tree.ordered()
             self._positions = positions = {name: i for i, name in enumerate(self._order)}
             self._snapshot_list = listed = [infos[name] for name in self._order]
-            self._snapshot_tuple = None
             self._order_changed = False
-        if self._snapshot_tuple is None:  # no listed node replaced: the previous snapshot's tuple serves
-            self._snapshot_tuple = tuple(listed)
-        return Snapshot(self._snapshot_tuple, namespaces=namespaces, positions=positions, pvc_holders=holders,
+        return Snapshot(listed, namespaces=namespaces, positions=positions, pvc_holders=holders,
                         affinity_holders=affinity, anti_affinity_holders=anti, changes=self._changes)
 
     def dump(self) -> dict[str, object]:
