@@ -279,7 +279,7 @@ def _find_feasible(cycle: _Cycle, start_index: int, percentage_of_nodes_to_score
         done = _try_nominated_node(cycle, check_nominated, statuses, start_index)
         if done is not None:
             return done
-    nodes: Sequence[NodeInfo] = snapshot.node_infos
+    nodes: Sequence[NodeInfo] = snapshot._nodes
     if names is not None:
         nodes = [info for info in nodes if info.name in names]
     percentage = runtime.percentage_of_nodes_to_score
