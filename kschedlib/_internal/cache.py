@@ -21,6 +21,7 @@ Every mutation replaces a node's immutable NodeInfo (with a fresh generation);
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Mapping
 from typing import final
 
@@ -53,6 +54,9 @@ class PodState:
 _MAX_LOGGED = 10_000
 """Change-log entries kept beyond four per node before a fresh log starts (consumers then re-compare)."""
 
+_ISSUED_PRUNED = 16
+"""Weak references to issued snapshots kept before the dead ones are dropped (when no node changes)."""
+
 
 def _track(names: frozenset[str], name: str, member: bool) -> frozenset[str]:
     """``names`` with ``name`` in it exactly when ``member`` (unchanged sets are returned as they are)."""
@@ -75,6 +79,7 @@ class Cache:
         "_changes",
         "_dirty",
         "_images",
+        "_issued",
         "_nodes",
         "_order",
         "_order_changed",
@@ -95,6 +100,9 @@ class Cache:
         self._dirty: set[str] = set()
         self._snapshot_infos: dict[str, NodeInfo] = {}
         self._snapshot_list: list[NodeInfo] = []
+        self._issued: list[weakref.ref[Snapshot]] = []
+        """The snapshots handed out since ``_snapshot_list`` last changed: they read it until frozen
+        (``Snapshot._over``)."""
         self._order: list[str] = []
         self._positions: dict[str, int] = {}
         self._order_changed = True
@@ -290,6 +298,7 @@ class Cache:
         listed = self._snapshot_list
         holders = self._pvc_holders
         affinity, anti = self._affinity_holders, self._anti_holders
+        issued = self._issued
         for name in self._dirty:
             info = self._nodes.get(name)
             if info is None or info.node is None:
@@ -302,6 +311,8 @@ class Cache:
             copy = infos[name] = self._snapshot_copy(info)
             position = positions.get(name)
             if position is not None and not self._order_changed:
+                if issued:  # those still held keep a copy of the list as it was
+                    _freeze(issued)
                 listed[position] = copy
                 self._changes.positions.append(position)
         self._dirty.clear()
@@ -313,9 +324,14 @@ class Cache:
             self._order = self._tree.ordered()
             self._positions = positions = {name: i for i, name in enumerate(self._order)}
             self._snapshot_list = listed = [infos[name] for name in self._order]
+            issued.clear()  # the list they read is never written again
             self._order_changed = False
-        return Snapshot(listed, namespaces=namespaces, positions=positions, pvc_holders=holders,
-                        affinity_holders=affinity, anti_affinity_holders=anti, changes=self._changes)
+        snapshot = Snapshot._over(listed, namespaces=namespaces, positions=positions, pvc_holders=holders,
+                                  affinity_holders=affinity, anti_affinity_holders=anti, changes=self._changes)
+        if len(issued) >= _ISSUED_PRUNED:  # many snapshots without a change in between: drop the dead
+            issued[:] = [ref for ref in issued if ref() is not None]
+        issued.append(weakref.ref(snapshot))
+        return snapshot
 
     def dump(self) -> dict[str, object]:
         """A plain summary for debugging: nodes with their pods, and the assumed pods."""
@@ -323,3 +339,12 @@ class Cache:
             "nodes": {name: [p.pod.key for p in info.pods] for name, info in sorted(self._nodes.items())},
             "assumed": sorted(s.pod_info.pod.key for s in self._pods.values() if s.assumed),
         }
+
+
+def _freeze(issued: list[weakref.ref[Snapshot]]) -> None:
+    """Give every snapshot still held a tuple of its nodes, and forget them all."""
+    for ref in issued:
+        snapshot = ref()
+        if snapshot is not None:
+            snapshot._freeze()
+    issued.clear()

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
-from itertools import compress, repeat
-from operator import eq
 from typing import Final, NamedTuple, TypedDict, Unpack
 
 import attrs
@@ -127,13 +125,26 @@ def select_host(names: Sequence[str], totals: Sequence[int], rng: random.Random)
 
     kube-scheduler draws the same uniform choice by reservoir sampling with its own RNG; one draw
     from the seeded generator gives the same distribution.
+
+    A cycle's totals hold a handful of distinct values, shared as one int object each (the
+    runtime's ``_shared``): the top comes from their set (hashing an int it holds is cheaper than
+    comparing it), and the ties from ``index`` scans, which match the top by identity before
+    comparing (a C scan per tie instead of an ``==`` call per node).  Equal totals held by distinct
+    objects still compare equal, only slower.
     """
-    top = max(totals)
-    if totals.count(top) == 1:
-        chosen = names[totals.index(top)]
-        return chosen, (chosen,)
-    best = tuple(compress(names, map(eq, totals, repeat(top))))  # operator.eq: no method-wrapper call per node
-    return best[rng.randrange(len(best))], best
+    top = max(set(totals))
+    find = totals.index
+    at = find(top)
+    best = [names[at]]
+    try:
+        while True:
+            at = find(top, at + 1)
+            best.append(names[at])
+    except ValueError:  # no further tie
+        pass
+    if len(best) == 1:
+        return best[0], (best[0],)
+    return best[rng.randrange(len(best))], tuple(best)
 
 
 class _OutcomeFields(TypedDict, total=False):
@@ -268,7 +279,7 @@ def _find_feasible(cycle: _Cycle, start_index: int, percentage_of_nodes_to_score
         done = _try_nominated_node(cycle, check_nominated, statuses, start_index)
         if done is not None:
             return done
-    nodes: Sequence[NodeInfo] = snapshot.node_infos
+    nodes: Sequence[NodeInfo] = snapshot._nodes
     if names is not None:
         nodes = [info for info in nodes if info.name in names]
     percentage = runtime.percentage_of_nodes_to_score

@@ -42,6 +42,7 @@ from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.pods_to_activate import PODS_TO_ACTIVATE
 from kschedlib.framework.queued_pod import QueuedPodInfo
 from kschedlib.framework.registry import Registry
+from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import REJECTED_CODES, Code, Status
 from kschedlib.metrics import Metrics
 from kschedlib.model._placed import placed
@@ -55,6 +56,7 @@ __all__ = ["Engine", "EngineOptions"]
 
 _REJECTED: Final = REJECTED_CODES
 _TERMINATED: Final = frozenset({"Succeeded", "Failed"})
+_NO_NODES: Final = Snapshot(())
 DEFAULT_PREEMPTION: Final = "DefaultPreemption"
 WAITING_FOR_PREEMPTION: Final = "waiting for the preemption for this pod to be finished"
 
@@ -386,8 +388,10 @@ class Engine:
     def _schedule(self, info: QueuedPodInfo, runtime: ProfileRuntime, state: CycleState) -> ScheduleResult:
         started = time.perf_counter()
         pod = info.pod
+        handle = self.handles[pod.scheduler_name]
+        handle.set_snapshot(_NO_NODES)  # the last cycle's snapshot, if nothing else holds it, needs no copy
         snapshot = self.cache.snapshot(self.store.namespaces)
-        self.handles[pod.scheduler_name].set_snapshot(snapshot)
+        handle.set_snapshot(snapshot)
         outcome = run_cycle(
             runtime, pod, snapshot,
             start_index=self.next_start_index,

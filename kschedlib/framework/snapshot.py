@@ -64,8 +64,8 @@ class NodeCursor:
 class Snapshot:
     """Ordered, immutable NodeInfos plus the namespace labels affinity terms read."""
 
-    __slots__ = ("_affinity", "_affinity_holders", "_anti_affinity", "_anti_affinity_holders", "_changes", "_list",
-                 "_mark", "_namespaces", "_positions", "_pvc_holders", "_used_pvcs", "generation")
+    __slots__ = ("__weakref__", "_affinity", "_affinity_holders", "_anti_affinity", "_anti_affinity_holders",
+                 "_changes", "_list", "_mark", "_namespaces", "_positions", "_pvc_holders", "_used_pvcs", "generation")
 
     def __init__(
         self,
@@ -84,7 +84,8 @@ class Snapshot:
         (anti-)affinity (``affinity_holders``) or required anti-affinity (``anti_affinity_holders``):
         the cache tracks them incrementally so that no cycle scans every node for them.  ``changes`` is
         the cache's log of replaced positions for this node order (see :meth:`changed_between`)."""
-        self._list: tuple[NodeInfo, ...] = tuple(node_infos)
+        self._list: Sequence[NodeInfo] = tuple(node_infos)
+        """A tuple, or the cache's live list until the cache freezes this snapshot (see :meth:`_over`)."""
         self._positions: Mapping[str, int] = (
             positions if positions is not None else {info.name: i for i, info in enumerate(self._list)}
         )
@@ -98,6 +99,34 @@ class Snapshot:
         self._changes = changes
         self._mark = len(changes.positions) if changes is not None else 0
         self.generation = generation
+
+    @classmethod
+    def _over(
+        cls, live: list[NodeInfo], *, namespaces: Mapping[str, Namespace] | None, positions: Mapping[str, int],
+        pvc_holders: Collection[str], affinity_holders: Collection[str], anti_affinity_holders: Collection[str],
+        changes: NodeChangeLog,
+    ) -> Snapshot:
+        """A snapshot reading the cache's ``live`` list instead of a copy of it.
+
+        The cache calls :meth:`_freeze` before it next writes into ``live`` if this snapshot is
+        still referenced, so nobody ever sees it change; when nothing holds it any more (the usual
+        case between two cycles), no copy of the node list is ever made.  Whatever may outlive the
+        snapshot (:attr:`node_infos`, iteration, :attr:`have_pods_with_affinity`) is a tuple.
+        """
+        snapshot = cls((), namespaces=namespaces, positions=positions, pvc_holders=pvc_holders,
+                       affinity_holders=affinity_holders, anti_affinity_holders=anti_affinity_holders, changes=changes)
+        snapshot._list = live
+        return snapshot
+
+    def _freeze(self) -> None:
+        """Hold a tuple of the nodes instead of the cache's live list (called before the list changes)."""
+        if type(self._list) is not tuple:
+            self._list = tuple(self._list)
+
+    @property
+    def _nodes(self) -> Sequence[NodeInfo]:
+        """The nodes, for one cycle's own use: may be the cache's live list, never to be kept."""
+        return self._list
 
     @property
     def revision(self) -> tuple[NodeChangeLog, int] | None:
@@ -115,13 +144,14 @@ class Snapshot:
     @property
     def node_infos(self) -> tuple[NodeInfo, ...]:
         """Every node, in scheduling order."""
-        return self._list
+        self._freeze()
+        return self._list  # type: ignore[return-value]  # a tuple once frozen
 
     def __len__(self) -> int:
         return len(self._list)
 
     def __iter__(self) -> Iterator[NodeInfo]:
-        return iter(self._list)
+        return iter(self.node_infos)  # an iterator may outlive the snapshot: never over the live list
 
     @property
     def num_nodes(self) -> int:
@@ -164,7 +194,7 @@ class Snapshot:
         if names is None:
             return tuple(info for info in self._list if test(info))
         if len(names) == len(self._list) and all(map(self._positions.__contains__, names)):
-            return self._list  # every listed node holds some
+            return self.node_infos  # every listed node holds some
         positions = sorted(p for name in names if (p := self._positions.get(name)) is not None)
         return tuple(self._list[p] for p in positions)
 
@@ -176,7 +206,7 @@ class Snapshot:
         """
         if self._used_pvcs is None:
             if self._pvc_holders is None:
-                infos: Iterator[NodeInfo] | tuple[NodeInfo, ...] = self._list
+                infos: Iterator[NodeInfo] | tuple[NodeInfo, ...] = self.node_infos
             else:
                 infos = (info for name in self._pvc_holders if (info := self.find(name)) is not None)
             self._used_pvcs = frozenset(key for info in infos for key in info.pvc_ref_counts)

@@ -296,6 +296,51 @@ def test_snapshot_uses_the_zone_interleaved_order() -> None:
     assert cache.node_names() == ["a1", "b1", "c1", "a2", "c2", "a3"]
 
 
+def _requested(snapshot: Snapshot) -> list[int]:
+    return [info.requested.milli_cpu for info in snapshot]
+
+
+def test_a_snapshot_dropped_before_the_next_costs_no_copy_of_the_node_list() -> None:
+    cache = Cache()
+    for name in ("n1", "n2", "n3"):
+        cache.add_node(zoned(name))
+    live = cache.snapshot()._nodes  # the snapshot itself is dropped at once
+    cache.assume_pod(pod_on("a", "n2", "500m"))
+    after = cache.snapshot()
+    assert after._nodes is live  # the same list, written in place
+    assert [info.requested.milli_cpu for info in after._nodes] == [0, 500, 0]
+
+
+def test_held_snapshots_never_change() -> None:
+    cache = Cache()
+    for name in ("n1", "n2", "n3"):
+        cache.add_node(zoned(name))
+    first, again = cache.snapshot(), cache.snapshot()  # handed out without a change between
+    infos = cache.snapshot().node_infos  # a tuple taken from a snapshot since dropped
+    cache.assume_pod(pod_on("a", "n2", "500m"))
+    after = cache.snapshot()
+    for held in (first, again):
+        assert _requested(held) == [0, 0, 0]
+        assert held.get("n2").requested.milli_cpu == 0
+        assert type(held._nodes) is tuple
+    assert [info.requested.milli_cpu for info in infos] == [0, 0, 0]
+    assert _requested(after) == [0, 500, 0]
+    assert after.node_infos[0] is first.node_infos[0]
+    cache.assume_pod(pod_on("b", "n3", "250m"))
+    assert _requested(after) == [0, 500, 0]
+    assert _requested(cache.snapshot()) == [0, 500, 250]
+
+
+def test_an_iterator_outlives_its_snapshot_unchanged() -> None:
+    cache = Cache()
+    for name in ("n1", "n2"):
+        cache.add_node(zoned(name))
+    walk = iter(cache.snapshot())
+    cache.assume_pod(pod_on("a", "n1", "500m"))
+    cache.snapshot()
+    assert [info.requested.milli_cpu for info in walk] == [0, 0]
+
+
 def test_zone_change_reorders_the_snapshot() -> None:
     cache = Cache()
     for name, zone in [("a1", "A"), ("a2", "A"), ("b1", "B")]:
@@ -403,6 +448,7 @@ class CacheMachine(RuleBasedStateMachine):
         self.pods: dict[str, ModelPod] = {}
         self.counter = 0
         self.previous: Snapshot | None = None
+        self.previous_infos: list[NodeInfo] = []
         self.changed: set[str] = set()
 
     pod_uids = Bundle("pod_uids")
@@ -567,7 +613,9 @@ class CacheMachine(RuleBasedStateMachine):
                 old = self.previous.find(name)
                 if name not in self.changed and old is not None:
                     assert snapshot.get(name) is old, f"{name} was copied although it did not change"
+            assert list(self.previous._nodes) == self.previous_infos, "a snapshot still held changed"
         self.previous = snapshot
+        self.previous_infos = list(snapshot._nodes)
         self.changed = set()
 
     @invariant()

@@ -301,6 +301,27 @@ def test_select_host_is_deterministic_for_a_seed(totals: list[int], seed: int) -
     assert all(totals[names.index(name)] == top for name in first)
 
 
+def _plain_select_host(names: list[str], totals: list[int], rng: random.Random) -> tuple[str, tuple[str, ...]]:
+    top = max(totals)
+    best = tuple(name for name, total in zip(names, totals, strict=True) if total == top)
+    return (best[0] if len(best) == 1 else best[rng.randrange(len(best))]), best
+
+
+@given(st.lists(st.integers(0, 4), min_size=1, max_size=40), st.booleans(), st.integers(0, 2**32))
+def test_select_host_matches_the_plain_comparison(values: list[int], shared: bool, seed: int) -> None:
+    """The set-and-index selection == a comparison per node: same best, same pick, same RNG state,
+    whether equal totals are one shared object or distinct objects."""
+    big = 10**12  # ints this large are never cached: each sum below is an object of its own
+    totals = [big + value for value in values]
+    if shared:
+        one = {total: total for total in totals}
+        totals = [one[total] for total in totals]
+    names = [f"n{i}" for i in range(len(totals))]
+    ours, plain = random.Random(seed), random.Random(seed)
+    assert select_host(names, totals, ours) == _plain_select_host(names, totals, plain)
+    assert ours.getstate() == plain.getstate()
+
+
 def test_same_seed_same_choice_through_the_cycle() -> None:
     order = nodes(30)
     picks = {cycle(runtime(order), order, seed=seed).selected for seed in range(40)}

@@ -50,7 +50,7 @@ class FilterColumn:
              external: Sequence[ExternalNodeState] = ()) -> None:
         """Re-evaluate the positions whose NodeInfo (or, for ``external`` plugins, outside state)
         changed since the last sync."""
-        nodes = snapshot.node_infos
+        nodes = snapshot._nodes
         changed = self.cursor.changes(snapshot, len(self.infos))
         forced = self._outside_changes(snapshot, external) if external else _NONE
         if len(self.infos) != len(nodes) or forced is None:
@@ -256,7 +256,7 @@ class ScoreColumn:
 
     def sync(self, snapshot: Snapshot) -> None:
         """Note the positions whose NodeInfo changed since the last sync."""
-        nodes = snapshot.node_infos
+        nodes = snapshot._nodes
         changed = self.cursor.changes(snapshot, len(self.infos))
         if len(self.infos) != len(nodes):
             self.infos = [None] * len(nodes)
@@ -278,7 +278,7 @@ class ScoreColumn:
         due = self.pending.intersection(positions)
         if not due:
             return
-        nodes, infos, raw = snapshot.node_infos, self.infos, self.raw
+        nodes, infos, raw = snapshot._nodes, self.infos, self.raw
         failed: dict[int, ScoreFailure] = {}
         for position in due:
             info = nodes[position]

@@ -132,7 +132,7 @@ class Reuse:
         """
         if plan.local == 0 and plan.active:
             return None
-        nodes = snapshot.node_infos
+        nodes = snapshot._nodes
         column = self._memo.column(("column", *plan.key), FilterColumn, len(nodes), to_find)
         if column is None:
             return None

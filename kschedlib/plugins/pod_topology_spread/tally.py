@@ -57,7 +57,7 @@ class DomainTally:
 
     def sync(self, snapshot: Snapshot) -> None:
         """Bring the counts to ``snapshot``, recounting only the nodes replaced since the last sync."""
-        nodes = snapshot.node_infos
+        nodes = snapshot._nodes  # read within this call only
         changed = self._cursor.changes(snapshot, len(self._infos))
         if changed is None:
             self._rebuild(nodes)
