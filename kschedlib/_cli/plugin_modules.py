@@ -37,12 +37,19 @@ def load_module(ref: str) -> ModuleType:
             raise ConfigError("cannot be loaded as a module", field="--plugins", value=ref)
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:  # the user's code: a SyntaxError or whatever it raises at import
+            del sys.modules[spec.name]  # no half-run module left behind
+            raise ConfigError(f"cannot be loaded: {type(exc).__name__}: {exc}", field="--plugins",
+                              value=ref) from exc
         return module
     try:
         return importlib.import_module(ref)
     except ImportError as exc:
         raise ConfigError(f"cannot be imported: {exc}", field="--plugins", value=ref) from exc
+    except Exception as exc:  # the module imported but raised: the same answer as for a file
+        raise ConfigError(f"cannot be loaded: {type(exc).__name__}: {exc}", field="--plugins", value=ref) from exc
 
 
 def _plugin_classes(module: ModuleType) -> list[type[Plugin]]:

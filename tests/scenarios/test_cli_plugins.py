@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 from pathlib import Path
 
@@ -33,9 +34,12 @@ def files(tmp_path: Path) -> dict[str, str]:
     cluster = {"kind": "List", "items": [busy, node("quiet", cpu="2"), pod("web", cpu="1")]}
     (tmp_path / "registering.py").write_text(REGISTERING)
     (tmp_path / "empty.py").write_text("VALUE = 1\n")
+    (tmp_path / "broken.py").write_text("def broken(:\n")
+    (tmp_path / "raising.py").write_text("raise RuntimeError('no licence server')\n")
     paths = write_files(tmp_path, {"cluster": cluster, "config": CONFIG})
     return {**paths, "plugin": str(PLUGIN_FILE), "registering": str(tmp_path / "registering.py"),
-            "empty": str(tmp_path / "empty.py")}
+            "empty": str(tmp_path / "empty.py"), "broken": str(tmp_path / "broken.py"),
+            "raising": str(tmp_path / "raising.py")}
 
 
 @pytest.mark.parametrize("module", ["plugin", "registering"])
@@ -70,6 +74,8 @@ def test_without_the_module_the_config_names_an_unknown_plugin(files: dict[str, 
     ("empty", "defines no plugin class and no register(registry) function"),
     ("missing", "no such file"),
     ("dotted", "cannot be imported"),
+    ("broken", "cannot be loaded: SyntaxError"),
+    ("raising", "cannot be loaded: RuntimeError: no licence server"),
 ])
 def test_a_module_that_gives_no_plugins_is_refused_naming_it(files: dict[str, str], module: str, words: str) -> None:
     ref = {"missing": "/nonexistent/plugins.py", "dotted": "no_such_package.plugins"}.get(module, files.get(module, ""))
@@ -78,3 +84,9 @@ def test_a_module_that_gives_no_plugins_is_refused_naming_it(files: dict[str, st
     assert "--plugins" in err
     assert ref in err
     assert words in err
+
+
+def test_a_module_that_fails_to_load_leaves_nothing_behind(files: dict[str, str]) -> None:
+    before = set(sys.modules)
+    assert cli("explain", files["cluster"], "--pod", "web", "--plugins", files["raising"])[0] == 2
+    assert not {name for name in set(sys.modules) - before if name.startswith("kschedlib_plugins_")}
