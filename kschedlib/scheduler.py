@@ -285,8 +285,10 @@ class Scheduler:
         return self._engine.cache.node_names()
 
     def snapshot(self) -> Snapshot:
-        """The cluster as the next cycle would see it."""
-        return self._engine.cache.snapshot(self._engine.store.namespaces)
+        """The cluster as the next cycle would see it; the caller's to keep, on any thread."""
+        snapshot = self._engine.cache.snapshot(self._engine.store.namespaces)
+        snapshot._freeze()  # its own node tuple: the cache may write its list while another thread reads this
+        return snapshot
 
     def cache_dump(self) -> dict[str, object]:
         """Nodes with their pods and the assumed pods, for debugging."""

@@ -41,3 +41,18 @@ def test_decisions_equal_those_with_a_copied_node_list(monkeypatch: pytest.Monke
     monkeypatch.setattr(Cache, "snapshot", copied)
     assert _decisions() == shared
     assert sum(node is not None for _, node in shared) == 200
+
+
+def test_a_public_snapshot_never_reads_the_live_list() -> None:
+    """Regression: ``Scheduler.snapshot()`` handed out a snapshot over the cache's live list, which
+    internal loops on another thread (the extender's workers filter against a stored base snapshot)
+    read while a binding on a request thread made the cache write that list."""
+    scheduler = kschedlib.Scheduler()
+    scheduler.add_node(make_node("a"))
+    held = scheduler.snapshot()
+    seen = held._nodes  # what a PreFilter loop over the held snapshot iterates
+    before = seen[0]
+    scheduler.add_pod(make_pod("p", node_name="a"))
+    scheduler.snapshot()  # the cache writes node a's new NodeInfo into its list
+    assert seen[0] is before
+    assert held.find("a") is before
