@@ -62,7 +62,7 @@ class LeaderElector:
     def _run(self) -> None:
         period = self.settings.retry_period
         while not self.stop.is_set():
-            if self._try():
+            if self._attempt():
                 if not self.leading.is_set():
                     self.leading.set()
                     log.info("successfully acquired lease %s/%s", self.settings.resource_namespace,
@@ -77,6 +77,14 @@ class LeaderElector:
                 self.on_lost()
                 return
             self.stop.wait(period * (1.2 if not self.leading.is_set() else 1.0))  # client-go jitters the tries
+
+    def _attempt(self) -> bool:
+        """:meth:`_try`, an unexpected error counting as a failed try: the thread never dies leading, unrenewed."""
+        try:
+            return self._try()
+        except Exception:
+            log.exception("leader election: an attempt on %s failed", self._path)
+            return False
 
     def _try(self) -> bool:
         """One attempt to take or renew the Lease; whether we hold it now."""

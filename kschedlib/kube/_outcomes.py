@@ -51,7 +51,13 @@ class WakingExecutor(Executor):
                 outer.set_exception(exc)
             self._wake()
 
-        self._inner.submit(fn, *args, **kwargs).add_done_callback(relay)
+        try:
+            inner = self._inner.submit(fn, *args, **kwargs)
+        except RuntimeError as exc:  # shut down: a Permit wait allowed by the last tick fails, it does not raise
+            outer.set_exception(exc)
+            self._wake()
+            return outer
+        inner.add_done_callback(relay)
         return outer
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:

@@ -168,15 +168,17 @@ class KubeClient:
                 body: object = None, content_type: str = "application/json",
                 timeout: float = 30.0) -> dict[str, Any]:
         """One call; the decoded JSON answer (``{}`` when there is none). Raises :class:`KubeApiError`."""
+        import urllib3
+
         data = None if body is None else json.dumps(body, separators=(",", ":")).encode()
         response = self._send(method, path, query, data, content_type if data is not None else None, timeout, False)
         try:
             raw = response.read()
+            decoded: dict[str, Any] = json.loads(raw) if raw else {}
+        except (urllib3.exceptions.HTTPError, OSError, ValueError) as exc:  # cut mid-answer: a lost connection
+            raise KubeApiError(0, type(exc).__name__, str(exc), method=method, path=path) from exc
         finally:
             response.release_conn()
-        if not raw:
-            return {}
-        decoded: dict[str, Any] = json.loads(raw)
         return decoded
 
     def stream(self, path: str, query: Mapping[str, object], *, read_timeout: float) -> Stream:
@@ -236,9 +238,15 @@ def _query_value(value: object) -> str:
 
 
 def _error(response: Any, method: str, path: str) -> KubeApiError:
-    """The API server's Status answer as an error."""
-    raw = response.read()
-    response.release_conn()
+    """The API server's Status answer as an error (its status alone when the body is cut off)."""
+    import urllib3
+
+    try:
+        raw = response.read()
+    except (urllib3.exceptions.HTTPError, OSError):
+        raw = b""
+    finally:
+        response.release_conn()
     try:
         status: Mapping[str, Any] = json.loads(raw) if raw else {}
     except ValueError:

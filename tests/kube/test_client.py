@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import builtins
+import http.server
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -141,3 +143,42 @@ def test_no_limit_with_a_qps_of_zero_or_less() -> None:
 def test_a_burst_below_one_is_refused() -> None:
     with pytest.raises(ConfigError, match="burst"):
         RateLimiter(qps=10, burst=0)
+
+
+class _CutOff(http.server.BaseHTTPRequestHandler):
+    """Answers 200 (or 500) with a body shorter than its Content-Length, then hangs up; or 200 with no JSON."""
+
+    def do_GET(self) -> None:
+        status, body, length = {"/cut": (200, b'{"kind":', 100), "/cut-error": (500, b'{"kind":', 100),
+                                "/html": (200, b"<html>", 6)}[self.path]
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(length))
+        self.end_headers()
+        self.wfile.write(body)
+        self.wfile.flush()
+        self.close_connection = True
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize("path", ["/cut", "/cut-error", "/html"])
+def test_an_answer_cut_off_or_unreadable_is_a_lost_connection(tmp_path: Path, path: str) -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _CutOff)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        where = tmp_path / "kubeconfig"
+        where.write_text(json.dumps({
+            "apiVersion": "v1", "kind": "Config", "current-context": "c",
+            "clusters": [{"name": "c", "cluster": {"server": f"http://127.0.0.1:{server.server_address[1]}"}}],
+            "users": [{"name": "u", "user": {"token": "t"}}],
+            "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
+        with pytest.raises(KubeApiError) as raised:
+            connect(str(where), qps=0, burst=0).request("GET", path, timeout=5)
+        assert raised.value.status == (500 if path == "/cut-error" else 0)  # retried like a lost connection
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
