@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
-from typing import final
+from typing import Any, final
 
 import attrs
 
@@ -18,7 +18,6 @@ from kschedlib._internal.admission import event_registrations
 from kschedlib._internal.cache import Cache
 from kschedlib._internal.extenders import check_ignored_resources, order_extenders, with_ignored_resources
 from kschedlib._internal.handle import FrameworkHandle
-from kschedlib._internal.http_extender import build_extenders
 from kschedlib._internal.nominator import Nominator
 from kschedlib._internal.profile import build_profile
 from kschedlib._internal.queue import SchedulingQueue
@@ -75,7 +74,7 @@ def assemble(
     ``store`` and ``nominator`` are given by a fork, which shares nothing else.
     """
     switches = kube.switches
-    configured, ignored = build_extenders(config.extenders, verbatim_errors=switches.extender_error_verbatim)
+    configured, ignored = _http_extenders(config.extenders, verbatim_errors=switches.extender_error_verbatim)
     ordered = order_extenders((*configured, *extenders))
     rng = random.Random(seed)
     store = store if store is not None else ObjectStore()
@@ -121,3 +120,15 @@ def _check_queue_sort(profiles: Mapping[str, ProfileRuntime], *, short_message: 
         if not short_message:
             message = "queueSort " + message
         raise ConfigError(message, field="profiles", value=sorted(name for name, _ in names))
+
+
+def _http_extenders(
+    raw: Sequence[Mapping[str, Any]], *, verbatim_errors: bool
+) -> tuple[tuple[Extender, ...], tuple[str, ...]]:
+    """The config's HTTP extenders and ignored resource names; the HTTP client (``http.client``, ``ssl``)
+    is imported only by a config that has extenders, not by every Scheduler."""
+    if not raw:
+        return (), ()
+    from kschedlib._internal.http_extender import build_extenders
+
+    return build_extenders(raw, verbatim_errors=verbatim_errors)

@@ -15,7 +15,6 @@ factory (a decoder may hang off it as ``factory.decode_args``).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from importlib import metadata
 from typing import Any, final
 
 import attrs
@@ -100,6 +99,8 @@ class Registry:
 
     def with_entry_points(self, group: str = ENTRY_POINT_GROUP) -> Registry:
         """A new registry adding the plugins that installed packages publish under ``group``."""
+        from importlib import metadata  # here: only a registry that looks up entry points pays for its imports
+
         merged = Registry(self._entries)
         for point in metadata.entry_points(group=group):
             factory = point.load()
