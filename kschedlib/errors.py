@@ -20,6 +20,7 @@ semantically is, so callers can catch what they expect::
     ├── ScenarioError (RuntimeError)      a scenario of a sweep ended in an error
     ├── ReportError (ValueError)          a document is not a kschedlib result an HTML report can show
     ├── KubeApiError (RuntimeError)       a Kubernetes API server refused a request (kschedlib.kube)
+    ├── LoopNotRunning (RuntimeError)     a live scheduler's loop takes no calls (kschedlib.kube)
     └── ExtraNotInstalledError (ImportError)  an optional dependency (an extra) is not installed
 
 "Does not fit" is never an exception: it is a :class:`~kschedlib.framework.Status`.
@@ -41,6 +42,7 @@ __all__ = [
     "ExtraNotInstalledError",
     "KschedError",
     "KubeApiError",
+    "LoopNotRunning",
     "ManifestError",
     "ModelError",
     "QuantityError",
@@ -220,3 +222,8 @@ class KubeApiError(KschedError, RuntimeError):
         self.path = path
         self.retry_after = retry_after
         super().__init__(f"{method} {path}: {status} {reason}: {message}" if method else message)
+
+
+@final
+class LoopNotRunning(KschedError, RuntimeError):
+    """A live scheduler's loop takes no calls: it is still reading the cluster, or it stopped (``kschedlib.kube``)."""

@@ -15,6 +15,7 @@ import typing
 from kschedlib._lazy import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
+    from kschedlib.errors import LoopNotRunning
     from kschedlib.kube.client import KubeApiError, KubeClient, RateLimiter, connect
     from kschedlib.kube.scheduler import LiveScheduler, run
     from kschedlib.kube.settings import ClientConnection, LeaderElection, RunSettings, read_settings
@@ -22,6 +23,7 @@ if typing.TYPE_CHECKING:
 
 __getattr__, __dir__ = _lazy_exports(globals(), {
     "kschedlib.kube.client": ("KubeApiError", "KubeClient", "RateLimiter", "connect"),
+    "kschedlib.errors": ("LoopNotRunning",),
     "kschedlib.kube.scheduler": ("LiveScheduler", "run"),
     "kschedlib.kube.settings": ("ClientConnection", "LeaderElection", "RunSettings", "read_settings"),
     "kschedlib.kube.sources": ("dump", "snapshot"),
@@ -33,6 +35,7 @@ __all__ = [
     "KubeClient",
     "LeaderElection",
     "LiveScheduler",
+    "LoopNotRunning",
     "RateLimiter",
     "RunSettings",
     "connect",

@@ -25,7 +25,7 @@ from concurrent.futures import Future
 from os import PathLike
 from typing import Any, Final, final
 
-from kschedlib.errors import KschedError
+from kschedlib.errors import KschedError, LoopNotRunning
 from kschedlib.framework import Plugin
 from kschedlib.kube._cluster_api import LiveClusterApi
 from kschedlib.kube._events import EventRecorder
@@ -44,7 +44,7 @@ from kschedlib.model.convert import object_from_dict
 from kschedlib.scheduler import Scheduler
 from kschedlib.versions import resolve
 
-__all__ = ["LiveScheduler", "run"]
+__all__ = ["LiveScheduler", "LoopNotRunning", "run"]
 
 log = logging.getLogger("kschedlib.kube")
 BINDING_THREADS: Final = 16
@@ -101,6 +101,9 @@ class LiveScheduler:
         if metrics_address is not None:
             self.server = HealthServer(metrics_address, checks=self._checks(), metrics=self.metrics_text)
         self._thread: threading.Thread | None = None
+        self._calls_lock = threading.Lock()
+        self._taking_calls = False
+        """Whether the loop answers :meth:`call` (after the cluster is read, until the stop begins)."""
 
     # --- the loop ---------------------------------------------------------------------------------
 
@@ -114,6 +117,8 @@ class LiveScheduler:
         try:
             if not self._begin():
                 return self.exit_status
+            with self._calls_lock:
+                self._taking_calls = True
             while not self.stopping.is_set():
                 self._heartbeat = time.monotonic()
                 self._drain(self._idle_wait())
@@ -143,9 +148,16 @@ class LiveScheduler:
             self._thread.join(timeout)
 
     def call(self, fn: Callable[[Scheduler], Any], timeout: float = 10.0) -> Any:
-        """Run ``fn(scheduler)`` on the loop's thread (the only one that may touch the scheduler); its result."""
+        """Run ``fn(scheduler)`` on the loop's thread (the only one that may touch the scheduler); its result.
+
+        Raises :class:`LoopNotRunning` at once while the loop does not take calls (the cluster is being read, or
+        the scheduler is stopping), so that a metrics scrape then fails fast instead of waiting ``timeout``.
+        """
         future: Future[Any] = Future()
-        self.inbox.put(("call", fn, future))
+        with self._calls_lock:
+            if not self._taking_calls:
+                raise LoopNotRunning("the scheduling loop is not running (reading the cluster, or stopped)")
+            self.inbox.put(("call", fn, future))
         return future.result(timeout)
 
     def _begin(self) -> bool:
@@ -351,6 +363,7 @@ class LiveScheduler:
 
     def _finish(self) -> None:
         self.stopping.set()
+        self._refuse_calls()
         self._executor.shutdown(wait=True)  # no binding is left half done
         for result in self.scheduler.tick():
             self.outcomes.handle(result)
@@ -364,6 +377,19 @@ class LiveScheduler:
             self.server.close()
         self.stopped.set()
         self._log(2, "scheduler stopped", status=self.exit_status)
+
+    def _refuse_calls(self) -> None:
+        """Stop taking calls, and answer the ones still queued with :class:`LoopNotRunning` (the rest of the
+        inbox is left for nobody: the scheduler no longer applies changes)."""
+        with self._calls_lock:
+            self._taking_calls = False
+            while True:
+                try:
+                    item = self.inbox.get_nowait()
+                except queue.Empty:
+                    return
+                if item[0] == "call" and not item[2].done():
+                    item[2].set_exception(LoopNotRunning("the scheduling loop stopped before this call ran"))
 
     def _log(self, level: int, message: str, **values: object) -> None:
         """A klog-style structured line at verbosity ``level`` (shown with ``-v level`` or more)."""

@@ -8,13 +8,14 @@ import logging
 import os
 import signal
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kschedlib.errors import ConfigError
-from kschedlib.kube import KubeClient, LiveScheduler, connect, read_settings, run
+from kschedlib.kube import KubeClient, LiveScheduler, LoopNotRunning, connect, read_settings, run
 from kschedlib.kube import scheduler as scheduler_module
 from kschedlib.kube._serving import parse_address
 from tests.kube.cluster import config, create, http_get, namespace, node, pod, pods, running, wait_for
@@ -131,10 +132,19 @@ def test_an_api_server_not_there_yet_is_waited_for(plane: ControlPlane, tmp_path
         base = f"http://127.0.0.1:{live.server.port}"
         assert http_get(f"{base}/healthz") == (200, "ok")
         assert http_get(f"{base}/readyz") == (500, "[-]sched-handler-sync failed\n")
+        started = time.monotonic()  # the loop takes no calls yet: a scrape fails at once, not after a timeout
+        status, text = http_get(f"{base}/metrics")
+        assert (status, text) == (503, "metrics unavailable: the scheduling loop is not running (reading the "
+                                       "cluster, or stopped)\n")
+        assert time.monotonic() - started < 2
+        with pytest.raises(LoopNotRunning):
+            live.call(lambda scheduler: scheduler.pending())
         live.stop()
         live.join(15)
     assert live.stopped.is_set()
     assert live.exit_status == 0
+    with pytest.raises(LoopNotRunning):
+        live.call(lambda scheduler: scheduler.pending(), timeout=30)
 
 
 def test_run_stops_on_sigterm(plane: ControlPlane, admin: KubeClient) -> None:
