@@ -10,13 +10,20 @@ Each figure is the best wall time of ``--repeat`` fresh interpreters (``python -
 * ``import kschedlib``;
 * ``python -m kschedlib explain DUMP --pod POD --format json`` on ``basic`` at scale 0.2 (1,000 nodes,
   2,000 pending pods), written once to a temporary file;
-* the same explain inside one interpreter, split into import, reading the dump (``load_cluster``) and
-  the explain itself (scheduler built from the objects, one cycle over every node).
+* the same explain inside one interpreter, done twice: the first time pays for every import (``import
+  kschedlib`` and the modules its calls import lazily), the second does the same work with everything
+  imported.  The split is: imports (the first time minus the second), reading the dump
+  (``load_cluster``) and the explain itself (scheduler built from the objects, one cycle over every node).
+
+The checkout is byte-compiled first (``compileall``), as ``pip install`` does for an installed package:
+with ``PYTHONDONTWRITEBYTECODE`` set and no caches, every run would compile each module it imports,
+and that would be counted as import time a user never pays.
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import subprocess
 import sys
@@ -31,15 +38,18 @@ _ROOT = Path(__file__).resolve().parent.parent
 
 _SPLIT = """
 import sys, time, json
-t0 = time.perf_counter()
-import kschedlib
-t1 = time.perf_counter()
-cluster = kschedlib.load_cluster(sys.argv[1])
-t2 = time.perf_counter()
-answer = kschedlib.explain(cluster, sys.argv[2])
-t3 = time.perf_counter()
-feasible = len(answer.to_dict()["feasible"])
-print(json.dumps({"import": t1 - t0, "load": t2 - t1, "explain": t3 - t2, "feasible": feasible}))
+def once():
+    t0 = time.perf_counter()
+    import kschedlib
+    cluster = kschedlib.load_cluster(sys.argv[1])
+    t1 = time.perf_counter()
+    answer = kschedlib.explain(cluster, sys.argv[2])
+    feasible = len(answer.to_dict()["feasible"])
+    return t1 - t0, time.perf_counter() - t1, feasible
+first_load, first_explain, feasible = once()
+load, explain, _ = once()
+imports = (first_load - load) + max(0.0, first_explain - explain)
+print(json.dumps({"import": imports, "load": load, "explain": explain, "feasible": feasible}))
 """
 
 
@@ -57,6 +67,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=5)
     args = p.parse_args(argv)
     python = sys.executable
+    for folder in (_ROOT / "kschedlib", _ROOT / "benchmarks"):
+        compileall.compile_dir(folder, quiet=1)
     with tempfile.TemporaryDirectory(prefix="kschedlib-startup-") as tmp:
         dump = Path(tmp) / "basic-1000.json"
         objects = workloads.build("basic", 0.2)
