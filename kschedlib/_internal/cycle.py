@@ -16,6 +16,7 @@ from kschedlib._internal.extenders import filter_with_extenders, has_filter_or_s
 from kschedlib._internal.nominator import Nominator
 from kschedlib._internal.reuse.columns import SearchResult, search_nodes
 from kschedlib._internal.reuse.nominated import NominatedNodeInfos
+from kschedlib._internal.reuse.spans import take, take_names
 from kschedlib._internal.runtime import FilterRunner, ProfileRuntime
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis
@@ -300,7 +301,7 @@ def _find_feasible(cycle: _Cycle, start_index: int, percentage_of_nodes_to_score
     else:
         found = SearchResult()
         found.feasible.extend((start_index + i) % len(nodes) for i in range(min(to_find, len(nodes))))
-    feasible: list[NodeInfo] = [nodes[position] for position in found.feasible]  # beats map(tuple.__getitem__)
+    feasible: list[NodeInfo] = take(nodes, found.feasible)
     statuses.update(found.statuses)  # a status already there (the nominated node's) keeps its place
     processed = len(feasible) + len(statuses)
     next_start = (start_index + processed) % snapshot.num_nodes
@@ -380,7 +381,10 @@ def _prioritize(
 ) -> CycleOutcome:
     """kube's ``prioritizeNodes`` and ``selectHost``: scores (plugins, then extenders) and the chosen node."""
     runtime, pod = cycle.runtime, cycle.pod
-    scored = tuple([info.name for info in feasible])  # faster than mapping an attrgetter
+    if positions is not None:
+        scored = take_names(cycle.snapshot.node_names, positions)
+    else:
+        scored = tuple([info.name for info in feasible])  # faster than mapping an attrgetter
     fields: _OutcomeFields = {"feasible": scored, "node_statuses": statuses,
                               "evaluated_nodes": len(feasible) + len(statuses), "search_stopped_at": stopped_at}
     if len(feasible) == 1 and not cycle.score_single_node:

@@ -13,6 +13,7 @@ from bisect import bisect_left, insort
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence, Set
 from typing import Final, final
 
+from kschedlib._internal.reuse.spans import Spans
 from kschedlib.framework.memo import ExternalNodeState
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.snapshot import NodeCursor, Snapshot
@@ -111,7 +112,8 @@ class SearchResult:
     __slots__ = ("error", "feasible", "statuses", "stopped_at")
 
     def __init__(self) -> None:
-        self.feasible: list[int] = []
+        self.feasible = Spans()
+        """Positions in search order; runs of them found whole are kept as runs (taken by slices)."""
         self.statuses: dict[str, Status] = {}
         self.stopped_at: str | None = None
         self.error: Status | None = None
@@ -154,6 +156,10 @@ def search_column(
                 mark += 1
                 assert special is not None
                 status = special[stop](nodes[stop])
+                if status.code is _SUCCESS and len(result.feasible) < to_find:
+                    result.feasible.add(stop)  # as _visit would, keeping the runs
+                    cursor = stop + 1
+                    continue
             else:
                 status = statuses[stop]
             if _visit(result, nodes[stop], stop, status, to_find):
@@ -199,10 +205,10 @@ def _take_run(result: SearchResult, nodes: Sequence[NodeInfo], low: int, high: i
     if rest is None:
         room = to_find - len(feasible)
         if high - low > room:
-            feasible.extend(range(low, low + room))
+            feasible.add_run(low, low + room)
             result.stopped_at = nodes[low + room].name
             return True
-        feasible.extend(range(low, high))
+        feasible.add_run(low, high)
         return False
     statuses = result.statuses
     for position in range(low, high):  # _visit inlined: this loop is the hot path with non-local filters
