@@ -55,6 +55,8 @@ from kschedlib.plugins.node_resources_fit.fit import (
 )
 from kschedlib.plugins.node_resources_fit.scoring import (
     ResourceEntry,
+    cpu_memory_request,
+    least_allocated_cpu_memory,
     pod_resource_entries,
     scorer,
 )
@@ -101,6 +103,9 @@ class PreScoreState:
     """The pod's scoring requests (``calculatePodResourceRequest``) for the configured resources it can be scored on."""
 
     entries: tuple[ResourceEntry, ...]
+    cpu_memory: tuple[int, int, int, int] | None = None
+    """The entries as :func:`~.scoring.cpu_memory_request` numbers when LeastAllocated scores them
+    directly (a pod requesting only cpu and memory, the common case)."""
 
     def clone(self) -> Self:
         return self
@@ -123,8 +128,8 @@ class NodeResourcesFit(
     """Filters nodes without room for the pod's requests; scores by the configured strategy."""
 
     name: ClassVar[str] = "NodeResourcesFit"
-    __slots__ = ("_dra_extended", "_fit_requests", "_handle", "_ignored_groups", "_ignored_resources", "_resources",
-                 "_scorer", "_scoring_requests", "_unresolvable_over_total")
+    __slots__ = ("_dra_extended", "_fit_requests", "_handle", "_ignored_groups", "_ignored_resources", "_least",
+                 "_resources", "_scorer", "_scoring_requests", "_unresolvable_over_total")
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         """The cluster events that may make a pod this plugin rejected schedulable (v1.30's or v1.36's)."""
@@ -146,6 +151,7 @@ class NodeResourcesFit(
         self._ignored_groups = frozenset(args.ignored_resource_groups)
         self._resources = args.scoring_strategy.resources
         self._scorer = scorer(args.scoring_strategy)
+        self._least = args.scoring_strategy.type == LEAST_ALLOCATED
         self._unresolvable_over_total = handle.switches.fit_unresolvable_over_allocatable
         self._dra_extended = handle.switches.dynamic_resources and handle.switches.dra_extended_resource
         accounting = accounting_for(handle.switches)
@@ -178,7 +184,8 @@ class NodeResourcesFit(
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status:
         """Compute the pod's scoring requests once; never skips."""
-        state.write(PRE_SCORE_KEY, PreScoreState(self._entries(pod)))
+        entries = self._entries(pod)
+        state.write(PRE_SCORE_KEY, PreScoreState(entries, cpu_memory_request(entries) if self._least else None))
         return Status.success()
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
@@ -186,8 +193,13 @@ class NodeResourcesFit(
         if not self._resources:
             raise RuntimeError("resources not found")
         s = state.get(PRE_SCORE_KEY)
-        entries = s.entries if s is not None else self._entries(pod)
-        return self._scorer(entries, node_info)
+        if s is None:
+            return self._scorer(self._entries(pod), node_info)
+        if s.cpu_memory is not None:
+            direct = least_allocated_cpu_memory(s.cpu_memory, node_info)
+            if direct is not None:
+                return direct
+        return self._scorer(s.entries, node_info)
 
     def _entries(self, pod: Pod) -> tuple[ResourceEntry, ...]:
         return pod_resource_entries(self._resources, self._scoring_requests(pod))
