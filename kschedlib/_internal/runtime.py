@@ -271,7 +271,7 @@ class ProfileRuntime:
             return run
         if plan is None:
             plan = self.reuse.filter_plan(state, pod)
-        return self.reuse.memoized(plan, plain_filter_runner(plan.active))
+        return self.reuse.memoized(plan, plan.run if plan.run is not None else plain_filter_runner(plan.active))
 
     def pre_filter_extensions_listen(self, state: CycleState) -> bool:
         """Whether AddPod/RemovePod reach any plugin in this cycle (one that did not skip PreFilter)."""
@@ -372,7 +372,7 @@ class ProfileRuntime:
         given they come from the key's memo column.  With ``detail=False`` only the totals are
         computed.
         """
-        active = [(name, plugin) for name, plugin in self.score if name not in state.skip_score_plugins]
+        active = self.reuse.score_plugins(state.skip_score_plugins)
         local, keys = self.reuse.local_score_plugins(state, pod, active)
         try:
             view = self.reuse.local_view(state, pod, nodes, active, local, keys, positions, snapshot) if local else None

@@ -9,7 +9,7 @@ returns what running the plugins would: verdicts and raw scores of plugins that 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple, cast, final
+from typing import Any, Final, NamedTuple, cast, final
 
 from kschedlib._internal.plugin_errors import (
     FilterRunner,
@@ -45,6 +45,26 @@ class FilterPlan(NamedTuple):
     local: int
     key: tuple[object, ...]
     external: tuple[ExternalNodeState, ...] = ()
+    run: FilterRunner | None = None
+    """:func:`plain_filter_runner` of ``active``, when it is shared by every cycle skipping the same plugins."""
+
+
+class _FilterShape(NamedTuple):
+    """What a set of skipped Filter plugins leaves to run, worked out once per such set."""
+
+    active: tuple[tuple[str, FilterRunner], ...]
+    run: FilterRunner
+    leading: tuple[tuple[str, Callable[[CycleState, Pod], object], ExternalNodeState | None], ...]
+    """The leading node-local plugins of ``active``: name, key function, outside state (if read)."""
+
+
+class _ScoreShape(NamedTuple):
+    """What a set of skipped Score plugins leaves to run, worked out once per such set."""
+
+    active: list[tuple[str, ScorePlugin]]
+    """Shared by every cycle with this set: read, never changed."""
+    reusable: tuple[tuple[int, str, Callable[[CycleState, Pod], object]], ...]
+    """The node-local ones among ``active``: index, name, key function."""
 
 
 class LocalView(NamedTuple):
@@ -57,6 +77,10 @@ class LocalView(NamedTuple):
     uniform: Callable[[int], int | None]
     """The raw score of the ``j``-th reusable plugin when it is the same on every node (known for the
     plugins that normalize purely, when their column says so), else ``None``."""
+
+
+_SHAPES: Final = 64
+"""Shapes kept per extension point (one per distinct set of skipped plugins; a handful in practice)."""
 
 
 def _unknown(j: int) -> None:
@@ -80,6 +104,9 @@ class Reuse:
         self.pure_normalizing = frozenset(name for name, p in scores
                                           if isinstance(p, ScoreExtensions) and isinstance(p, PureNormalize))
         """Plugins whose NormalizeScore reads the raw scores alone (their uniform columns are tallied)."""
+        self._scores = tuple(scores)
+        self._filter_shapes: dict[frozenset[str], _FilterShape] = {}
+        self._score_shapes: dict[frozenset[str], _ScoreShape] = {}
         self._memo = Memo()
         self._nominated = NominatedNodeInfos()
 
@@ -98,23 +125,50 @@ class Reuse:
 
     def filter_plan(self, state: CycleState, pod: Pod) -> FilterPlan:
         """The non-skipped Filter plugins, with the key of their leading :class:`NodeLocalFilter` run."""
-        active: list[tuple[str, FilterRunner]] = []
+        skipped = state.skip_filter_plugins
+        shape = self._filter_shapes.get(skipped)
+        if shape is None:
+            shape = self._filter_shape(skipped)
         keys: list[object] = ["filter"]
         external: list[ExternalNodeState] = []
-        local = 0
+        for name, key_of, outside in shape.leading:
+            key = memo_key(key_of, state, pod)
+            if key is None:
+                break
+            keys.append((name, key))
+            if outside is not None:
+                external.append(outside)
+        return FilterPlan(shape.active, len(keys) - 1, tuple(keys), tuple(external), shape.run)
+
+    def _filter_shape(self, skipped: frozenset[str]) -> _FilterShape:
+        active = tuple((name, plugin.filter) for name, plugin in self._filters if name not in skipped)
+        leading = []
         for name, plugin in self._filters:
-            if name in state.skip_filter_plugins:
+            if name in skipped:
                 continue
-            active.append((name, plugin.filter))
-            if local == len(active) - 1 and name in self._node_local_filters:
-                key = memo_key(cast(NodeLocalFilter, plugin).filter_key, state, pod)
-                if key is not None:
-                    keys.append((name, key))
-                    local += 1
-                    outside = self._outside_state.get(name)
-                    if outside is not None:
-                        external.append(outside)
-        return FilterPlan(tuple(active), local, tuple(keys), tuple(external))
+            if name not in self._node_local_filters:
+                break
+            leading.append((name, cast(NodeLocalFilter, plugin).filter_key, self._outside_state.get(name)))
+        if len(self._filter_shapes) >= _SHAPES:
+            self._filter_shapes.clear()
+        shape = self._filter_shapes[skipped] = _FilterShape(active, plain_filter_runner(active), tuple(leading))
+        return shape
+
+    def score_plugins(self, skipped: frozenset[str]) -> list[tuple[str, ScorePlugin]]:
+        """The Score plugins not in ``skipped``, in order (one shared list per set: never to be changed)."""
+        shape = self._score_shapes.get(skipped)
+        if shape is None:
+            shape = self._score_shape(skipped)
+        return shape.active
+
+    def _score_shape(self, skipped: frozenset[str]) -> _ScoreShape:
+        active = [(name, plugin) for name, plugin in self._scores if name not in skipped]
+        reusable = tuple((index, name, cast(NodeLocalScore, plugin).score_key)
+                         for index, (name, plugin) in enumerate(active) if name in self._node_local_scores)
+        if len(self._score_shapes) >= _SHAPES:
+            self._score_shapes.clear()
+        shape = self._score_shapes[skipped] = _ScoreShape(active, reusable)
+        return shape
 
     def search_columns(
         self, plan: FilterPlan, state: CycleState, pod: Pod, snapshot: Snapshot, start: int, to_find: int,
@@ -147,12 +201,17 @@ class Reuse:
         self, state: CycleState, pod: Pod, active: Sequence[tuple[str, ScorePlugin]]
     ) -> tuple[list[int], tuple[object, ...]]:
         """Indexes of the active plugins whose scores can be reused, and the table key for them."""
+        shape = self._score_shapes.get(state.skip_score_plugins)
+        if shape is None or shape.active is not active:
+            reusable: Sequence[tuple[int, str, Callable[[CycleState, Pod], object]]] = [
+                (index, name, cast(NodeLocalScore, plugin).score_key)
+                for index, (name, plugin) in enumerate(active) if name in self._node_local_scores]
+        else:
+            reusable = shape.reusable
         local: list[int] = []
         keys: list[object] = ["score"]
-        for index, (name, plugin) in enumerate(active):
-            if name not in self._node_local_scores:
-                continue
-            key = memo_key(cast(NodeLocalScore, plugin).score_key, state, pod)
+        for index, name, key_of in reusable:
+            key = memo_key(key_of, state, pod)
             if key is not None:
                 local.append(index)
                 keys.append((name, key))
