@@ -3,21 +3,23 @@ the plain per-resource path, on any node and pod (where they do not apply, the p
 
 from __future__ import annotations
 
+import attrs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kschedlib.framework import CycleState, NodeInfo
 from kschedlib.model import Container, Pod, parse_quantity
+from kschedlib.plugins.node_resources_balanced_allocation import PRE_SCORE_KEY as BALANCE_KEY
 from kschedlib.plugins.node_resources_balanced_allocation import (
     NodeResourcesBalancedAllocation,
     _node_balance,
     _node_balances,
     balance_change_score,
 )
-from kschedlib.plugins.node_resources_balanced_allocation import PRE_SCORE_KEY as BALANCE_KEY
 from kschedlib.plugins.node_resources_fit import (
     LEAST_ALLOCATED,
     MOST_ALLOCATED,
+    PRE_FILTER_KEY,
     NodeResourcesFit,
     NodeResourcesFitArgs,
     ResourceSpec,
@@ -62,7 +64,7 @@ def _pods(draw: st.DrawFn) -> Pod:
 
 @st.composite
 def _nodes(draw: st.DrawFn) -> NodeInfo:
-    alloc = {"cpu": draw(_CPU), "memory": draw(_MEMORY), "pods": "110"}
+    alloc = {"cpu": draw(_CPU), "memory": draw(_MEMORY), "pods": draw(st.sampled_from(["110", "2", "0"]))}
     if draw(st.booleans()):
         alloc[GPU] = draw(_GPU)
     bound = [make_pod(f"b{i}", requests=draw(_amounts()), node_name="n") for i in range(draw(st.integers(0, 3)))]
@@ -88,7 +90,8 @@ def test_fit_score_matches_the_plain_scorer(pod: Pod, info: NodeInfo, strategy: 
     entries = state.read(FIT_KEY).entries
     assert plugin.score(state, pod, info) == plugin._scorer(entries, info)
     if state.read(FIT_KEY).cpu_memory is not None:  # only the default-shaped resources take it
-        assert strategy.type == LEAST_ALLOCATED and [e[1] for e in entries] == ["cpu", "memory"]
+        assert strategy.type == LEAST_ALLOCATED
+        assert [e[1] for e in entries] == ["cpu", "memory"]
 
 
 @settings(max_examples=400)
@@ -102,3 +105,14 @@ def test_balance_score_matches_the_plain_path(pod: Pod, info: NodeInfo, version:
     plain = (balance_change_score(*_node_balances(s.entries, s.base, info)) if version == "1.36"
              else _node_balance(s.entries, info))
     assert plugin.score(state, pod, info) == plain
+
+
+@settings(max_examples=400)
+@given(_pods(), _nodes(), st.sampled_from(["1.30", "1.36"]))
+def test_fit_filter_matches_the_plain_path(pod: Pod, info: NodeInfo, version: str) -> None:
+    plugin = NodeResourcesFit(None, FakeHandle(kube_version=version))
+    state = CycleState()
+    assert plugin.pre_filter(state, pod).is_success
+    plain = CycleState()
+    plain.write(PRE_FILTER_KEY, attrs.evolve(state.read(PRE_FILTER_KEY), cpu_memory=None))
+    assert plugin.filter(state, pod, info) == plugin.filter(plain, pod, info)
