@@ -199,7 +199,7 @@ class _Found(NamedTuple):
     stopped_at: str | None
     also: frozenset[str]
     """Plugins counted among the rejectors besides those with a status (extenders, PreFilterResult)."""
-    positions: list[int] | None
+    positions: Sequence[int] | None
     """Of ``feasible`` in the snapshot, when the column search found them (their scores can be reused)."""
 
 
@@ -288,7 +288,7 @@ def _find_feasible(cycle: _Cycle, start_index: int, percentage_of_nodes_to_score
         percentage if percentage is not None else percentage_of_nodes_to_score, len(nodes))
     if not runtime.score and not has_filter_or_scoring(runtime.extenders):
         to_find = 1
-    positions: list[int] | None = None  # of the feasible nodes in the snapshot, when the column search found them
+    positions: Sequence[int] | None = None  # of the feasible nodes in the snapshot, when the column search found them
     by_column: SearchResult | None = None
     if runtime.filter and names is None and not statuses:
         special = _nominated_positions(snapshot, pod, nominator, lambda info: with_nominated(state, pod, info)) \
@@ -377,7 +377,7 @@ def _prioritize(
     statuses: dict[str, Status],
     next_start: int,
     stopped_at: str | None,
-    positions: list[int] | None = None,
+    positions: Sequence[int] | None = None,
 ) -> CycleOutcome:
     """kube's ``prioritizeNodes`` and ``selectHost``: scores (plugins, then extenders) and the chosen node."""
     runtime, pod = cycle.runtime, cycle.pod
@@ -410,7 +410,7 @@ def _prioritize(
 
 def _score(
     runtime: ProfileRuntime, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], detail: bool,
-    snapshot: Snapshot, positions: list[int] | None,
+    snapshot: Snapshot, positions: Sequence[int] | None,
 ) -> ScoreTable | Status:
     if not runtime.score and not runtime.extenders:
         return ScoreTable((), (), [1] * len(nodes))

@@ -13,7 +13,7 @@ from bisect import bisect_left, insort
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence, Set
 from typing import Final, final
 
-from kschedlib._internal.reuse.spans import Spans
+from kschedlib._internal.reuse.spans import Spans, among
 from kschedlib.framework.memo import ExternalNodeState
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.snapshot import NodeCursor, Snapshot
@@ -281,7 +281,7 @@ class ScoreColumn:
         position (in ``positions`` order) once the others are done."""
         if not self.pending:
             return
-        due = self.pending.intersection(positions)
+        due = among(self.pending, positions)
         if not due:
             return
         nodes, infos, raw = snapshot._nodes, self.infos, self.raw
