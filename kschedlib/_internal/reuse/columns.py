@@ -274,10 +274,11 @@ class ScoreColumn:
             self.pending.update(range(len(nodes)) if changed is None else changed)
 
     def gather(
-        self, snapshot: Snapshot, positions: Sequence[int], score: Callable[[NodeInfo], tuple[tuple[int, ...], int]]
+        self, snapshot: Snapshot, positions: Sequence[int], score: Callable[[NodeInfo], tuple[tuple[int, ...], int]],
+        failures: tuple[type[Exception], ...] = (ScoreFailure,),
     ) -> None:
         """Bring ``positions`` up to date; ``score`` gives a node's raw scores and their weighted
-        partial sum, or raises :class:`ScoreFailure`, which is raised again for the first failing
+        partial sum, or raises one of ``failures``, which is raised again for the first failing
         position (in ``positions`` order) once the others are done."""
         if not self.pending:
             return
@@ -285,13 +286,13 @@ class ScoreColumn:
         if not due:
             return
         nodes, infos, raw = snapshot._nodes, self.infos, self.raw
-        failed: dict[int, ScoreFailure] = {}
+        failed: dict[int, Exception] = {}
         for position in due:
             info = nodes[position]
             if info is not infos[position]:
                 try:
                     values, partial = score(info)
-                except ScoreFailure as failure:
+                except failures as failure:
                     failed[position] = failure
                     continue
                 infos[position] = info

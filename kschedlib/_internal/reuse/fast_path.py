@@ -19,7 +19,7 @@ from kschedlib._internal.plugin_errors import (
     bound_filter_runner,
     plain_filter_runner,
 )
-from kschedlib._internal.reuse.columns import FilterColumn, ScoreColumn, ScoreFailure, SearchResult, search_column
+from kschedlib._internal.reuse.columns import FilterColumn, ScoreColumn, SearchResult, search_column
 from kschedlib._internal.reuse.memo import Memo, MemoizedFilter, memo_key
 from kschedlib._internal.reuse.nominated import NominatedNodeInfos
 from kschedlib._internal.reuse.spans import take
@@ -65,6 +65,19 @@ class _ScoreShape(NamedTuple):
     """Shared by every cycle with this set: read, never changed."""
     reusable: tuple[tuple[int, str, Callable[[CycleState, Pod], object]], ...]
     """The node-local ones among ``active``: index, name, key function."""
+    scorers: dict[tuple[int, ...], _Scorers]
+    """Per set of reusable indexes (those whose key was not ``None``), what scores them."""
+
+
+class _Scorers(NamedTuple):
+    """What :meth:`Reuse._local_scorer` runs per node, for one list of reusable plugins."""
+
+    calls: list[tuple[str, Callable[[CycleState, Pod, NodeInfo], int]]]
+    """Each plugin's name and Score method."""
+    summed: list[tuple[int, str, int]]
+    """Position, name and weight of those that do not normalize (summed into the partial)."""
+    tallied: list[int]
+    """Positions of those that normalize purely (their columns count each raw score)."""
 
 
 class LocalView(NamedTuple):
@@ -81,6 +94,10 @@ class LocalView(NamedTuple):
 
 _SHAPES: Final = 64
 """Shapes kept per extension point (one per distinct set of skipped plugins; a handful in practice)."""
+
+
+_SCORE_FAILURES: Final = (PluginFailure, OutOfRange)
+"""What a node's scoring raises when a plugin fails (the column raises it again for the node asked first)."""
 
 
 def _unknown(j: int) -> None:
@@ -167,7 +184,7 @@ class Reuse:
                          for index, (name, plugin) in enumerate(active) if name in self._node_local_scores)
         if len(self._score_shapes) >= _SHAPES:
             self._score_shapes.clear()
-        shape = self._score_shapes[skipped] = _ScoreShape(active, reusable)
+        shape = self._score_shapes[skipped] = _ScoreShape(active, reusable, {})
         return shape
 
     def search_columns(
@@ -217,14 +234,33 @@ class Reuse:
                 keys.append((name, key))
         return local, tuple(keys)
 
+    def _scorers(self, state: CycleState, active: Sequence[tuple[str, ScorePlugin]], local: Sequence[int]) -> _Scorers:
+        """The lists the reusable plugins are run and summed by: kept per shape, else built for this cycle."""
+        shape = self._score_shapes.get(state.skip_score_plugins)
+        cached = shape is not None and shape.active is active
+        if cached:
+            assert shape is not None
+            found = shape.scorers.get(tuple(local))
+            if found is not None:
+                return found
+        built = _Scorers(
+            [(active[i][0], active[i][1].score) for i in local],
+            [(position, active[i][0], self.weights[active[i][0]]) for position, i in enumerate(local)
+             if active[i][0] not in self._normalizing],
+            [j for j, i in enumerate(local) if active[i][0] in self.pure_normalizing])
+        if cached:
+            assert shape is not None
+            if len(shape.scorers) >= _SHAPES:
+                shape.scorers.clear()
+            shape.scorers[tuple(local)] = built
+        return built
+
     def _local_scorer(
         self, state: CycleState, pod: Pod, active: Sequence[tuple[str, ScorePlugin]], local: Sequence[int],
     ) -> Callable[[NodeInfo], tuple[tuple[int, ...], int]]:
         """Scores one node with the reusable plugins: their raw scores and the weighted sum of those
         that do not normalize (range-checked here, since that sum is all that is kept of them)."""
-        scorers = [(active[i][0], active[i][1].score) for i in local]
-        summed = [(position, active[i][0], self.weights[active[i][0]]) for position, i in enumerate(local)
-                  if active[i][0] not in self._normalizing]
+        scorers, summed, _ = self._scorers(state, active, local)
 
         def score(node: NodeInfo) -> tuple[tuple[int, ...], int]:
             values = []  # each plugin's raw score (a failure names the plugin); runs per node re-scored
@@ -255,7 +291,7 @@ class Reuse:
         else from its id table."""
         score = self._local_scorer(state, pod, active, local)
         if positions is not None and snapshot is not None:
-            tallied = [j for j, i in enumerate(local) if active[i][0] in self.pure_normalizing]
+            tallied = self._scorers(state, active, local).tallied
             column = self._memo.column(("column", *keys), lambda: ScoreColumn(len(local), tallied),
                                        snapshot.num_nodes, len(positions))
             if column is not None:
@@ -273,16 +309,7 @@ class Reuse:
         column: ScoreColumn, snapshot: Snapshot, positions: Sequence[int],
         score: Callable[[NodeInfo], tuple[tuple[int, ...], int]],
     ) -> LocalView:
-        def checked(node: NodeInfo) -> tuple[tuple[int, ...], int]:
-            try:
-                return score(node)
-            except (PluginFailure, OutOfRange) as exc:
-                raise ScoreFailure(exc) from exc
-
         column.sync(snapshot)
-        try:
-            column.gather(snapshot, positions, checked)
-        except ScoreFailure as failure:
-            raise failure.error from None
+        column.gather(snapshot, positions, score, _SCORE_FAILURES)
         raw = column.raw
         return LocalView(take(column.partial, positions), lambda j: take(raw[j], positions), column.uniform)
