@@ -285,7 +285,7 @@ class ScoreColumn:
         due = among(self.pending, positions)
         if not due:
             return
-        nodes, infos, raw = snapshot._nodes, self.infos, self.raw
+        nodes, infos, raw, partials, tallies = snapshot._nodes, self.infos, self.raw, self.partial, self.tallies
         failed: dict[int, Exception] = {}
         for position in due:
             info = nodes[position]
@@ -296,10 +296,12 @@ class ScoreColumn:
                     failed[position] = failure
                     continue
                 infos[position] = info
-                self.partial[position] = partial
-                for column, tally, value in zip(raw, self.tallies, values, strict=True):
+                partials[position] = partial
+                for column, tally, value in zip(raw, tallies, values, strict=True):
                     if tally is not None:
-                        _retally(tally, column[position], value)
+                        old = column[position]
+                        if old != value:  # mostly equal (a node's new pod rarely moves these scores)
+                            _retally(tally, old, value)
                     column[position] = value
         # A new set rather than discards: a set emptied in place keeps its table and its deleted
         # slots, and every later intersection probes through them (a few entries in a table sized
