@@ -75,18 +75,34 @@ class Metrics:
             return name, tuple(labels.items())
         return name, tuple(sorted(labels.items()))
 
+    # inc, set_gauge and observe run several times per scheduling cycle: they build the key inline
+
     def inc(self, name: str, labels: Mapping[str, str] | None = None, value: float = 1.0) -> None:
         """Add ``value`` to a counter."""
-        key = self._key(name, labels or {})
-        self._counters[key] = self._counters.get(key, 0.0) + value
+        if not labels:
+            key: tuple[str, Labels] = (name, ())
+        elif len(labels) == 1:
+            key = (name, tuple(labels.items()))
+        else:
+            key = (name, tuple(sorted(labels.items())))
+        counters = self._counters
+        counters[key] = counters.get(key, 0.0) + value
 
     def set_gauge(self, name: str, labels: Mapping[str, str], value: float) -> None:
         """Set a gauge."""
-        self._gauges[self._key(name, labels)] = value
+        if len(labels) < 2:
+            self._gauges[(name, tuple(labels.items()))] = value
+        else:
+            self._gauges[(name, tuple(sorted(labels.items())))] = value
 
     def observe(self, name: str, labels: Mapping[str, str] | None, value: float) -> None:
         """Record one observation in a histogram (kube-scheduler's buckets for known names)."""
-        key = self._key(name, labels or {})
+        if not labels:
+            key: tuple[str, Labels] = (name, ())
+        elif len(labels) == 1:
+            key = (name, tuple(labels.items()))
+        else:
+            key = (name, tuple(sorted(labels.items())))
         histogram = self._histograms.get(key)
         if histogram is None:
             buckets = BUCKETS.get(name)

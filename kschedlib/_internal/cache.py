@@ -103,7 +103,8 @@ class Cache:
         self._issued: list[weakref.ref[Snapshot]] = []
         """The snapshots handed out since ``_snapshot_list`` last changed: they read it until frozen
         (``Snapshot._over``)."""
-        self._order: list[str] = []
+        self._order: tuple[str, ...] = ()
+        """The nodes' names in snapshot order (every snapshot of this order shares it)."""
         self._positions: dict[str, int] = {}
         self._order_changed = True
         self._pvc_holders: frozenset[str] = frozenset()
@@ -321,13 +322,14 @@ class Cache:
         if self._order_changed or len(self._changes.positions) > _MAX_LOGGED + 4 * len(listed):
             self._changes = NodeChangeLog()
         if self._order_changed:
-            self._order = self._tree.ordered()
+            self._order = tuple(self._tree.ordered())
             self._positions = positions = {name: i for i, name in enumerate(self._order)}
             self._snapshot_list = listed = [infos[name] for name in self._order]
             issued.clear()  # the list they read is never written again
             self._order_changed = False
         snapshot = Snapshot._over(listed, namespaces=namespaces, positions=positions, pvc_holders=holders,
-                                  affinity_holders=affinity, anti_affinity_holders=anti, changes=self._changes)
+                                  affinity_holders=affinity, anti_affinity_holders=anti, changes=self._changes,
+                                  names=self._order)
         if len(issued) >= _ISSUED_PRUNED:  # many snapshots without a change in between: drop the dead
             issued[:] = [ref for ref in issued if ref() is not None]
         issued.append(weakref.ref(snapshot))

@@ -12,27 +12,44 @@ it, so decisions cannot either.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Final
+from contextlib import AbstractContextManager, nullcontext
+from types import TracebackType
+from typing import Final, final
 
 __all__ = ["YOUNG_THRESHOLD", "fewer_collections"]
 
 YOUNG_THRESHOLD: Final = 20_000
 """Allocations between young-generation collections while scheduling (CPython's default: 700)."""
 
+_LEFT_ALONE: Final[AbstractContextManager[None]] = nullcontext()
+"""The guard when there is nothing to raise: every ``schedule_one`` inside ``run_until_idle`` gets it."""
 
-@contextmanager
-def fewer_collections() -> Iterator[None]:
-    """Raise the young generation's threshold to :data:`YOUNG_THRESHOLD` inside the block."""
+
+@final
+class _Raised(AbstractContextManager[None]):
+    """Restores the thresholds seen before on leaving, unless somebody changed them meanwhile.
+
+    A class rather than a generator context manager: it is entered once per scheduling cycle.
+    """
+
+    __slots__ = ("_before",)
+
+    def __init__(self, before: tuple[int, int, int]) -> None:
+        self._before = before
+
+    def __enter__(self) -> None:
+        gc.set_threshold(YOUNG_THRESHOLD, *self._before[1:])
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        before = self._before
+        if gc.get_threshold() == (YOUNG_THRESHOLD, *before[1:]):  # nobody changed it meanwhile
+            gc.set_threshold(*before)
+
+
+def fewer_collections() -> AbstractContextManager[None]:
+    """Raise the young generation's threshold to :data:`YOUNG_THRESHOLD` inside the ``with`` block."""
     before = gc.get_threshold()
     if before[0] >= YOUNG_THRESHOLD or before[0] == 0 or not gc.isenabled():
-        yield
-        return
-    gc.set_threshold(YOUNG_THRESHOLD, *before[1:])
-    try:
-        yield
-    finally:
-        now = gc.get_threshold()
-        if now == (YOUNG_THRESHOLD, *before[1:]):  # nobody changed it meanwhile
-            gc.set_threshold(*before)
+        return _LEFT_ALONE
+    return _Raised(before)

@@ -16,6 +16,7 @@ from kschedlib._internal.extenders import filter_with_extenders, has_filter_or_s
 from kschedlib._internal.nominator import Nominator
 from kschedlib._internal.reuse.columns import SearchResult, search_nodes
 from kschedlib._internal.reuse.nominated import NominatedNodeInfos
+from kschedlib._internal.reuse.spans import take, take_names
 from kschedlib._internal.runtime import FilterRunner, ProfileRuntime
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis
@@ -198,7 +199,7 @@ class _Found(NamedTuple):
     stopped_at: str | None
     also: frozenset[str]
     """Plugins counted among the rejectors besides those with a status (extenders, PreFilterResult)."""
-    positions: list[int] | None
+    positions: Sequence[int] | None
     """Of ``feasible`` in the snapshot, when the column search found them (their scores can be reused)."""
 
 
@@ -287,7 +288,7 @@ def _find_feasible(cycle: _Cycle, start_index: int, percentage_of_nodes_to_score
         percentage if percentage is not None else percentage_of_nodes_to_score, len(nodes))
     if not runtime.score and not has_filter_or_scoring(runtime.extenders):
         to_find = 1
-    positions: list[int] | None = None  # of the feasible nodes in the snapshot, when the column search found them
+    positions: Sequence[int] | None = None  # of the feasible nodes in the snapshot, when the column search found them
     by_column: SearchResult | None = None
     if runtime.filter and names is None and not statuses:
         special = _nominated_positions(snapshot, pod, nominator, lambda info: with_nominated(state, pod, info)) \
@@ -300,7 +301,7 @@ def _find_feasible(cycle: _Cycle, start_index: int, percentage_of_nodes_to_score
     else:
         found = SearchResult()
         found.feasible.extend((start_index + i) % len(nodes) for i in range(min(to_find, len(nodes))))
-    feasible: list[NodeInfo] = [nodes[position] for position in found.feasible]  # beats map(tuple.__getitem__)
+    feasible: list[NodeInfo] = take(nodes, found.feasible)
     statuses.update(found.statuses)  # a status already there (the nominated node's) keeps its place
     processed = len(feasible) + len(statuses)
     next_start = (start_index + processed) % snapshot.num_nodes
@@ -376,11 +377,14 @@ def _prioritize(
     statuses: dict[str, Status],
     next_start: int,
     stopped_at: str | None,
-    positions: list[int] | None = None,
+    positions: Sequence[int] | None = None,
 ) -> CycleOutcome:
     """kube's ``prioritizeNodes`` and ``selectHost``: scores (plugins, then extenders) and the chosen node."""
     runtime, pod = cycle.runtime, cycle.pod
-    scored = tuple([info.name for info in feasible])  # faster than mapping an attrgetter
+    if positions is not None:
+        scored = take_names(cycle.snapshot.node_names, positions)
+    else:
+        scored = tuple([info.name for info in feasible])  # faster than mapping an attrgetter
     fields: _OutcomeFields = {"feasible": scored, "node_statuses": statuses,
                               "evaluated_nodes": len(feasible) + len(statuses), "search_stopped_at": stopped_at}
     if len(feasible) == 1 and not cycle.score_single_node:
@@ -406,7 +410,7 @@ def _prioritize(
 
 def _score(
     runtime: ProfileRuntime, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], detail: bool,
-    snapshot: Snapshot, positions: list[int] | None,
+    snapshot: Snapshot, positions: Sequence[int] | None,
 ) -> ScoreTable | Status:
     if not runtime.score and not runtime.extenders:
         return ScoreTable((), (), [1] * len(nodes))

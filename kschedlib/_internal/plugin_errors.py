@@ -105,6 +105,8 @@ def plain_filter_runner(active: tuple[tuple[str, FilterRunner], ...]) -> FilterR
                 status: object = check(state, pod, node_info)
             except Exception as exc:
                 return filter_error(name, exc)
+            if status is success:  # the shared status most plugins return: decided at once
+                continue
             if not isinstance(status, Status):
                 return filter_error(name, wrong_return(status))
             code = status.code

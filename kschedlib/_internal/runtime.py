@@ -69,6 +69,8 @@ __all__ = ["FilterRunner", "PreFilterOutcome", "ProfileRuntime"]
 _SUCCESS: Final = Code.SUCCESS
 _ERROR: Final = Code.ERROR
 _REJECTED: Final = REJECTED_CODES
+_SUCCESS_STATUS: Final = Status.success()
+_SKIP_STATUS: Final = Status.skip()
 MAX_PERMIT_TIMEOUT: Final = 15 * 60.0
 _PLAIN_RUNNERS: Final = 64
 """Filter runners kept, one per set of Filter plugins a PreFilter skipped."""
@@ -226,6 +228,11 @@ class ProfileRuntime:
                 outcome: object = plugin.pre_filter(state, pod)
             except Exception as exc:
                 return PreFilterOutcome(None, point_error("PreFilter", name, exc))
+            if outcome is _SKIP_STATUS:  # the shared statuses most plugins return: decided at once
+                skipped.add(name)
+                continue
+            if outcome is _SUCCESS_STATUS:
+                continue
             if isinstance(outcome, PreFilterResult):
                 status, narrowed = Status.success(), outcome
             elif isinstance(outcome, Status):
@@ -271,7 +278,7 @@ class ProfileRuntime:
             return run
         if plan is None:
             plan = self.reuse.filter_plan(state, pod)
-        return self.reuse.memoized(plan, plain_filter_runner(plan.active))
+        return self.reuse.memoized(plan, plan.run if plan.run is not None else plain_filter_runner(plan.active))
 
     def pre_filter_extensions_listen(self, state: CycleState) -> bool:
         """Whether AddPod/RemovePod reach any plugin in this cycle (one that did not skip PreFilter)."""
@@ -352,6 +359,11 @@ class ProfileRuntime:
                 status: object = plugin.pre_score(state, pod, nodes)
             except Exception as exc:
                 return point_error("PreScore", name, exc)
+            if status is _SUCCESS_STATUS:  # the shared statuses most plugins return: decided at once
+                continue
+            if status is _SKIP_STATUS:
+                skipped.add(name)
+                continue
             if not isinstance(status, Status):
                 return point_error("PreScore", name, wrong_return(status))
             if status.code is Code.SKIP:
@@ -372,7 +384,7 @@ class ProfileRuntime:
         given they come from the key's memo column.  With ``detail=False`` only the totals are
         computed.
         """
-        active = [(name, plugin) for name, plugin in self.score if name not in state.skip_score_plugins]
+        active = self.reuse.score_plugins(state.skip_score_plugins)
         local, keys = self.reuse.local_score_plugins(state, pod, active)
         try:
             view = self.reuse.local_view(state, pod, nodes, active, local, keys, positions, snapshot) if local else None

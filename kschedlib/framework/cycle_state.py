@@ -9,7 +9,7 @@ in ``clone()``; immutable values return ``self``.
 
 from __future__ import annotations
 
-from typing import Any, Generic, Protocol, Self, TypeVar, final
+from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar, final
 
 __all__ = ["CycleState", "StateData", "StateKey"]
 
@@ -42,10 +42,17 @@ class StateKey(Generic[T]):
 class CycleState:
     """Per-attempt storage keyed by :class:`StateKey`; also records skipped plugins."""
 
-    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins")
+    __slots__ = ("_data", "get", "skip_filter_plugins", "skip_score_plugins")
+
+    if TYPE_CHECKING:
+        def get(self, key: StateKey[T]) -> T | None:
+            """The value under ``key``, or ``None``."""
 
     def __init__(self) -> None:
         self._data: dict[StateKey[Any], Any] = {}
+        # ``get`` is the dict's own: plugins call it for every node they look at, and a method
+        # forwarding to it would cost a Python call each time
+        self.get = self._data.get  # type: ignore[method-assign, assignment]
         self.skip_filter_plugins: frozenset[str] = frozenset()
         self.skip_score_plugins: frozenset[str] = frozenset()
 
@@ -61,11 +68,6 @@ class CycleState:
         except KeyError:
             raise KeyError(f"{key.name}: not found") from None
 
-    def get(self, key: StateKey[T]) -> T | None:
-        """The value under ``key``, or ``None``."""
-        value: T | None = self._data.get(key)
-        return value
-
     def delete(self, key: StateKey[T]) -> None:
         """Remove ``key`` if present."""
         self._data.pop(key, None)
@@ -76,7 +78,8 @@ class CycleState:
     def clone(self) -> CycleState:
         """A new state whose values are ``value.clone()``; the skip sets are shared."""
         copy = CycleState()
-        copy._data = {key: value.clone() for key, value in self._data.items()}
+        copy._data = data = {key: value.clone() for key, value in self._data.items()}
+        copy.get = data.get  # type: ignore[method-assign, assignment]
         copy.skip_filter_plugins = self.skip_filter_plugins
         copy.skip_score_plugins = self.skip_score_plugins
         return copy

@@ -65,7 +65,8 @@ class Snapshot:
     """Ordered, immutable NodeInfos plus the namespace labels affinity terms read."""
 
     __slots__ = ("__weakref__", "_affinity", "_affinity_holders", "_anti_affinity", "_anti_affinity_holders",
-                 "_changes", "_list", "_mark", "_namespaces", "_positions", "_pvc_holders", "_used_pvcs", "generation")
+                 "_changes", "_list", "_mark", "_names", "_namespaces", "_positions", "_pvc_holders", "_used_pvcs",
+                 "generation")
 
     def __init__(
         self,
@@ -78,12 +79,14 @@ class Snapshot:
         affinity_holders: Collection[str] | None = None,
         anti_affinity_holders: Collection[str] | None = None,
         changes: NodeChangeLog | None = None,
+        names: tuple[str, ...] | None = None,
     ) -> None:
         """``positions`` (name -> index in ``node_infos``) may be passed when already known, and so may
         the names of the nodes whose pods use PersistentVolumeClaims (``pvc_holders``), have pod
         (anti-)affinity (``affinity_holders``) or required anti-affinity (``anti_affinity_holders``):
         the cache tracks them incrementally so that no cycle scans every node for them.  ``changes`` is
-        the cache's log of replaced positions for this node order (see :meth:`changed_between`)."""
+        the cache's log of replaced positions for this node order (see :meth:`changed_between`), and
+        ``names`` the nodes' names in order (see :attr:`node_names`)."""
         self._list: Sequence[NodeInfo] = tuple(node_infos)
         """A tuple, or the cache's live list until the cache freezes this snapshot (see :meth:`_over`)."""
         self._positions: Mapping[str, int] = (
@@ -97,6 +100,7 @@ class Snapshot:
         self._anti_affinity_holders = anti_affinity_holders
         self._used_pvcs: frozenset[str] | None = None
         self._changes = changes
+        self._names = names
         self._mark = len(changes.positions) if changes is not None else 0
         self.generation = generation
 
@@ -104,7 +108,7 @@ class Snapshot:
     def _over(
         cls, live: list[NodeInfo], *, namespaces: Mapping[str, Namespace] | None, positions: Mapping[str, int],
         pvc_holders: Collection[str], affinity_holders: Collection[str], anti_affinity_holders: Collection[str],
-        changes: NodeChangeLog,
+        changes: NodeChangeLog, names: tuple[str, ...],
     ) -> Snapshot:
         """A snapshot reading the cache's ``live`` list instead of a copy of it.
 
@@ -114,7 +118,8 @@ class Snapshot:
         snapshot (:attr:`node_infos`, iteration, :attr:`have_pods_with_affinity`) is a tuple.
         """
         snapshot = cls((), namespaces=namespaces, positions=positions, pvc_holders=pvc_holders,
-                       affinity_holders=affinity_holders, anti_affinity_holders=anti_affinity_holders, changes=changes)
+                       affinity_holders=affinity_holders, anti_affinity_holders=anti_affinity_holders, changes=changes,
+                       names=names)
         snapshot._list = live
         return snapshot
 
@@ -146,6 +151,17 @@ class Snapshot:
         """Every node, in scheduling order."""
         self._freeze()
         return self._list  # type: ignore[return-value]  # a tuple once frozen
+
+    @property
+    def node_names(self) -> tuple[str, ...]:
+        """Every node's name, in scheduling order.
+
+        The cache hands over the one tuple it keeps per node order, so that a cycle takes the names
+        of its feasible nodes as slices of it instead of reading them node by node.
+        """
+        if self._names is None:
+            self._names = tuple([info.name for info in self._list])
+        return self._names
 
     def __len__(self) -> int:
         return len(self._list)

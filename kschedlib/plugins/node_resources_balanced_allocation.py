@@ -29,7 +29,7 @@ from kschedlib.framework.memo import NodeLocalScore
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import Pod
-from kschedlib.model.resources import accounting_for
+from kschedlib.model.resources import CPU, MEMORY, accounting_for
 from kschedlib.plugins._helpers.normalize import truncating_div
 from kschedlib.plugins.node_resources_fit.args import DEFAULT_RESOURCES, ResourceSpec, decode_resources
 from kschedlib.plugins.node_resources_fit.scoring import ResourceEntry, node_amounts, pod_resource_entries
@@ -134,6 +134,42 @@ def _two_balances(amounts: list[tuple[int, int, int]], entries: tuple[ResourceEn
             int((1 - abs((without0 - without1) / 2)) * _MAX_SCORE_F))
 
 
+def cpu_memory_request(entries: tuple[ResourceEntry, ...]) -> tuple[int, int] | None:
+    """(cpu request, memory request) when ``entries`` are exactly cpu then memory (the default resources),
+    which :func:`cpu_memory_balances` scores directly; else ``None``."""
+    if len(entries) != 2:
+        return None
+    (_, name0, _, cpu), (_, name1, _, memory) = entries
+    if (name0, name1) != (CPU, MEMORY):
+        return None
+    return cpu, memory
+
+
+def cpu_memory_balances(request: tuple[int, int], node_info: NodeInfo) -> tuple[int, int] | None:
+    """:func:`_node_balances` for a :func:`cpu_memory_request`, read straight off the node's numbers.
+
+    The same float operations in the same order as :func:`_two_balances` on a node with non-zero cpu
+    and memory allocatable (the plain path's amounts are then exactly these two), without building
+    the per-resource list; ``None`` on any other node.
+    """
+    cpu, memory = request
+    alloc = node_info.allocatable
+    used = node_info.requested
+    cpu_capacity, memory_capacity = alloc.milli_cpu, alloc.memory
+    if cpu_capacity == 0 or memory_capacity == 0:
+        return None
+    cpu_requested = used.milli_cpu + cpu
+    memory_requested = used.memory + memory
+    capacity0_f, capacity1_f = float(cpu_capacity), float(memory_capacity)
+    with0, with1 = float(cpu_requested) / capacity0_f, float(memory_requested) / capacity1_f
+    without0 = float(cpu_requested - cpu) / capacity0_f
+    without1 = float(memory_requested - memory) / capacity1_f
+    with0, with1 = 1.0 if with0 > 1 else with0, 1.0 if with1 > 1 else with1
+    without0, without1 = 1.0 if without0 > 1 else without0, 1.0 if without1 > 1 else without1
+    return (int((1 - abs((with0 - with1) / 2)) * _MAX_SCORE_F),
+            int((1 - abs((without0 - without1) / 2)) * _MAX_SCORE_F))
+
+
 def balance_change_score(with_pod: int, without_pod: int) -> int:
     """v1.36's score: 75 when the pod leaves the balance as it was, 100 when it evens it out fully."""
     return _HALF_SCORE + truncating_div(_HALF_SCORE + with_pod - without_pod, 2)
@@ -152,6 +188,9 @@ class PreScoreState:
     entries: tuple[ResourceEntry, ...]
     base: tuple[ResourceEntry, ...] = ()
     """The same entries with a zero request: the node as it is, for the v1.36 change score."""
+    cpu_memory: tuple[int, int] | None = None
+    """The entries as :func:`cpu_memory_request` numbers (a pod requesting only cpu and memory, the
+    common case), scored by :func:`cpu_memory_balances`."""
 
     def clone(self) -> Self:
         return self
@@ -183,7 +222,7 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin, NodeLocalScor
         if self._skip_best_effort and _best_effort(entries):
             return Status.skip()
         base = tuple((kind, name, weight, 0) for kind, name, weight, _ in entries) if self._change_score else ()
-        state.write(PRE_SCORE_KEY, PreScoreState(entries, base))
+        state.write(PRE_SCORE_KEY, PreScoreState(entries, base, cpu_memory_request(entries)))
         return Status.success()
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
@@ -196,6 +235,10 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin, NodeLocalScor
             if self._skip_best_effort and _best_effort(entries):
                 return 0
             s = PreScoreState(entries, tuple((kind, name, weight, 0) for kind, name, weight, _ in entries))
+        if s.cpu_memory is not None:
+            direct = cpu_memory_balances(s.cpu_memory, node_info)
+            if direct is not None:
+                return balance_change_score(*direct) if self._change_score else direct[0]
         if not self._change_score:
             return _node_balance(s.entries, node_info)
         return balance_change_score(*_node_balances(s.entries, s.base, node_info))

@@ -15,6 +15,7 @@ import kschedlib
 from kschedlib._internal.cache import Cache
 from kschedlib._internal.reuse import memo as memo_module
 from kschedlib._internal.reuse.columns import FilterColumn, ScoreColumn, ScoreFailure, search_column, search_nodes
+from kschedlib._internal.reuse.spans import take
 from kschedlib.framework import CycleState, NodeInfo, PodInfo, Snapshot, Status
 from kschedlib.framework.snapshot import NodeCursor
 from kschedlib.simulation import Cluster
@@ -73,6 +74,7 @@ def test_search_column_matches_the_node_by_node_search(data: st.DataObject) -> N
                         dict.fromkeys(special, own))
 
     assert got.feasible == expected.feasible
+    assert take(nodes, got.feasible) == [nodes[p] for p in expected.feasible]  # by the runs it kept
     assert got.statuses == expected.statuses
     assert list(got.statuses) == list(expected.statuses)  # visiting order
     assert got.stopped_at == expected.stopped_at

@@ -13,6 +13,7 @@ from bisect import bisect_left, insort
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence, Set
 from typing import Final, final
 
+from kschedlib._internal.reuse.spans import Spans, among
 from kschedlib.framework.memo import ExternalNodeState
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.snapshot import NodeCursor, Snapshot
@@ -111,7 +112,8 @@ class SearchResult:
     __slots__ = ("error", "feasible", "statuses", "stopped_at")
 
     def __init__(self) -> None:
-        self.feasible: list[int] = []
+        self.feasible = Spans()
+        """Positions in search order; runs of them found whole are kept as runs (taken by slices)."""
         self.statuses: dict[str, Status] = {}
         self.stopped_at: str | None = None
         self.error: Status | None = None
@@ -154,6 +156,10 @@ def search_column(
                 mark += 1
                 assert special is not None
                 status = special[stop](nodes[stop])
+                if status.code is _SUCCESS and len(result.feasible) < to_find:
+                    result.feasible.add(stop)  # as _visit would, keeping the runs
+                    cursor = stop + 1
+                    continue
             else:
                 status = statuses[stop]
             if _visit(result, nodes[stop], stop, status, to_find):
@@ -199,10 +205,10 @@ def _take_run(result: SearchResult, nodes: Sequence[NodeInfo], low: int, high: i
     if rest is None:
         room = to_find - len(feasible)
         if high - low > room:
-            feasible.extend(range(low, low + room))
+            feasible.add_run(low, low + room)
             result.stopped_at = nodes[low + room].name
             return True
-        feasible.extend(range(low, high))
+        feasible.add_run(low, high)
         return False
     statuses = result.statuses
     for position in range(low, high):  # _visit inlined: this loop is the hot path with non-local filters
@@ -268,31 +274,34 @@ class ScoreColumn:
             self.pending.update(range(len(nodes)) if changed is None else changed)
 
     def gather(
-        self, snapshot: Snapshot, positions: Sequence[int], score: Callable[[NodeInfo], tuple[tuple[int, ...], int]]
+        self, snapshot: Snapshot, positions: Sequence[int], score: Callable[[NodeInfo], tuple[tuple[int, ...], int]],
+        failures: tuple[type[Exception], ...] = (ScoreFailure,),
     ) -> None:
         """Bring ``positions`` up to date; ``score`` gives a node's raw scores and their weighted
-        partial sum, or raises :class:`ScoreFailure`, which is raised again for the first failing
+        partial sum, or raises one of ``failures``, which is raised again for the first failing
         position (in ``positions`` order) once the others are done."""
         if not self.pending:
             return
-        due = self.pending.intersection(positions)
+        due = among(self.pending, positions)
         if not due:
             return
-        nodes, infos, raw = snapshot._nodes, self.infos, self.raw
-        failed: dict[int, ScoreFailure] = {}
+        nodes, infos, raw, partials, tallies = snapshot._nodes, self.infos, self.raw, self.partial, self.tallies
+        failed: dict[int, Exception] = {}
         for position in due:
             info = nodes[position]
             if info is not infos[position]:
                 try:
                     values, partial = score(info)
-                except ScoreFailure as failure:
+                except failures as failure:
                     failed[position] = failure
                     continue
                 infos[position] = info
-                self.partial[position] = partial
-                for column, tally, value in zip(raw, self.tallies, values, strict=True):
+                partials[position] = partial
+                for column, tally, value in zip(raw, tallies, values, strict=True):
                     if tally is not None:
-                        _retally(tally, column[position], value)
+                        old = column[position]
+                        if old != value:  # mostly equal (a node's new pod rarely moves these scores)
+                            _retally(tally, old, value)
                     column[position] = value
         # A new set rather than discards: a set emptied in place keeps its table and its deleted
         # slots, and every later intersection probes through them (a few entries in a table sized

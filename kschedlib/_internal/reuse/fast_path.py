@@ -9,7 +9,7 @@ returns what running the plugins would: verdicts and raw scores of plugins that 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple, cast, final
+from typing import Any, Final, NamedTuple, cast, final
 
 from kschedlib._internal.plugin_errors import (
     FilterRunner,
@@ -19,9 +19,10 @@ from kschedlib._internal.plugin_errors import (
     bound_filter_runner,
     plain_filter_runner,
 )
-from kschedlib._internal.reuse.columns import FilterColumn, ScoreColumn, ScoreFailure, SearchResult, search_column
+from kschedlib._internal.reuse.columns import FilterColumn, ScoreColumn, SearchResult, search_column
 from kschedlib._internal.reuse.memo import Memo, MemoizedFilter, memo_key
 from kschedlib._internal.reuse.nominated import NominatedNodeInfos
+from kschedlib._internal.reuse.spans import take
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.extension_points import FilterPlugin, ScoreExtensions, ScorePlugin
 from kschedlib.framework.memo import ExternalNodeState, NodeLocalFilter, NodeLocalScore, PureNormalize
@@ -44,6 +45,39 @@ class FilterPlan(NamedTuple):
     local: int
     key: tuple[object, ...]
     external: tuple[ExternalNodeState, ...] = ()
+    run: FilterRunner | None = None
+    """:func:`plain_filter_runner` of ``active``, when it is shared by every cycle skipping the same plugins."""
+
+
+class _FilterShape(NamedTuple):
+    """What a set of skipped Filter plugins leaves to run, worked out once per such set."""
+
+    active: tuple[tuple[str, FilterRunner], ...]
+    run: FilterRunner
+    leading: tuple[tuple[str, Callable[[CycleState, Pod], object], ExternalNodeState | None], ...]
+    """The leading node-local plugins of ``active``: name, key function, outside state (if read)."""
+
+
+class _ScoreShape(NamedTuple):
+    """What a set of skipped Score plugins leaves to run, worked out once per such set."""
+
+    active: list[tuple[str, ScorePlugin]]
+    """Shared by every cycle with this set: read, never changed."""
+    reusable: tuple[tuple[int, str, Callable[[CycleState, Pod], object]], ...]
+    """The node-local ones among ``active``: index, name, key function."""
+    scorers: dict[tuple[int, ...], _Scorers]
+    """Per set of reusable indexes (those whose key was not ``None``), what scores them."""
+
+
+class _Scorers(NamedTuple):
+    """What :meth:`Reuse._local_scorer` runs per node, for one list of reusable plugins."""
+
+    calls: list[tuple[str, Callable[[CycleState, Pod, NodeInfo], int]]]
+    """Each plugin's name and Score method."""
+    summed: list[tuple[int, str, int]]
+    """Position, name and weight of those that do not normalize (summed into the partial)."""
+    tallied: list[int]
+    """Positions of those that normalize purely (their columns count each raw score)."""
 
 
 class LocalView(NamedTuple):
@@ -58,13 +92,16 @@ class LocalView(NamedTuple):
     plugins that normalize purely, when their column says so), else ``None``."""
 
 
+_SHAPES: Final = 64
+"""Shapes kept per extension point (one per distinct set of skipped plugins; a handful in practice)."""
+
+
+_SCORE_FAILURES: Final = (PluginFailure, OutOfRange)
+"""What a node's scoring raises when a plugin fails (the column raises it again for the node asked first)."""
+
+
 def _unknown(j: int) -> None:
     return None
-
-
-def _at(values: list[int], positions: Sequence[int]) -> list[int]:
-    """``values`` at ``positions`` (a comprehension: faster than mapping the list's ``__getitem__``)."""
-    return [values[p] for p in positions]
 
 
 @final
@@ -84,6 +121,9 @@ class Reuse:
         self.pure_normalizing = frozenset(name for name, p in scores
                                           if isinstance(p, ScoreExtensions) and isinstance(p, PureNormalize))
         """Plugins whose NormalizeScore reads the raw scores alone (their uniform columns are tallied)."""
+        self._scores = tuple(scores)
+        self._filter_shapes: dict[frozenset[str], _FilterShape] = {}
+        self._score_shapes: dict[frozenset[str], _ScoreShape] = {}
         self._memo = Memo()
         self._nominated = NominatedNodeInfos()
 
@@ -102,23 +142,50 @@ class Reuse:
 
     def filter_plan(self, state: CycleState, pod: Pod) -> FilterPlan:
         """The non-skipped Filter plugins, with the key of their leading :class:`NodeLocalFilter` run."""
-        active: list[tuple[str, FilterRunner]] = []
+        skipped = state.skip_filter_plugins
+        shape = self._filter_shapes.get(skipped)
+        if shape is None:
+            shape = self._filter_shape(skipped)
         keys: list[object] = ["filter"]
         external: list[ExternalNodeState] = []
-        local = 0
+        for name, key_of, outside in shape.leading:
+            key = memo_key(key_of, state, pod)
+            if key is None:
+                break
+            keys.append((name, key))
+            if outside is not None:
+                external.append(outside)
+        return FilterPlan(shape.active, len(keys) - 1, tuple(keys), tuple(external), shape.run)
+
+    def _filter_shape(self, skipped: frozenset[str]) -> _FilterShape:
+        active = tuple((name, plugin.filter) for name, plugin in self._filters if name not in skipped)
+        leading = []
         for name, plugin in self._filters:
-            if name in state.skip_filter_plugins:
+            if name in skipped:
                 continue
-            active.append((name, plugin.filter))
-            if local == len(active) - 1 and name in self._node_local_filters:
-                key = memo_key(cast(NodeLocalFilter, plugin).filter_key, state, pod)
-                if key is not None:
-                    keys.append((name, key))
-                    local += 1
-                    outside = self._outside_state.get(name)
-                    if outside is not None:
-                        external.append(outside)
-        return FilterPlan(tuple(active), local, tuple(keys), tuple(external))
+            if name not in self._node_local_filters:
+                break
+            leading.append((name, cast(NodeLocalFilter, plugin).filter_key, self._outside_state.get(name)))
+        if len(self._filter_shapes) >= _SHAPES:
+            self._filter_shapes.clear()
+        shape = self._filter_shapes[skipped] = _FilterShape(active, plain_filter_runner(active), tuple(leading))
+        return shape
+
+    def score_plugins(self, skipped: frozenset[str]) -> list[tuple[str, ScorePlugin]]:
+        """The Score plugins not in ``skipped``, in order (one shared list per set: never to be changed)."""
+        shape = self._score_shapes.get(skipped)
+        if shape is None:
+            shape = self._score_shape(skipped)
+        return shape.active
+
+    def _score_shape(self, skipped: frozenset[str]) -> _ScoreShape:
+        active = [(name, plugin) for name, plugin in self._scores if name not in skipped]
+        reusable = tuple((index, name, cast(NodeLocalScore, plugin).score_key)
+                         for index, (name, plugin) in enumerate(active) if name in self._node_local_scores)
+        if len(self._score_shapes) >= _SHAPES:
+            self._score_shapes.clear()
+        shape = self._score_shapes[skipped] = _ScoreShape(active, reusable, {})
+        return shape
 
     def search_columns(
         self, plan: FilterPlan, state: CycleState, pod: Pod, snapshot: Snapshot, start: int, to_find: int,
@@ -151,25 +218,49 @@ class Reuse:
         self, state: CycleState, pod: Pod, active: Sequence[tuple[str, ScorePlugin]]
     ) -> tuple[list[int], tuple[object, ...]]:
         """Indexes of the active plugins whose scores can be reused, and the table key for them."""
+        shape = self._score_shapes.get(state.skip_score_plugins)
+        if shape is None or shape.active is not active:
+            reusable: Sequence[tuple[int, str, Callable[[CycleState, Pod], object]]] = [
+                (index, name, cast(NodeLocalScore, plugin).score_key)
+                for index, (name, plugin) in enumerate(active) if name in self._node_local_scores]
+        else:
+            reusable = shape.reusable
         local: list[int] = []
         keys: list[object] = ["score"]
-        for index, (name, plugin) in enumerate(active):
-            if name not in self._node_local_scores:
-                continue
-            key = memo_key(cast(NodeLocalScore, plugin).score_key, state, pod)
+        for index, name, key_of in reusable:
+            key = memo_key(key_of, state, pod)
             if key is not None:
                 local.append(index)
                 keys.append((name, key))
         return local, tuple(keys)
+
+    def _scorers(self, state: CycleState, active: Sequence[tuple[str, ScorePlugin]], local: Sequence[int]) -> _Scorers:
+        """The lists the reusable plugins are run and summed by: kept per shape, else built for this cycle."""
+        shape = self._score_shapes.get(state.skip_score_plugins)
+        cached = shape is not None and shape.active is active
+        if cached:
+            assert shape is not None
+            found = shape.scorers.get(tuple(local))
+            if found is not None:
+                return found
+        built = _Scorers(
+            [(active[i][0], active[i][1].score) for i in local],
+            [(position, active[i][0], self.weights[active[i][0]]) for position, i in enumerate(local)
+             if active[i][0] not in self._normalizing],
+            [j for j, i in enumerate(local) if active[i][0] in self.pure_normalizing])
+        if cached:
+            assert shape is not None
+            if len(shape.scorers) >= _SHAPES:
+                shape.scorers.clear()
+            shape.scorers[tuple(local)] = built
+        return built
 
     def _local_scorer(
         self, state: CycleState, pod: Pod, active: Sequence[tuple[str, ScorePlugin]], local: Sequence[int],
     ) -> Callable[[NodeInfo], tuple[tuple[int, ...], int]]:
         """Scores one node with the reusable plugins: their raw scores and the weighted sum of those
         that do not normalize (range-checked here, since that sum is all that is kept of them)."""
-        scorers = [(active[i][0], active[i][1].score) for i in local]
-        summed = [(position, active[i][0], self.weights[active[i][0]]) for position, i in enumerate(local)
-                  if active[i][0] not in self._normalizing]
+        scorers, summed, _ = self._scorers(state, active, local)
 
         def score(node: NodeInfo) -> tuple[tuple[int, ...], int]:
             values = []  # each plugin's raw score (a failure names the plugin); runs per node re-scored
@@ -200,7 +291,7 @@ class Reuse:
         else from its id table."""
         score = self._local_scorer(state, pod, active, local)
         if positions is not None and snapshot is not None:
-            tallied = [j for j, i in enumerate(local) if active[i][0] in self.pure_normalizing]
+            tallied = self._scorers(state, active, local).tallied
             column = self._memo.column(("column", *keys), lambda: ScoreColumn(len(local), tallied),
                                        snapshot.num_nodes, len(positions))
             if column is not None:
@@ -218,16 +309,7 @@ class Reuse:
         column: ScoreColumn, snapshot: Snapshot, positions: Sequence[int],
         score: Callable[[NodeInfo], tuple[tuple[int, ...], int]],
     ) -> LocalView:
-        def checked(node: NodeInfo) -> tuple[tuple[int, ...], int]:
-            try:
-                return score(node)
-            except (PluginFailure, OutOfRange) as exc:
-                raise ScoreFailure(exc) from exc
-
         column.sync(snapshot)
-        try:
-            column.gather(snapshot, positions, checked)
-        except ScoreFailure as failure:
-            raise failure.error from None
+        column.gather(snapshot, positions, score, _SCORE_FAILURES)
         raw = column.raw
-        return LocalView(_at(column.partial, positions), lambda j: _at(raw[j], positions), column.uniform)
+        return LocalView(take(column.partial, positions), lambda j: take(raw[j], positions), column.uniform)

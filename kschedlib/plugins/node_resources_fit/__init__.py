@@ -55,6 +55,8 @@ from kschedlib.plugins.node_resources_fit.fit import (
 )
 from kschedlib.plugins.node_resources_fit.scoring import (
     ResourceEntry,
+    cpu_memory_request,
+    least_allocated_cpu_memory,
     pod_resource_entries,
     scorer,
 )
@@ -89,6 +91,9 @@ class PreFilterState:
     scalars: tuple[tuple[str, int], ...]
     dra_backed: frozenset[str] = frozenset()
     """Extended resources a DeviceClass provides: DynamicResources allocates them on nodes without them."""
+    cpu_memory: tuple[int, int] | None = None
+    """(cpu, memory) of a request for nothing else Filter checks (the common case): a node with room for
+    both and for one more pod is let through straight from its numbers."""
 
     def clone(self) -> Self:
         return self
@@ -101,11 +106,15 @@ class PreScoreState:
     """The pod's scoring requests (``calculatePodResourceRequest``) for the configured resources it can be scored on."""
 
     entries: tuple[ResourceEntry, ...]
+    cpu_memory: tuple[int, int, int, int] | None = None
+    """The entries as :func:`~.scoring.cpu_memory_request` numbers when LeastAllocated scores them
+    directly (a pod requesting only cpu and memory, the common case)."""
 
     def clone(self) -> Self:
         return self
 
 
+_SUCCESS: Final = Status.success()
 PRE_FILTER_KEY: Final[StateKey[PreFilterState]] = StateKey("PreFilterNodeResourcesFit")
 PRE_SCORE_KEY: Final[StateKey[PreScoreState]] = StateKey("PreScoreNodeResourcesFit")
 
@@ -123,8 +132,8 @@ class NodeResourcesFit(
     """Filters nodes without room for the pod's requests; scores by the configured strategy."""
 
     name: ClassVar[str] = "NodeResourcesFit"
-    __slots__ = ("_dra_extended", "_fit_requests", "_handle", "_ignored_groups", "_ignored_resources", "_resources",
-                 "_scorer", "_scoring_requests", "_unresolvable_over_total")
+    __slots__ = ("_dra_extended", "_fit_requests", "_handle", "_ignored_groups", "_ignored_resources", "_least",
+                 "_resources", "_scorer", "_scoring_requests", "_unresolvable_over_total")
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         """The cluster events that may make a pod this plugin rejected schedulable (v1.30's or v1.36's)."""
@@ -146,6 +155,7 @@ class NodeResourcesFit(
         self._ignored_groups = frozenset(args.ignored_resource_groups)
         self._resources = args.scoring_strategy.resources
         self._scorer = scorer(args.scoring_strategy)
+        self._least = args.scoring_strategy.type == LEAST_ALLOCATED
         self._unresolvable_over_total = handle.switches.fit_unresolvable_over_allocatable
         self._dra_extended = handle.switches.dynamic_resources and handle.switches.dra_extended_resource
         accounting = accounting_for(handle.switches)
@@ -157,7 +167,8 @@ class NodeResourcesFit(
         requests = self._fit_requests(pod)
         scalars = checked_scalars(requests, self._ignored_resources, self._ignored_groups)
         dra_backed = dra_backed_resources(self._handle, scalars) if self._dra_extended and scalars else frozenset()
-        state.write(PRE_FILTER_KEY, PreFilterState(requests, scalars, dra_backed))
+        cpu_memory = (requests.milli_cpu, requests.memory) if not scalars and not requests.ephemeral_storage else None
+        state.write(PRE_FILTER_KEY, PreFilterState(requests, scalars, dra_backed, cpu_memory))
         return Status.success()
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
@@ -165,6 +176,13 @@ class NodeResourcesFit(
         s = state.get(PRE_FILTER_KEY)
         if s is None:
             return Status.from_error(f'error reading "{PRE_FILTER_KEY.name}" from cycleState: not found')
+        if s.cpu_memory is not None:  # no shortfall at all, read off the node's numbers (else the reasons below)
+            cpu, memory = s.cpu_memory
+            alloc, used = node_info.allocatable, node_info.requested
+            if (len(node_info.pods) < alloc.allowed_pod_number
+                    and (cpu <= 0 or cpu <= alloc.milli_cpu - used.milli_cpu)
+                    and (memory <= 0 or memory <= alloc.memory - used.memory)):
+                return _SUCCESS
         insufficient = shortfalls(s.requests, s.scalars, node_info)
         if insufficient and s.dra_backed:
             insufficient = [r for r in insufficient
@@ -178,7 +196,8 @@ class NodeResourcesFit(
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status:
         """Compute the pod's scoring requests once; never skips."""
-        state.write(PRE_SCORE_KEY, PreScoreState(self._entries(pod)))
+        entries = self._entries(pod)
+        state.write(PRE_SCORE_KEY, PreScoreState(entries, cpu_memory_request(entries) if self._least else None))
         return Status.success()
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
@@ -186,8 +205,13 @@ class NodeResourcesFit(
         if not self._resources:
             raise RuntimeError("resources not found")
         s = state.get(PRE_SCORE_KEY)
-        entries = s.entries if s is not None else self._entries(pod)
-        return self._scorer(entries, node_info)
+        if s is None:
+            return self._scorer(self._entries(pod), node_info)
+        if s.cpu_memory is not None:
+            direct = least_allocated_cpu_memory(s.cpu_memory, node_info)
+            if direct is not None:
+                return direct
+        return self._scorer(s.entries, node_info)
 
     def _entries(self, pod: Pod) -> tuple[ResourceEntry, ...]:
         return pod_resource_entries(self._resources, self._scoring_requests(pod))

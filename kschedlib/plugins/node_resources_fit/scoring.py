@@ -26,6 +26,8 @@ __all__ = [
     "ResourceEntry",
     "Scorer",
     "broken_linear",
+    "cpu_memory_request",
+    "least_allocated_cpu_memory",
     "least_requested_score",
     "most_requested_score",
     "node_amounts",
@@ -90,6 +92,39 @@ def node_amounts(
         if capacity != 0:
             out.append((capacity, amount, weight))
     return out
+
+
+def cpu_memory_request(entries: tuple[ResourceEntry, ...]) -> tuple[int, int, int, int] | None:
+    """(cpu request, memory request, cpu weight, memory weight) when ``entries`` are exactly cpu then
+    memory with positive weights (the default resources), which :func:`least_allocated_cpu_memory`
+    scores directly; else ``None``."""
+    if len(entries) != 2:
+        return None
+    (kind0, _, weight0, cpu), (kind1, _, weight1, memory) = entries
+    if kind0 != _CPU_KIND or kind1 != _MEMORY_KIND or weight0 <= 0 or weight1 <= 0:
+        return None
+    return cpu, memory, weight0, weight1
+
+
+def least_allocated_cpu_memory(request: tuple[int, int, int, int], node_info: NodeInfo) -> int | None:
+    """LeastAllocated's score for a :func:`cpu_memory_request`, read straight off the node's numbers.
+
+    The same integers as the plain scorer (:func:`_weighted_scorer`) on a node with positive cpu and
+    memory allocatable, without building the per-resource list; ``None`` on any other node.
+    """
+    cpu, memory, cpu_weight, memory_weight = request
+    alloc = node_info.allocatable
+    used = node_info.non_zero_requested
+    cpu_capacity, memory_capacity = alloc.milli_cpu, alloc.memory
+    if cpu_capacity <= 0 or memory_capacity <= 0:
+        return None
+    cpu_requested = used.milli_cpu + cpu
+    memory_requested = used.memory + memory
+    cpu_score = 0 if cpu_requested > cpu_capacity else (cpu_capacity - cpu_requested) * MAX_NODE_SCORE // cpu_capacity
+    memory_score = (0 if memory_requested > memory_capacity
+                    else (memory_capacity - memory_requested) * MAX_NODE_SCORE // memory_capacity)
+    # both terms are non-negative (capacities are positive): flooring is the plain path's truncation
+    return (cpu_score * cpu_weight + memory_score * memory_weight) // (cpu_weight + memory_weight)
 
 
 def least_requested_score(requested: int, capacity: int) -> int:
