@@ -14,6 +14,7 @@ from kschedlib.framework import (
     CycleState,
     FilterPlugin,
     Handle,
+    LabelKeyedFilter,
     NodeInfo,
     NodeLocalFilter,
     NodeLocalScore,
@@ -269,6 +270,21 @@ class KeyMissesRequests(FilterPlugin, NodeLocalFilter):
 
     def filter_key(self, state: CycleState, pod: Pod) -> Hashable:
         return frozenset(pod.labels.items())  # the bug on display: the verdict depends on the requests too
+
+
+class LabelKeysMissTheHost(FilterPlugin, LabelKeyedFilter):
+    """Rejects node-0 alone, but says its verdict reads the zone label only."""
+
+    name: ClassVar[str] = "LabelKeysMissTheHost"
+
+    def __init__(self, args: None, handle: Handle) -> None:
+        """No arguments."""
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        return Status.unschedulable("not here") if node_info.name == "node-0" else Status.success()
+
+    def filter_label_keys(self, state: CycleState, pod: Pod) -> tuple[str, ...]:
+        return ("topology.kubernetes.io/zone",)  # the bug on display: the verdict reads the hostname
 
 
 class ScoreKeyMissesRequests(ScorePlugin, NodeLocalScore):

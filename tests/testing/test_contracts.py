@@ -13,7 +13,15 @@ from hypothesis.errors import InvalidArgument
 from kschedlib import in_tree_registry
 from kschedlib.framework import NodeLocalFilter, NodeLocalScore, PluginEntry, Status
 from kschedlib.framework.registry import PluginFactory
-from kschedlib.model import Container, Namespace, Node, Pod, parse_quantity
+from kschedlib.model import (
+    Container,
+    LabelSelector,
+    Namespace,
+    Node,
+    Pod,
+    TopologySpreadConstraint,
+    parse_quantity,
+)
 from kschedlib.plugins.inter_pod_affinity import InterPodAffinity
 from kschedlib.plugins.node_affinity import NodeAffinity
 from kschedlib.plugins.node_ports import NodePorts
@@ -214,6 +222,45 @@ def test_a_key_that_misses_what_the_answer_depends_on_is_caught_on_near_twins() 
     with pytest.raises(ContractViolation, match="filter_key gave pods default/web-1 and default/idle the same key"):
         check_memo_keys(broken.KeyMissesRequests, scenario)
     check_memo_keys(NodeResourcesFit, scenario)
+
+
+def test_label_keys_that_miss_what_filter_reads_are_caught() -> None:
+    scenario = _scenario(bound=False)
+    four = scenario.cluster.nodes[0].allocatable
+    node = Node("node-1", labels={"kubernetes.io/hostname": "node-1"}, allocatable=four, capacity=four)
+    scenario = Scenario(Cluster((*scenario.cluster.objects, node)), scenario.pod)
+    with pytest.raises(ContractViolation) as caught:
+        check_memo_keys(broken.LabelKeysMissTheHost, scenario)
+    assert caught.value.contract == "memo-key"
+    assert caught.value.detail.startswith(
+        "filter_label_keys gave default/web-1 the keys ('topology.kubernetes.io/zone',), on which nodes \"node-0\" "
+        'and "node-1" agree, yet Filter answered ')
+
+
+def _spread_scenario() -> Scenario:
+    """Two zones, the first holding two web pods, and a node without a zone: three different verdicts."""
+    four = {"cpu": parse_quantity("4"), "memory": parse_quantity("8Gi"), "pods": parse_quantity("110")}
+    zone = "topology.kubernetes.io/zone"
+    nodes = [Node(f"node-{i}", labels={"kubernetes.io/hostname": f"node-{i}", **({zone: z} if z else {})},
+                  allocatable=four, capacity=four) for i, z in enumerate(["a", "a", "b", "b", ""])]
+    web = {"app": "web"}
+    bound = [Pod(f"web-{i}", labels=web, node_name="node-0", phase="Running") for i in range(2)]
+    spread = (TopologySpreadConstraint(1, zone, "DoNotSchedule", LabelSelector(web)),)
+    pending = Pod("web-9", labels=web, topology_spread_constraints=spread)
+    namespace = Namespace("default", {"kubernetes.io/metadata.name": "default"})
+    return Scenario(Cluster((namespace, *nodes, *bound, pending)), pending)
+
+
+def test_in_tree_label_keys_keep_their_promise() -> None:
+    """PodTopologySpread's verdict reads its constraints' topology labels alone (the node search relies on it)."""
+    check_memo_keys(PodTopologySpread, _spread_scenario())
+    check_plugin(PodTopologySpread, checks=[check_memo_keys], max_examples=40)
+
+
+def test_spread_label_keys_that_miss_the_zone_are_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(PodTopologySpread, "filter_label_keys", lambda self, state, pod: ())
+    with pytest.raises(ContractViolation, match="filter_label_keys gave default/web-9 the keys \\(\\), on which"):
+        check_memo_keys(PodTopologySpread, _spread_scenario())
 
 
 def test_scores_that_are_bools_are_not_ints() -> None:
