@@ -32,6 +32,7 @@ from kschedlib.framework.extension_points import (
 )
 from kschedlib.framework.handle import Handle
 from kschedlib.framework.memo import (
+    BatchScore,
     ExternalNodeState,
     LabelKeyedFilter,
     NodeLocalFilter,
@@ -51,6 +52,7 @@ from kschedlib.framework.waiting import WaitingPodView
 __all__ = [
     "ActionType",
     "AffinityTerm",
+    "BatchScore",
     "BindPlugin",
     "ClusterApi",
     "ClusterEvent",

@@ -25,13 +25,14 @@ verdicts per node position only, re-asking it on the nodes it names.
 from __future__ import annotations
 
 import abc
-from collections.abc import Collection, Hashable
+from collections.abc import Collection, Hashable, Sequence
 
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.extension_points import Plugin
+from kschedlib.framework.node_info import NodeInfo
 from kschedlib.model.objects import Pod
 
-__all__ = ["ExternalNodeState", "LabelKeyedFilter", "NodeLocalFilter", "NodeLocalScore", "PureNormalize"]
+__all__ = ["BatchScore", "ExternalNodeState", "LabelKeyedFilter", "NodeLocalFilter", "NodeLocalScore", "PureNormalize"]
 
 
 class NodeLocalFilter(Plugin):
@@ -77,6 +78,16 @@ class LabelKeyedFilter(Plugin):
     @abc.abstractmethod
     def filter_label_keys(self, state: CycleState, pod: Pod) -> tuple[str, ...] | None:
         """Called after PreFilter; the label keys the verdict reads. ``None``: ask Filter on every node."""
+
+
+class BatchScore(Plugin):
+    """A Score plugin that scores a list of nodes in one call, exactly as Score would one by one."""
+
+    @abc.abstractmethod
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int]:
+        """Called after PreScore instead of Score on each node: ``[score(state, pod, n) for n in nodes]``.
+
+        Raising fails the cycle as a raising Score does."""
 
 
 class PureNormalize(Plugin):

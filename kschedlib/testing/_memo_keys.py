@@ -8,7 +8,8 @@ with one field taken from another pod, and compares the answers of pods whose
 keys are equal, node by node.  A PureNormalize plugin's ``normalize_key`` is checked alike: with
 equal keys, the same raw scores must normalize to the same list, whatever the nodes' order.  A
 LabelKeyedFilter's ``filter_label_keys`` is checked within each pod's cycle: nodes that agree on those
-labels must get the same Filter answer.
+labels must get the same Filter answer.  A BatchScore's ``score_nodes`` must answer what Score answers
+node by node, for the nodes in order, reversed, and every other one.
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ import attrs
 
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.extension_points import FilterPlugin, PreScorePlugin, ScoreExtensions, ScorePlugin
-from kschedlib.framework.memo import LabelKeyedFilter, NodeLocalFilter, NodeLocalScore, PureNormalize
+from kschedlib.framework.memo import BatchScore, LabelKeyedFilter, NodeLocalFilter, NodeLocalScore, PureNormalize
 from kschedlib.framework.node_info import NodeInfo
-from kschedlib.framework.status import Status
+from kschedlib.framework.status import Code, Status
 from kschedlib.model.objects import Pod
 from kschedlib.testing._harness import Run, describe
 
@@ -128,6 +129,32 @@ def check_keys(run: Run) -> None:
         _check_pure_normalize(run, pods)
     if isinstance(plugin, LabelKeyedFilter) and isinstance(plugin, FilterPlugin):
         _check_label_keys(run, pods)
+    if isinstance(plugin, BatchScore) and isinstance(plugin, ScorePlugin):
+        _check_batch_score(run, pods)
+
+
+def _check_batch_score(run: Run, pods: Sequence[Pod]) -> None:
+    """``score_nodes`` answers Score's raw scores, node for node, whatever nodes it is given."""
+    plugin = run.plugin
+    assert isinstance(plugin, BatchScore)
+    assert isinstance(plugin, ScorePlugin)
+    nodes: list[NodeInfo] = list(run.handle.snapshot)
+    for pod in pods:
+        state = CycleState()
+        result = run.pre_filter(pod, state)
+        if isinstance(result, Status) and not (result.is_success or result.code is Code.SKIP):
+            continue  # a PreFilter that skips its own Filter still scores
+        if isinstance(plugin, PreScorePlugin) and not run.call(
+                f"PreScore of {pod.key}", plugin.pre_score, state, pod, nodes, returns=(Status,)).is_success:
+            continue
+        single = {node.name: run.call(f'Score of {pod.key} on node "{node.name}"', plugin.score, state, pod, node,
+                                      returns=(int,)) for node in nodes}
+        for order in (nodes, nodes[::-1], nodes[::2]):
+            got = run.call(f"score_nodes of {pod.key}", plugin.score_nodes, state, pod, order, returns=(list,))
+            expected = [single[node.name] for node in order]
+            if got != expected:
+                run.fail(f"score_nodes of {pod.key} on nodes {[node.name for node in order]} answered {got}, "
+                         f"yet Score answered {expected} node by node")
 
 
 def _domain(node: NodeInfo, keys: tuple[str, ...]) -> tuple[str | None, ...] | None:

@@ -14,12 +14,16 @@ from kschedlib import in_tree_registry
 from kschedlib.framework import NodeLocalFilter, NodeLocalScore, PluginEntry, Status
 from kschedlib.framework.registry import PluginFactory
 from kschedlib.model import (
+    Affinity,
     Container,
     LabelSelector,
     Namespace,
     Node,
     Pod,
+    PodAffinity,
+    PodAffinityTerm,
     TopologySpreadConstraint,
+    WeightedPodAffinityTerm,
     parse_quantity,
 )
 from kschedlib.plugins.inter_pod_affinity import InterPodAffinity
@@ -261,6 +265,31 @@ def test_spread_label_keys_that_miss_the_zone_are_caught(monkeypatch: pytest.Mon
     monkeypatch.setattr(PodTopologySpread, "filter_label_keys", lambda self, state, pod: ())
     with pytest.raises(ContractViolation, match="filter_label_keys gave default/web-9 the keys \\(\\), on which"):
         check_memo_keys(PodTopologySpread, _spread_scenario())
+
+
+def test_a_batch_score_that_differs_from_score_is_caught() -> None:
+    with pytest.raises(ContractViolation) as caught:
+        check_memo_keys(broken.BatchForgetsTheNode, _spread_scenario())
+    assert caught.value.detail == (
+        "score_nodes of default/web-9 on nodes ['node-0', 'node-2', 'node-4', 'node-1', 'node-3'] answered "
+        "[10, 10, 10, 10, 10], yet Score answered [50, 10, 10, 10, 10] node by node")
+
+
+def _anti_affinity_scenario() -> Scenario:
+    """Web pods on two of three hosts; the pending one prefers hosts without web pods (weight 100)."""
+    scenario = _spread_scenario()
+    host = "kubernetes.io/hostname"
+    term = PodAffinityTerm(host, LabelSelector({"app": "web"}))
+    affinity = Affinity(pod_anti_affinity=PodAffinity(preferred=(WeightedPodAffinityTerm(100, term),)))
+    pod = attrs.evolve(scenario.pod, affinity=affinity, topology_spread_constraints=())
+    others = [o for o in scenario.cluster.objects if not (isinstance(o, Pod) and o.name == pod.name)]
+    return Scenario(Cluster((*others, pod)), pod)
+
+
+def test_inter_pod_affinity_scores_alike_in_a_batch() -> None:
+    """InterPodAffinity's score_nodes is its Score node by node (the runtime scores it in one call)."""
+    check_memo_keys(InterPodAffinity, _anti_affinity_scenario())
+    check_plugin(InterPodAffinity, checks=[check_memo_keys], max_examples=40)
 
 
 def test_scores_that_are_bools_are_not_ints() -> None:
