@@ -914,6 +914,19 @@ def test_scores_match_brute_force_and_normalize_into_range(case: tuple[FakeHandl
         assert min(normalized.values()) == 0
 
 
+@given(st.lists(st.integers(-(2**40), 2**40), max_size=40))
+def test_normalizing_once_per_distinct_raw_score_is_kube_formula_per_node(raw: list[int]) -> None:
+    """NormalizeScore scales each distinct raw score once; the answer is kube's formula node by node."""
+    from kschedlib.plugins.inter_pod_affinity.scoring import normalized_values
+
+    if not raw or max(raw) == min(raw):
+        expected = [0] * len(raw)
+    else:
+        lowest, span = min(raw), float(max(raw) - min(raw))
+        expected = [int(100.0 * (float(score - lowest) / span)) for score in raw]
+    assert normalized_values(list(raw)) == expected
+
+
 @given(st.lists(st.tuples(st.sampled_from(["zone", "host", "rack"]),
                           st.dictionaries(st.sampled_from(["a", "b", "c"]), st.integers(-50, 50), max_size=3),
                           st.integers(-100, 100)), max_size=4),

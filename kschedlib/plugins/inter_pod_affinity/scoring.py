@@ -241,5 +241,6 @@ def normalized_values(raw: list[int]) -> list[int]:
     if spread <= 0:
         return [0] * len(raw)
     top, span = float(MAX_NODE_SCORE), float(spread)
-    return [int(top * (float(score - lowest) / span)) for score in raw]
+    scaled = {score: int(top * (float(score - lowest) / span)) for score in set(raw)}  # raw scores repeat a lot
+    return list(map(scaled.__getitem__, raw))
 
