@@ -254,10 +254,9 @@ def take_grouped(result: SearchResult, nodes: Sequence[NodeInfo], low: int, high
         del segment[stop - low:]
     feasible.extend(found)
     statuses, per_domain = result.statuses, verdicts.statuses
-    for position in compress(range(low, end), segment.translate(verdicts.rejects)):
-        status = per_domain[index[position]]
-        assert status is not None
-        statuses[nodes[position].name] = status
+    rejected = segment.translate(verdicts.rejects)
+    for position, domain in zip(compress(range(low, end), rejected), compress(segment, rejected), strict=True):
+        statuses[nodes[position].name] = per_domain[domain]
     if stop is not None:
         result.stopped_at = nodes[stop].name
         return True

@@ -24,6 +24,7 @@ __all__ = ["DomainStore", "DomainVerdicts", "LabelDomains"]
 
 _SUCCESS: Final = Code.SUCCESS
 _ERROR: Final = Code.ERROR
+_SUCCESS_STATUS: Final = Status.success()
 _MAX_DOMAINS: Final = 256
 """Domain indexes are bytes; a layout with more domains is searched node by node."""
 _KEY_SETS: Final = 16
@@ -103,7 +104,7 @@ class LabelDomains:
     def verdicts(self, nodes: Sequence[NodeInfo], verdict: Callable[[NodeInfo], Status]) -> DomainVerdicts:
         """Each non-empty domain's verdict, asked of its first node, as translation tables."""
         fits, rejects, errs = bytearray(256), bytearray(256), bytearray(256)
-        statuses: list[Status | None] = [None] * len(self.sizes)
+        statuses = [_SUCCESS_STATUS] * len(self.sizes)  # an empty domain's is never read
         erring = False
         index = self.index
         for domain, size in enumerate(self.sizes):
@@ -129,7 +130,7 @@ class DomainVerdicts(NamedTuple):
     rejects: bytes
     errs: bytes | None
     """``None`` when no domain's verdict is an error."""
-    statuses: list[Status | None]
+    statuses: list[Status]
 
 
 @final

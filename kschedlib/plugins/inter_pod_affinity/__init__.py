@@ -446,7 +446,7 @@ class InterPodAffinity(
         s = state.get(PRE_SCORE_KEY)
         if s is None:
             raise LookupError(_missing("failed to read", PRE_SCORE_KEY))
-        return scoring.score_nodes(s, [_labels(info) for info in nodes])
+        return scoring.score_nodes(s, [NO_LABELS if (node := info.node) is None else node.labels for info in nodes])
 
     def normalize_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]) -> list[int]:
         """Min-max scale the raw scores to [0, 100]."""

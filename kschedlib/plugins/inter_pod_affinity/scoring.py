@@ -219,9 +219,13 @@ def score_nodes(state: PreScoreState, labels: Sequence[Mapping[str, str]]) -> li
     table is one pass of look-ups over the nodes' values instead of a call per node.
     """
     totals: list[int] | None = None
+    values: dict[str, list[str | None]] = {}  # per topology key, the nodes' values (tables often share a key)
     for key, amounts, factor in state.parts:
+        at = values.get(key)
+        if at is None:
+            at = values[key] = [node.get(key) for node in labels]
         amount_of = cast(Callable[[str | None, int], int], amounts.get)  # ``None`` (no label) is never a key
-        found = list(map(amount_of, [node.get(key) for node in labels], repeat(0)))
+        found = list(map(amount_of, at, repeat(0)))
         if factor != 1:
             found = [factor * amount for amount in found]
         totals = found if totals is None else list(map(add, totals, found))
