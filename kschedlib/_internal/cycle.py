@@ -302,7 +302,10 @@ def _find_feasible(cycle: _Cycle, start_index: int, percentage_of_nodes_to_score
         found = SearchResult()
         found.feasible.extend((start_index + i) % len(nodes) for i in range(min(to_find, len(nodes))))
     feasible: list[NodeInfo] = take(nodes, found.feasible)
-    statuses.update(found.statuses)  # a status already there (the nominated node's) keeps its place
+    if statuses:
+        statuses.update(found.statuses)  # a status already there (the nominated node's) keeps its place
+    else:
+        statuses = found.statuses  # the search's own dict, nobody else's: no copy
     processed = len(feasible) + len(statuses)
     next_start = (start_index + processed) % snapshot.num_nodes
     if found.error is not None:

@@ -23,6 +23,7 @@ __all__ = [
     "OutOfRange",
     "PluginFailure",
     "WrongScore",
+    "WrongScores",
     "bound_filter_runner",
     "error",
     "filter_error",
@@ -157,6 +158,13 @@ class WrongScore(Exception):
 
     def __init__(self, value: object) -> None:
         super().__init__(wrong_return(value, "an int score"))
+
+
+class WrongScores(Exception):
+    """A :class:`~kschedlib.framework.memo.BatchScore` plugin returned something other than one score per node."""
+
+    def __init__(self, value: object, count: int) -> None:
+        super().__init__(wrong_return(value, f"a list of {count} int scores"))
 
 
 class PluginFailure(Exception):

@@ -19,6 +19,7 @@ from kschedlib._internal.plugin_errors import (
     OutOfRange,
     PluginFailure,
     WrongScore,
+    WrongScores,
     error,
     go_quote,
     normalize_error,
@@ -52,7 +53,7 @@ from kschedlib.framework.extension_points import (
     ScoreExtensions,
     ScorePlugin,
 )
-from kschedlib.framework.memo import PureNormalize
+from kschedlib.framework.memo import BatchScore, PureNormalize
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.queued_pod import QueuedPodInfo
@@ -179,6 +180,7 @@ class ProfileRuntime:
         ]
         self.weights = dict(profile.score_weights)
         self._normalizing = frozenset(name for name, p in self.score if isinstance(p, ScoreExtensions))
+        self._batch = frozenset(name for name, p in self.score if isinstance(p, BatchScore))
         self.reuse = Reuse(self.filter, self.score, self.weights)
         """The reuse layer: memoized filter runners, the column search, local score views."""
         self._plain_runners: BoundedLRU[frozenset[str], FilterRunner] = BoundedLRU(_PLAIN_RUNNERS)
@@ -504,13 +506,23 @@ class ProfileRuntime:
             return [first * weight] * len(raw)
         return [value * weight for value in raw]
 
-    @staticmethod
-    def _compute(state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], name: str, plugin: ScorePlugin) -> list[int]:
-        score = plugin.score
-        try:
-            values = [score(state, pod, node) for node in nodes]
-        except Exception as exc:
-            raise PluginFailure(name, exc) from exc
+    def _compute(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], name: str,
+                 plugin: ScorePlugin) -> list[int]:
+        """The raw scores of ``nodes``: node by node, or in one call from a :class:`BatchScore` plugin."""
+        if name in self._batch:
+            try:
+                batch: object = cast(BatchScore, plugin).score_nodes(state, pod, nodes)
+            except Exception as exc:
+                raise PluginFailure(name, exc) from exc
+            if type(batch) is not list or len(batch) != len(nodes):
+                raise PluginFailure(name, WrongScores(batch, len(nodes)))
+            values: list[int] = batch
+        else:
+            score = plugin.score
+            try:
+                values = [score(state, pod, node) for node in nodes]
+            except Exception as exc:
+                raise PluginFailure(name, exc) from exc
         wrong = not_int(values)
         if wrong is not None:
             raise PluginFailure(name, WrongScore(wrong[0]))

@@ -31,7 +31,14 @@ from kschedlib.framework.extension_points import (
     ScorePlugin,
 )
 from kschedlib.framework.handle import Handle
-from kschedlib.framework.memo import ExternalNodeState, NodeLocalFilter, NodeLocalScore, PureNormalize
+from kschedlib.framework.memo import (
+    BatchScore,
+    ExternalNodeState,
+    LabelKeyedFilter,
+    NodeLocalFilter,
+    NodeLocalScore,
+    PureNormalize,
+)
 from kschedlib.framework.node_info import ImageState, NodeInfo
 from kschedlib.framework.plugin_state import KeepsState
 from kschedlib.framework.pod_info import AffinityTerm, PodInfo, WeightedAffinityTerm
@@ -45,6 +52,7 @@ from kschedlib.framework.waiting import WaitingPodView
 __all__ = [
     "ActionType",
     "AffinityTerm",
+    "BatchScore",
     "BindPlugin",
     "ClusterApi",
     "ClusterEvent",
@@ -58,6 +66,7 @@ __all__ = [
     "Handle",
     "ImageState",
     "KeepsState",
+    "LabelKeyedFilter",
     "MAX_NODE_SCORE",
     "MIN_NODE_SCORE",
     "NodeCursor",

@@ -25,13 +25,14 @@ verdicts per node position only, re-asking it on the nodes it names.
 from __future__ import annotations
 
 import abc
-from collections.abc import Collection, Hashable
+from collections.abc import Collection, Hashable, Sequence
 
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.extension_points import Plugin
+from kschedlib.framework.node_info import NodeInfo
 from kschedlib.model.objects import Pod
 
-__all__ = ["ExternalNodeState", "NodeLocalFilter", "NodeLocalScore", "PureNormalize"]
+__all__ = ["BatchScore", "ExternalNodeState", "LabelKeyedFilter", "NodeLocalFilter", "NodeLocalScore", "PureNormalize"]
 
 
 class NodeLocalFilter(Plugin):
@@ -63,6 +64,30 @@ class ExternalNodeState(Plugin):
         """The position in the outside state now, and the names of the nodes whose outside state
         changed since ``since`` (a position returned before, or ``None``); ``None`` instead of
         names means any node may have changed (an unknown or too old ``since``)."""
+
+
+class LabelKeyedFilter(Plugin):
+    """A Filter whose verdict in one cycle depends only on the node's values of a few label keys.
+
+    Within a cycle's state, two nodes whose labels agree on every key of :meth:`filter_label_keys`
+    (a missing label being one more value, and a NodeInfo without a Node yet another) must get equal
+    verdicts.  The node search then asks Filter once per such domain and gives every node of the
+    domain that verdict.
+    """
+
+    @abc.abstractmethod
+    def filter_label_keys(self, state: CycleState, pod: Pod) -> tuple[str, ...] | None:
+        """Called after PreFilter; the label keys the verdict reads. ``None``: ask Filter on every node."""
+
+
+class BatchScore(Plugin):
+    """A Score plugin that scores a list of nodes in one call, exactly as Score would one by one."""
+
+    @abc.abstractmethod
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int]:
+        """Called after PreScore instead of Score on each node: ``[score(state, pod, n) for n in nodes]``.
+
+        Raising fails the cycle as a raising Score does."""
 
 
 class PureNormalize(Plugin):

@@ -11,6 +11,10 @@ count too; the clamp still counts containers only.
 Kube has no PreScore for this plugin, so none is added (it would change which
 plugins a cycle reports).  The pod's normalized image names are instead cached
 for the last pod scored: Score runs for every node of one pod in a row.
+
+A node that holds no image scores 0 for every pod.  While no node of the snapshot holds one
+(:class:`_ImageHolders` counts them from the snapshot's change log), every pod gets the same memo
+key, so pods that differ only in their images share their reused scores.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from kschedlib.framework.extension_points import MAX_NODE_SCORE, ScorePlugin
 from kschedlib.framework.handle import Handle
 from kschedlib.framework.memo import NodeLocalScore
 from kschedlib.framework.node_info import ImageState, NodeInfo
+from kschedlib.framework.snapshot import NodeCursor, Snapshot
 from kschedlib.model.objects import Pod
 
 __all__ = ["ImageLocality"]
@@ -88,18 +93,51 @@ def calculate_priority(sum_scores: int, num_containers: int) -> int:
     return quotient if (numerator < 0) == (denominator < 0) else -quotient
 
 
+_NO_IMAGES: Final = ("no node holds an image",)
+"""The memo key of every pod while no node holds an image: each NodeInfo then scores 0."""
+
+
+@final
+class _ImageHolders:
+    """How many nodes of the last snapshot seen hold some image, recounted only where nodes changed."""
+
+    __slots__ = ("count", "cursor", "infos")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.cursor = NodeCursor()
+        self.infos: list[NodeInfo] = []
+
+    def sync(self, snapshot: Snapshot) -> int:
+        """The number of ``snapshot``'s nodes that hold an image."""
+        nodes = snapshot._nodes  # read within this call only
+        changed = self.cursor.changes(snapshot, len(self.infos))
+        if changed is None:
+            self.infos = list(nodes)
+            self.count = sum(1 for info in nodes if info.image_states)
+            return self.count
+        infos = self.infos
+        for position in changed:
+            info, old = nodes[position], infos[position]
+            if info is not old:
+                self.count += bool(info.image_states) - bool(old.image_states)
+                infos[position] = info
+        return self.count
+
+
 @final
 class ImageLocality(ScorePlugin, NodeLocalScore):
     """Scores nodes by how much of the pod's image data they already hold."""
 
     name: ClassVar[str] = "ImageLocality"
-    __slots__ = ("_handle", "_image_volumes", "_last")
+    __slots__ = ("_handle", "_holders", "_image_volumes", "_last")
 
     def __init__(self, args: object, handle: Handle) -> None:
         """``args`` is ignored: ImageLocality has none."""
         self._handle = handle
         self._image_volumes = handle.switches.image_volume_locality
         self._last: tuple[Pod, tuple[str, ...], int] | None = None
+        self._holders = _ImageHolders()
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """The image-locality score in [0, 100] (no normalization)."""
@@ -114,6 +152,10 @@ class ImageLocality(ScorePlugin, NodeLocalScore):
         return calculate_priority(total, last[2])
 
     def score_key(self, state: CycleState, pod: Pod) -> Hashable:
-        """The score depends on the pod's images and the cluster size (image spread is in the NodeInfo)."""
+        """The score depends on the pod's images and the cluster size (image spread is in the NodeInfo);
+        on nothing while no node holds an image (every NodeInfo of such a snapshot scores 0)."""
+        snapshot = self._handle.snapshot
+        if not self._holders.sync(snapshot):
+            return _NO_IMAGES
         return (pod_image_names(pod, self._image_volumes), len(pod.init_containers) + len(pod.containers),
                 self._handle.snapshot.num_nodes)

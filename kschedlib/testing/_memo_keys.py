@@ -6,7 +6,10 @@ depends on gives wrong decisions silently, so the check asks the plugin for
 the keys of the scenario's pod, of the other pods, and of the scenario's pod
 with one field taken from another pod, and compares the answers of pods whose
 keys are equal, node by node.  A PureNormalize plugin's ``normalize_key`` is checked alike: with
-equal keys, the same raw scores must normalize to the same list, whatever the nodes' order.
+equal keys, the same raw scores must normalize to the same list, whatever the nodes' order.  A
+LabelKeyedFilter's ``filter_label_keys`` is checked within each pod's cycle: nodes that agree on those
+labels must get the same Filter answer.  A BatchScore's ``score_nodes`` must answer what Score answers
+node by node, for the nodes in order, reversed, and every other one.
 """
 
 from __future__ import annotations
@@ -18,9 +21,9 @@ import attrs
 
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.extension_points import FilterPlugin, PreScorePlugin, ScoreExtensions, ScorePlugin
-from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore, PureNormalize
+from kschedlib.framework.memo import BatchScore, LabelKeyedFilter, NodeLocalFilter, NodeLocalScore, PureNormalize
 from kschedlib.framework.node_info import NodeInfo
-from kschedlib.framework.status import Status
+from kschedlib.framework.status import Code, Status
 from kschedlib.model.objects import Pod
 from kschedlib.testing._harness import Run, describe
 
@@ -124,6 +127,62 @@ def check_keys(run: Run) -> None:
         _compare(run, "score_key", "Score", pods, _score_answers(run))
     if isinstance(plugin, PureNormalize) and isinstance(plugin, ScoreExtensions):
         _check_pure_normalize(run, pods)
+    if isinstance(plugin, LabelKeyedFilter) and isinstance(plugin, FilterPlugin):
+        _check_label_keys(run, pods)
+    if isinstance(plugin, BatchScore) and isinstance(plugin, ScorePlugin):
+        _check_batch_score(run, pods)
+
+
+def _check_batch_score(run: Run, pods: Sequence[Pod]) -> None:
+    """``score_nodes`` answers Score's raw scores, node for node, whatever nodes it is given."""
+    plugin = run.plugin
+    assert isinstance(plugin, BatchScore)
+    assert isinstance(plugin, ScorePlugin)
+    nodes: list[NodeInfo] = list(run.handle.snapshot)
+    for pod in pods:
+        state = CycleState()
+        result = run.pre_filter(pod, state)
+        if isinstance(result, Status) and not (result.is_success or result.code is Code.SKIP):
+            continue  # a PreFilter that skips its own Filter still scores
+        if isinstance(plugin, PreScorePlugin) and not run.call(
+                f"PreScore of {pod.key}", plugin.pre_score, state, pod, nodes, returns=(Status,)).is_success:
+            continue
+        single = {node.name: run.call(f'Score of {pod.key} on node "{node.name}"', plugin.score, state, pod, node,
+                                      returns=(int,)) for node in nodes}
+        for order in (nodes, nodes[::-1], nodes[::2]):
+            got = run.call(f"score_nodes of {pod.key}", plugin.score_nodes, state, pod, order, returns=(list,))
+            expected = [single[node.name] for node in order]
+            if got != expected:
+                run.fail(f"score_nodes of {pod.key} on nodes {[node.name for node in order]} answered {got}, "
+                         f"yet Score answered {expected} node by node")
+
+
+def _domain(node: NodeInfo, keys: tuple[str, ...]) -> tuple[str | None, ...] | None:
+    """A node's values of ``keys`` (``None`` for a NodeInfo without a Node)."""
+    return tuple(node.node.labels.get(key) for key in keys) if node.node is not None else None
+
+
+def _check_label_keys(run: Run, pods: Sequence[Pod]) -> None:
+    """Nodes with equal values of ``filter_label_keys`` get equal Filter answers in one cycle."""
+    plugin = run.plugin
+    assert isinstance(plugin, LabelKeyedFilter)
+    for pod in pods:
+        state = CycleState()
+        result = run.pre_filter(pod, state)
+        if (isinstance(result, Status) and not result.is_success) or run.name in state.skip_filter_plugins:
+            continue
+        keys = run.call(f"filter_label_keys of {pod.key}", plugin.filter_label_keys, state, pod)
+        if keys is None:
+            continue
+        if type(keys) is not tuple or not all(type(key) is str for key in keys):
+            run.fail(f"filter_label_keys of {pod.key} returned {keys!r}, not a tuple of label keys")
+        first: dict[object, tuple[str, str]] = {}
+        for node in run.handle.snapshot:
+            got = describe(run.filter(state.clone(), node, pod))
+            name, before = first.setdefault(_domain(node, keys), (node.name, got))
+            if before != got:
+                run.fail(f"filter_label_keys gave {pod.key} the keys {keys!r}, on which nodes \"{name}\" and "
+                         f'"{node.name}" agree, yet Filter answered {before} on the one and {got} on the other')
 
 
 def _check_pure_normalize(run: Run, pods: Sequence[Pod]) -> None:

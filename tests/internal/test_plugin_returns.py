@@ -33,7 +33,7 @@ from kschedlib.framework import (
     ScorePlugin,
     Status,
 )
-from kschedlib.framework.memo import NodeLocalFilter, NodeLocalScore
+from kschedlib.framework.memo import BatchScore, NodeLocalFilter, NodeLocalScore
 from kschedlib.model import Pod
 from tests.helpers import Recorder, make_node, make_pod
 
@@ -113,6 +113,18 @@ class LocalScoreChaos(ScoreChaos, NodeLocalScore):
         return pod.name if pod.name != "unhashable" else {pod.name}
 
 
+class BatchScoreChaos(ScoreChaos, BatchScore):
+    """The wrong value for every node, asked in one call."""
+
+    name = "BatchScoreChaos"
+    short: ClassVar[bool] = False
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int]:
+        if BatchScoreChaos.short:
+            return [50]
+        return [self.wrong(pod, 50) for _ in nodes]
+
+
 class NormalizeChaos(Chaos, ScorePlugin, ScoreExtensions):
     """A wrong value from NormalizeScore, or (``values`` mode) wrong values inside the list it returns."""
 
@@ -170,6 +182,7 @@ PLUGINS: dict[str, tuple[str, type[Chaos]]] = {
     "PreScore": ("preScore", PreScoreChaos),
     "Score": ("score", ScoreChaos),
     "Score(memo)": ("score", LocalScoreChaos),
+    "Score(batch)": ("score", BatchScoreChaos),
     "NormalizeScore": ("score", NormalizeChaos),
     "NormalizeScore(values)": ("score", NormalizeChaos),
     "Reserve": ("reserve", ReserveChaos),
@@ -177,7 +190,7 @@ PLUGINS: dict[str, tuple[str, type[Chaos]]] = {
     "PreBind": ("preBind", PreBindChaos),
     "Bind": ("bind", BindChaos),
 }
-SCORE_POINTS = ["Score", "Score(memo)", "NormalizeScore(values)"]
+SCORE_POINTS = ["Score", "Score(memo)", "Score(batch)", "NormalizeScore(values)"]
 STATUS_POINTS = [point for point in PLUGINS if point not in SCORE_POINTS]
 BOOM = RuntimeError("boom")
 WRONG_STATUSES = {"None": None, "True": True, "str": "ok", "raises": BOOM}
@@ -194,6 +207,7 @@ def _reset() -> None:
     Chaos.interrupt = False
     Chaos.behave = False
     NormalizeChaos.into_values = False
+    BatchScoreChaos.short = False
     ReserveChaos.unreserved.clear()
 
 
@@ -291,8 +305,8 @@ def binding_outcome(sched: kschedlib.Scheduler) -> kschedlib.ScheduleResult:
     return results[1]
 
 
-@pytest.mark.parametrize("case", ["PreFilter", "Filter", "Filter(memo-column)", "Score", "Score(memo)", "Reserve",
-                                  "Permit", "PreBind", "Bind"])
+@pytest.mark.parametrize("case", ["PreFilter", "Filter", "Filter(memo-column)", "Score", "Score(memo)",
+                                  "Score(batch)", "Reserve", "Permit", "PreBind", "Bind"])
 def test_an_interrupt_propagates_after_the_pod_is_put_back(case: str) -> None:
     Chaos.interrupt = True
     recorder = Recorder()
@@ -382,6 +396,18 @@ def test_an_interrupt_after_the_pod_was_parked_in_permit_leaves_it_waiting() -> 
     (timed_out,) = sched.tick()
     assert timed_out.status.code is Code.UNSCHEDULABLE
     assert requested_cpu(sched) == 0
+
+
+def test_a_batch_score_must_return_one_score_per_node() -> None:
+    BatchScoreChaos.short = True
+    recorder = Recorder()
+    sched = new_scheduler("Score(batch)", recorder)
+    sched.add_pod(make_pod(BAD, requests={"cpu": "1"}))
+    (result,) = sched.run_until_idle()
+    assert result.status.code is Code.ERROR
+    assert ('running Score plugins: plugin "BatchScoreChaos" failed with: returned [50] (list), not a list of 2 '
+            "int scores") in (result.message or "")
+    assert_nothing_held(sched)
 
 
 class ShrinkingNormalizer(ScorePlugin, ScoreExtensions):

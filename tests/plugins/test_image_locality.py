@@ -158,3 +158,34 @@ def test_score_within_range_and_monotone_in_images(
     value = score(total, states, pod)
     assert 0 <= value <= 100
     assert score(total, {}, pod) <= value
+
+
+def test_pods_share_a_memo_key_while_no_node_holds_an_image() -> None:
+    """No node with an image: every pod scores 0 on every node, so one key serves all; once a node
+    holds an image (followed through the cache's change log), the pod's images are in the key again."""
+    from kschedlib._internal.cache import Cache
+    from kschedlib.framework import PodInfo
+    from tests.helpers import make_pod
+
+    cache = Cache()
+    for i in range(3):
+        cache.add_node(make_node(f"n{i}"))
+    handle = FakeHandle(kube_version="1.30")
+    plugin = ImageLocality(None, handle)
+    web, db = pod_with("web:1"), pod_with("db:1")
+
+    def keys() -> tuple[object, object]:
+        handle.set_snapshot(cache.snapshot())
+        return plugin.score_key(CycleState(), web), plugin.score_key(CycleState(), db)
+
+    first, second = keys()
+    assert first == second
+    assert {plugin.score(CycleState(), pod, info) for pod in (web, db) for info in cache.snapshot().node_infos} == {0}
+    cache.add_pod(PodInfo.of(make_pod("a", node_name="n1")))
+    assert keys() == (first, second)
+    cache.update_node(make_node("n2", images=[(["db:1"], 300 * MB)]))
+    first, second = keys()
+    assert first != second
+    cache.update_node(make_node("n2"))
+    first, second = keys()
+    assert first == second

@@ -912,3 +912,29 @@ def test_scores_match_brute_force_and_normalize_into_range(case: tuple[FakeHandl
     if max(raw.values()) > min(raw.values()):
         assert max(normalized.values()) == 100
         assert min(normalized.values()) == 0
+
+
+@given(st.lists(st.integers(-(2**40), 2**40), max_size=40))
+def test_normalizing_once_per_distinct_raw_score_is_kube_formula_per_node(raw: list[int]) -> None:
+    """NormalizeScore scales each distinct raw score once; the answer is kube's formula node by node."""
+    from kschedlib.plugins.inter_pod_affinity.scoring import normalized_values
+
+    if not raw or max(raw) == min(raw):
+        expected = [0] * len(raw)
+    else:
+        lowest, span = min(raw), float(max(raw) - min(raw))
+        expected = [int(100.0 * (float(score - lowest) / span)) for score in raw]
+    assert normalized_values(list(raw)) == expected
+
+
+@given(st.lists(st.tuples(st.sampled_from(["zone", "host", "rack"]),
+                          st.dictionaries(st.sampled_from(["a", "b", "c"]), st.integers(-50, 50), max_size=3),
+                          st.integers(-100, 100)), max_size=4),
+       st.lists(st.dictionaries(st.sampled_from(["zone", "host", "rack"]), st.sampled_from(["a", "b", "c", "d"])),
+                max_size=12))
+def test_scoring_a_batch_of_nodes_is_scoring_each(parts: list[tuple[str, dict[str, int], int]],
+                                                  labels: list[dict[str, str]]) -> None:
+    from kschedlib.plugins.inter_pod_affinity.scoring import score_node, score_nodes
+
+    state = PreScoreState(tuple(parts))
+    assert score_nodes(state, labels) == [score_node(state, node) for node in labels]

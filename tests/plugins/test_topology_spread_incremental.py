@@ -241,6 +241,41 @@ def test_tally_recounts_only_replaced_nodes() -> None:
     assert len(calls) == 7
 
 
+def test_tally_counts_only_the_pods_a_node_gained() -> None:
+    """With the share's pod counter given, a node that kept its Node and gained pods has just those
+    counted; one that lost a pod or got a new Node is shared afresh."""
+    cache = Cache()
+    for i in range(4):
+        cache.add_node(zoned_node(f"n{i}", "AB"[i % 2]))
+    cache.add_node(zoned_node("n9", None))  # counts nowhere
+    calls: list[str] = []
+    counted: list[list[str]] = []
+
+    def count(pods: Sequence[PodInfo]) -> list[int]:
+        counted.append([p.pod.name for p in pods])
+        return [sum(p.pod.labels.get("app") == "web" for p in pods)]
+
+    tally = DomainTally((ZONE,), zone_share(calls), count)
+    tally.sync(cache.snapshot())
+    assert len(calls) == 5
+    cache.add_pod(web_pod("p0", "n3"))
+    tally.sync(cache.snapshot())
+    cache.add_pod(web_pod("p1", "n3"))
+    cache.add_pod(web_pod("p2", "n9"))
+    tally.sync(cache.snapshot())
+    assert len(calls) == 5
+    assert counted == [["p0"], ["p1"]]
+    assert tally.counts == {ZONE: {"A": 0, "B": 2}}
+    cache.remove_pod(web_pod("p0", "n3").pod)
+    tally.sync(cache.snapshot())
+    assert calls[5:] == ["n3"]
+    cache.update_node(make_node("n1", labels={HOST: "n1", ZONE: "B", "disk": "ssd"}))
+    cache.add_pod(web_pod("p3", "n1"))
+    tally.sync(cache.snapshot())
+    assert calls[6:] == ["n1"]
+    assert tally.counts == {ZONE: {"A": 0, "B": 2}}
+
+
 def test_tally_reuses_counts_of_known_nodes_when_the_layout_changes() -> None:
     cache = Cache()
     for i in range(4):

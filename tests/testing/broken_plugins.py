@@ -11,9 +11,11 @@ from collections.abc import Hashable, MutableMapping, Sequence
 from typing import ClassVar, Final, cast
 
 from kschedlib.framework import (
+    BatchScore,
     CycleState,
     FilterPlugin,
     Handle,
+    LabelKeyedFilter,
     NodeInfo,
     NodeLocalFilter,
     NodeLocalScore,
@@ -269,6 +271,36 @@ class KeyMissesRequests(FilterPlugin, NodeLocalFilter):
 
     def filter_key(self, state: CycleState, pod: Pod) -> Hashable:
         return frozenset(pod.labels.items())  # the bug on display: the verdict depends on the requests too
+
+
+class LabelKeysMissTheHost(FilterPlugin, LabelKeyedFilter):
+    """Rejects node-0 alone, but says its verdict reads the zone label only."""
+
+    name: ClassVar[str] = "LabelKeysMissTheHost"
+
+    def __init__(self, args: None, handle: Handle) -> None:
+        """No arguments."""
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        return Status.unschedulable("not here") if node_info.name == "node-0" else Status.success()
+
+    def filter_label_keys(self, state: CycleState, pod: Pod) -> tuple[str, ...]:
+        return ("topology.kubernetes.io/zone",)  # the bug on display: the verdict reads the hostname
+
+
+class BatchForgetsTheNode(ScorePlugin, BatchScore):
+    """Scores node-0 higher one by one, but every node alike in a batch."""
+
+    name: ClassVar[str] = "BatchForgetsTheNode"
+
+    def __init__(self, args: None, handle: Handle) -> None:
+        """No arguments."""
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        return 50 if node_info.name == "node-0" else 10
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int]:
+        return [10] * len(nodes)  # the bug on display
 
 
 class ScoreKeyMissesRequests(ScorePlugin, NodeLocalScore):

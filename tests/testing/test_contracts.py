@@ -13,7 +13,19 @@ from hypothesis.errors import InvalidArgument
 from kschedlib import in_tree_registry
 from kschedlib.framework import NodeLocalFilter, NodeLocalScore, PluginEntry, Status
 from kschedlib.framework.registry import PluginFactory
-from kschedlib.model import Container, Namespace, Node, Pod, parse_quantity
+from kschedlib.model import (
+    Affinity,
+    Container,
+    LabelSelector,
+    Namespace,
+    Node,
+    Pod,
+    PodAffinity,
+    PodAffinityTerm,
+    TopologySpreadConstraint,
+    WeightedPodAffinityTerm,
+    parse_quantity,
+)
 from kschedlib.plugins.inter_pod_affinity import InterPodAffinity
 from kschedlib.plugins.node_affinity import NodeAffinity
 from kschedlib.plugins.node_ports import NodePorts
@@ -214,6 +226,70 @@ def test_a_key_that_misses_what_the_answer_depends_on_is_caught_on_near_twins() 
     with pytest.raises(ContractViolation, match="filter_key gave pods default/web-1 and default/idle the same key"):
         check_memo_keys(broken.KeyMissesRequests, scenario)
     check_memo_keys(NodeResourcesFit, scenario)
+
+
+def test_label_keys_that_miss_what_filter_reads_are_caught() -> None:
+    scenario = _scenario(bound=False)
+    four = scenario.cluster.nodes[0].allocatable
+    node = Node("node-1", labels={"kubernetes.io/hostname": "node-1"}, allocatable=four, capacity=four)
+    scenario = Scenario(Cluster((*scenario.cluster.objects, node)), scenario.pod)
+    with pytest.raises(ContractViolation) as caught:
+        check_memo_keys(broken.LabelKeysMissTheHost, scenario)
+    assert caught.value.contract == "memo-key"
+    assert caught.value.detail.startswith(
+        "filter_label_keys gave default/web-1 the keys ('topology.kubernetes.io/zone',), on which nodes \"node-0\" "
+        'and "node-1" agree, yet Filter answered ')
+
+
+def _spread_scenario() -> Scenario:
+    """Two zones, the first holding two web pods, and a node without a zone: three different verdicts."""
+    four = {"cpu": parse_quantity("4"), "memory": parse_quantity("8Gi"), "pods": parse_quantity("110")}
+    zone = "topology.kubernetes.io/zone"
+    nodes = [Node(f"node-{i}", labels={"kubernetes.io/hostname": f"node-{i}", **({zone: z} if z else {})},
+                  allocatable=four, capacity=four) for i, z in enumerate(["a", "a", "b", "b", ""])]
+    web = {"app": "web"}
+    bound = [Pod(f"web-{i}", labels=web, node_name="node-0", phase="Running") for i in range(2)]
+    spread = (TopologySpreadConstraint(1, zone, "DoNotSchedule", LabelSelector(web)),)
+    pending = Pod("web-9", labels=web, topology_spread_constraints=spread)
+    namespace = Namespace("default", {"kubernetes.io/metadata.name": "default"})
+    return Scenario(Cluster((namespace, *nodes, *bound, pending)), pending)
+
+
+def test_in_tree_label_keys_keep_their_promise() -> None:
+    """PodTopologySpread's verdict reads its constraints' topology labels alone (the node search relies on it)."""
+    check_memo_keys(PodTopologySpread, _spread_scenario())
+    check_plugin(PodTopologySpread, checks=[check_memo_keys], max_examples=40)
+
+
+def test_spread_label_keys_that_miss_the_zone_are_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(PodTopologySpread, "filter_label_keys", lambda self, state, pod: ())
+    with pytest.raises(ContractViolation, match="filter_label_keys gave default/web-9 the keys \\(\\), on which"):
+        check_memo_keys(PodTopologySpread, _spread_scenario())
+
+
+def test_a_batch_score_that_differs_from_score_is_caught() -> None:
+    with pytest.raises(ContractViolation) as caught:
+        check_memo_keys(broken.BatchForgetsTheNode, _spread_scenario())
+    assert caught.value.detail == (
+        "score_nodes of default/web-9 on nodes ['node-0', 'node-2', 'node-4', 'node-1', 'node-3'] answered "
+        "[10, 10, 10, 10, 10], yet Score answered [50, 10, 10, 10, 10] node by node")
+
+
+def _anti_affinity_scenario() -> Scenario:
+    """Web pods on two of three hosts; the pending one prefers hosts without web pods (weight 100)."""
+    scenario = _spread_scenario()
+    host = "kubernetes.io/hostname"
+    term = PodAffinityTerm(host, LabelSelector({"app": "web"}))
+    affinity = Affinity(pod_anti_affinity=PodAffinity(preferred=(WeightedPodAffinityTerm(100, term),)))
+    pod = attrs.evolve(scenario.pod, affinity=affinity, topology_spread_constraints=())
+    others = [o for o in scenario.cluster.objects if not (isinstance(o, Pod) and o.name == pod.name)]
+    return Scenario(Cluster((*others, pod)), pod)
+
+
+def test_inter_pod_affinity_scores_alike_in_a_batch() -> None:
+    """InterPodAffinity's score_nodes is its Score node by node (the runtime scores it in one call)."""
+    check_memo_keys(InterPodAffinity, _anti_affinity_scenario())
+    check_plugin(InterPodAffinity, checks=[check_memo_keys], max_examples=40)
 
 
 def test_scores_that_are_bools_are_not_ints() -> None:

@@ -11,15 +11,17 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence, Set
+from itertools import compress
 from typing import Final, final
 
+from kschedlib._internal.reuse.domains import DomainVerdicts
 from kschedlib._internal.reuse.spans import Spans, among
 from kschedlib.framework.memo import ExternalNodeState
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.snapshot import NodeCursor, Snapshot
 from kschedlib.framework.status import Code, Status
 
-__all__ = ["FilterColumn", "ScoreColumn", "SearchResult", "search_column", "search_nodes"]
+__all__ = ["FilterColumn", "ScoreColumn", "SearchResult", "search_column", "search_nodes", "take_grouped"]
 
 _SUCCESS: Final = Code.SUCCESS
 _ERROR: Final = Code.ERROR
@@ -123,15 +125,17 @@ def search_column(
     column: FilterColumn, nodes: Sequence[NodeInfo], start: int, to_find: int,
     rest: Callable[[NodeInfo], Status] | None = None,
     special: Mapping[int, Callable[[NodeInfo], Status]] | None = None,
+    grouped: DomainVerdicts | None = None,
 ) -> SearchResult:
     """kube-scheduler's sampled search from ``start`` over a synced column.
 
     Runs of feasible positions between rejected ones are taken whole; ``rest`` (the Filter plugins
     that are not node-local, when there are any) is run node by node on the column's survivors.
     The positions in ``special`` (nodes with nominated pods) are judged by their own function
-    alone.  Visits exactly the nodes, and reports exactly the statuses, of the node-by-node search
-    (``start`` is taken modulo the node count, as kube-scheduler does: the cluster may have shrunk
-    since the index was stored).
+    alone.  ``grouped`` (when given) holds ``rest``'s verdicts per label domain, and runs are then
+    taken by domain (:func:`take_grouped`).  Visits exactly the
+    nodes, and reports exactly the statuses, of the node-by-node search (``start`` is taken modulo
+    the node count, as kube-scheduler does: the cluster may have shrunk since the index was stored).
     """
     result = SearchResult()
     rejected, statuses = column.rejected, column.statuses
@@ -146,7 +150,9 @@ def search_column(
             stop = rejected[index] if index < len(rejected) and rejected[index] < high else high
             if mark < len(marked) and marked[mark] < stop:
                 stop = marked[mark]
-            if cursor < stop and _take_run(result, nodes, cursor, stop, to_find, rest):
+            if cursor < stop and (
+                    _take_run(result, nodes, cursor, stop, to_find, rest) if grouped is None
+                    else take_grouped(result, nodes, cursor, stop, to_find, grouped)):
                 return result
             if stop == high:
                 break
@@ -225,6 +231,44 @@ def _take_run(result: SearchResult, nodes: Sequence[NodeInfo], low: int, high: i
             return True
         else:
             statuses[info.name] = status
+    return False
+
+
+def take_grouped(result: SearchResult, nodes: Sequence[NodeInfo], low: int, high: int, to_find: int,
+                 verdicts: DomainVerdicts) -> bool:
+    """Take positions ``[low, high)`` by their domains' verdicts; True when the search ends inside the run.
+
+    The same feasible positions, statuses (in visiting order), stop and error as visiting every
+    node in turn: the run is cut at its first erring node, its feasible positions are taken up to
+    the room left, and the rejected ones before the stop get their domain's status.
+    """
+    index = verdicts.domain_of
+    segment = index[low:high]
+    end, error = high, None
+    if verdicts.errs is not None:
+        at = segment.translate(verdicts.errs).find(1)
+        if at >= 0:
+            end, error = low + at, verdicts.statuses[segment[at]]
+            del segment[at:]
+    found = list(compress(range(low, end), segment.translate(verdicts.fits)))
+    feasible = result.feasible
+    room = to_find - len(feasible)
+    stop = None
+    if len(found) > room:
+        stop = found[room]
+        del found[room:]
+        del segment[stop - low:]
+    feasible.extend(found)
+    statuses, per_domain = result.statuses, verdicts.statuses
+    rejected = segment.translate(verdicts.rejects)
+    for position, domain in zip(compress(range(low, end), rejected), compress(segment, rejected), strict=True):
+        statuses[nodes[position].name] = per_domain[domain]
+    if stop is not None:
+        result.stopped_at = nodes[stop].name
+        return True
+    if error is not None:
+        result.error = error
+        return True
     return False
 
 

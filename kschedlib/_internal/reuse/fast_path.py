@@ -20,12 +20,13 @@ from kschedlib._internal.plugin_errors import (
     plain_filter_runner,
 )
 from kschedlib._internal.reuse.columns import FilterColumn, ScoreColumn, SearchResult, search_column
+from kschedlib._internal.reuse.domains import DomainStore
 from kschedlib._internal.reuse.memo import Memo, MemoizedFilter, memo_key
 from kschedlib._internal.reuse.nominated import NominatedNodeInfos
 from kschedlib._internal.reuse.spans import take
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.extension_points import FilterPlugin, ScoreExtensions, ScorePlugin
-from kschedlib.framework.memo import ExternalNodeState, NodeLocalFilter, NodeLocalScore, PureNormalize
+from kschedlib.framework.memo import ExternalNodeState, LabelKeyedFilter, NodeLocalFilter, NodeLocalScore, PureNormalize
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Status
@@ -125,6 +126,7 @@ class Reuse:
         self._filter_shapes: dict[frozenset[str], _FilterShape] = {}
         self._score_shapes: dict[frozenset[str], _ScoreShape] = {}
         self._memo = Memo()
+        self._domains = DomainStore({name: p for name, p in filters if isinstance(p, LabelKeyedFilter)})
         self._nominated = NominatedNodeInfos()
 
     def memoized(self, plan: FilterPlan, run: FilterRunner) -> FilterRunner:
@@ -211,8 +213,11 @@ class Reuse:
         else:
             verdict = MemoizedFilter(plain_filter_runner(plan.active[:plan.local]), self._memo.table(plan.key))
         column.sync(snapshot, lambda info: verdict(state, pod, info), plan.external)
-        rest = bound_filter_runner(plan.active[plan.local:], state, pod) if plan.local < len(plan.active) else None
-        return search_column(column, nodes, start, to_find, rest, special)
+        if plan.local == len(plan.active):
+            return search_column(column, nodes, start, to_find, None, special)
+        rest = bound_filter_runner(plan.active[plan.local:], state, pod)
+        grouped = self._domains.verdicts([name for name, _ in plan.active[plan.local:]], state, pod, snapshot, rest)
+        return search_column(column, nodes, start, to_find, rest, special, grouped)
 
     def local_score_plugins(
         self, state: CycleState, pod: Pod, active: Sequence[tuple[str, ScorePlugin]]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from functools import lru_cache
 
 from kschedlib.model._field_errors import label_value_errors, qualified_name_errors, regex_error
 from kschedlib.model.labels import LabelSelector
@@ -22,8 +23,15 @@ def requirement_error(key: str, values: Sequence[str]) -> str | None:
     """The error labels.NewRequirement gives for a key and its values (operators are checked at load).
 
     One field error reads ``values[0][app]: Invalid value: "a b": a valid label must be ...``;
-    several are aggregated as Go aggregates them (``[first, second]``).
+    several are aggregated as Go aggregates them (``[first, second]``).  Remembered per key and
+    values: every incoming pod's selectors are checked again in each cycle, and pods of one
+    workload repeat the same few.
     """
+    return _requirement_error(key, tuple(values))
+
+
+@lru_cache(maxsize=4096)
+def _requirement_error(key: str, values: tuple[str, ...]) -> str | None:
     errors = []
     key_errors = qualified_name_errors(key)
     if key_errors:

@@ -31,6 +31,7 @@ from kschedlib.framework.extension_points import (
     ScorePlugin,
 )
 from kschedlib.framework.handle import Handle
+from kschedlib.framework.memo import BatchScore
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.pod_info import AffinityTerm, PodInfo
 from kschedlib.framework.results import PreFilterResult
@@ -286,7 +287,7 @@ def _missing(verb: str, key: StateKey[Any]) -> str:
 
 @final
 class InterPodAffinity(
-    PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions,
+    PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions, BatchScore,
     EnqueueExtensions,
 ):
     """Required pod (anti-)affinity as a filter, preferred terms as a score."""
@@ -439,6 +440,13 @@ class InterPodAffinity(
         if s is None:
             raise LookupError(_missing("failed to read", PRE_SCORE_KEY))
         return scoring.score_node(s, _labels(node_info))
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int]:
+        """:meth:`score` of every node in one call (the runtime's path: see :class:`BatchScore`)."""
+        s = state.get(PRE_SCORE_KEY)
+        if s is None:
+            raise LookupError(_missing("failed to read", PRE_SCORE_KEY))
+        return scoring.score_nodes(s, [NO_LABELS if (node := info.node) is None else node.labels for info in nodes])
 
     def normalize_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]) -> list[int]:
         """Min-max scale the raw scores to [0, 100]."""

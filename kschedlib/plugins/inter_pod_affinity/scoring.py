@@ -13,7 +13,9 @@ pods it matches can be tallied across cycles
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Final, TypeVar, final
+from itertools import repeat
+from operator import add
+from typing import Final, TypeVar, cast, final
 
 import attrs
 
@@ -38,6 +40,7 @@ __all__ = [
     "normalized_values",
     "parse_incoming_terms",
     "score_node",
+    "score_nodes",
 ]
 
 T = TypeVar("T")
@@ -209,6 +212,26 @@ def score_node(state: PreScoreState, labels: Mapping[str, str]) -> int:
     return total
 
 
+def score_nodes(state: PreScoreState, labels: Sequence[Mapping[str, str]]) -> list[int]:
+    """:func:`score_node` of every node (by its labels), a table at a time.
+
+    A node without the table's key reads no entry (``None`` is never a topology value), so each
+    table is one pass of look-ups over the nodes' values instead of a call per node.
+    """
+    totals: list[int] | None = None
+    values: dict[str, list[str | None]] = {}  # per topology key, the nodes' values (tables often share a key)
+    for key, amounts, factor in state.parts:
+        at = values.get(key)
+        if at is None:
+            at = values[key] = [node.get(key) for node in labels]
+        amount_of = cast(Callable[[str | None, int], int], amounts.get)  # ``None`` (no label) is never a key
+        found = list(map(amount_of, at, repeat(0)))
+        if factor != 1:
+            found = [factor * amount for amount in found]
+        totals = found if totals is None else list(map(add, totals, found))
+    return totals if totals is not None else [0] * len(labels)
+
+
 def normalized_values(raw: list[int]) -> list[int]:
     """Min-max scale to [0, 100] as kube does: float64 ratio first, then x100, then truncation.
 
@@ -222,5 +245,6 @@ def normalized_values(raw: list[int]) -> list[int]:
     if spread <= 0:
         return [0] * len(raw)
     top, span = float(MAX_NODE_SCORE), float(spread)
-    return [int(top * (float(score - lowest) / span)) for score in raw]
+    scaled = {score: int(top * (float(score - lowest) / span)) for score in set(raw)}  # raw scores repeat a lot
+    return list(map(scaled.__getitem__, raw))
 

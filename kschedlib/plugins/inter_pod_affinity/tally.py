@@ -18,7 +18,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from itertools import compress
-from operator import is_, is_not
+from operator import is_not
 from typing import Final, Generic, TypeVar, final
 
 from kschedlib.framework._bounded import BoundedLRU
@@ -27,6 +27,7 @@ from kschedlib.framework.pod_info import AffinityTerm, PodInfo
 from kschedlib.framework.snapshot import NodeCursor, Snapshot
 from kschedlib.model.labels import LabelSelector, Requirement
 from kschedlib.model.objects import Pod
+from kschedlib.plugins._helpers.appended import appended
 
 __all__ = [
     "NO_LABELS",
@@ -67,13 +68,6 @@ def signature(term: AffinityTerm) -> Signature:
 def _labels(info: NodeInfo) -> Mapping[str, str]:
     node = info.node
     return node.labels if node is not None else NO_LABELS
-
-
-def _appended(before: tuple[PodInfo, ...], after: tuple[PodInfo, ...]) -> tuple[PodInfo, ...] | None:
-    """The pods ``after`` adds behind ``before``, or ``None`` when it is not such an extension."""
-    if len(after) < len(before) or not all(map(is_, before, after)):
-        return None
-    return after[len(before):]
 
 
 class _Tally(ABC, Generic[C]):
@@ -122,7 +116,7 @@ class _Tally(ABC, Generic[C]):
 
     def _moved(self, before: NodeInfo, share: C, after: NodeInfo) -> C:
         """Replace ``before``'s share by ``after``'s; only appended pods are matched when that is all."""
-        added = _appended(self._pods_of(before), self._pods_of(after))
+        added = appended(self._pods_of(before), self._pods_of(after))
         if added is None:
             new = self._share(self._pods_of(after))
         else:

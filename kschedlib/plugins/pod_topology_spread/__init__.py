@@ -33,6 +33,7 @@ from kschedlib.framework.extension_points import (
     ScorePlugin,
 )
 from kschedlib.framework.handle import Handle
+from kschedlib.framework.memo import LabelKeyedFilter
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.results import PreFilterResult
@@ -246,7 +247,8 @@ def _missing(key: StateKey[typing.Any]) -> str:
 
 @typing.final
 class PodTopologySpread(
-    PreFilterPlugin, PreFilterExtensions, FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions, EnqueueExtensions
+    PreFilterPlugin, PreFilterExtensions, FilterPlugin, LabelKeyedFilter, PreScorePlugin, ScorePlugin, ScoreExtensions,
+    EnqueueExtensions,
 ):
     """Filters on ``DoNotSchedule`` constraints and scores on ``ScheduleAnyway`` ones."""
 
@@ -327,6 +329,13 @@ class PodTopologySpread(
         if node is None:
             return Status.from_error("node not found")
         return filter_node(s, node)
+
+    def filter_label_keys(self, state: CycleState, pod: Pod) -> tuple[str, ...] | None:
+        """The hard constraints' topology keys: Filter reads nothing else of a node (see :func:`filter_node`)."""
+        s = state.get(PRE_FILTER_KEY)
+        if s is None:
+            return None
+        return tuple(dict.fromkeys(key for key, _, _ in s.checks))
 
     # --- PreScore / Score / NormalizeScore ---------------------------------------------------
 

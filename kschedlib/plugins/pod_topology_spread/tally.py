@@ -17,11 +17,13 @@ fresh count: kube-scheduler's critical paths break ties in that order.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from operator import add
 from typing import Final, final
 
 from kschedlib.framework._bounded import BoundedLRU
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.snapshot import NodeCursor, Snapshot
+from kschedlib.plugins._helpers.appended import appended
 from kschedlib.plugins.pod_topology_spread.common import NodeInclusion, SpreadConstraint, Standing, counts_on
 from kschedlib.plugins.pod_topology_spread.counting import PodCounter, pod_counter, selector_signature
 
@@ -44,12 +46,17 @@ class DomainTally:
     read ``counts`` right after :meth:`sync` and must not mutate it.
     """
 
-    __slots__ = ("_cursor", "_infos", "_keys", "_parts", "_share", "counts")
+    __slots__ = ("_count", "_cursor", "_infos", "_keys", "_parts", "_share", "counts")
 
-    def __init__(self, keys: tuple[str, ...], share: Share) -> None:
-        """``keys``: the topology key of each slot; ``share`` gives a node's share in the slots."""
+    def __init__(self, keys: tuple[str, ...], share: Share, count: PodCounter | None = None) -> None:
+        """``keys``: the topology key of each slot; ``share`` gives a node's share in the slots.
+
+        ``count``, when given, is what ``share`` counts a node's pods with: a node that kept its
+        Node and only gained pods then has just those counted (a share being the node's domains,
+        read from the Node, and its pods' counts)."""
         self._keys = tuple(enumerate(keys))
         self._share = share
+        self._count = count
         self._infos: list[NodeInfo] = []
         self._parts: list[_Part] = []
         self._cursor = NodeCursor()
@@ -81,9 +88,18 @@ class DomainTally:
         moved = False
         for position in positions:
             info = nodes[position]
-            if info is infos[position]:
+            was = infos[position]
+            if info is was:
                 continue
-            old, new = parts[position], self._share(info)
+            old = parts[position]
+            if info.node is was.node and self._count is not None:  # the same domains: count what was added
+                if old is None:
+                    infos[position] = info
+                    continue
+                added = appended(was.pods, info.pods)
+                new = self._share(info) if added is None else (old[0], list(map(add, old[1], self._count(added))))
+            else:
+                new = self._share(info)
             infos[position], parts[position] = info, new
             if old is None and new is None:
                 continue
@@ -127,15 +143,17 @@ class TallyStore:
         self._tallies: BoundedLRU[Hashable, DomainTally] = BoundedLRU(_MAX_TALLIES)
 
     def synced(
-        self, signature: Hashable, keys: tuple[str, ...], share: Callable[[], Share], snapshot: Snapshot
+        self, signature: Hashable, keys: tuple[str, ...], share: Callable[[], tuple[Share, PodCounter | None]],
+        snapshot: Snapshot,
     ) -> DomainTally:
-        """The tally of ``signature`` (made with ``share()`` if new), brought up to ``snapshot``.
+        """The tally of ``signature`` (made with ``share()`` if new: the share and its pod counter),
+        brought up to ``snapshot``.
 
         Equal signatures must mean equal shares for every NodeInfo.
         """
         tally = self._tallies.get(signature)
         if tally is None:
-            tally = DomainTally(keys, share())
+            tally = DomainTally(keys, *share())
             self._tallies.put(signature, tally)
         tally.sync(snapshot)
         return tally
@@ -167,9 +185,9 @@ def count_domains(
     )
     keys = tuple(c.topology_key for c in constraints)
 
-    def share() -> Share:
+    def share() -> tuple[Share, PodCounter]:
         count_pods = pod_counter([c.selector for c in constraints], namespace)
-        return _share(keys, required, count_pods, inclusion, _masks(constraints, last_per_key))
+        return _share(keys, required, count_pods, inclusion, _masks(constraints, last_per_key)), count_pods
 
     return store.synced(signature, keys, share, snapshot).counts
 
