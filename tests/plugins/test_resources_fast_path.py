@@ -7,7 +7,7 @@ import attrs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kschedlib.framework import CycleState, NodeInfo
+from kschedlib.framework import CycleState, NodeInfo, Status
 from kschedlib.model import Container, Pod, parse_quantity
 from kschedlib.plugins.node_resources_balanced_allocation import PRE_SCORE_KEY as BALANCE_KEY
 from kschedlib.plugins.node_resources_balanced_allocation import (
@@ -112,7 +112,8 @@ def test_balance_score_matches_the_plain_path(pod: Pod, info: NodeInfo, version:
 def test_fit_filter_matches_the_plain_path(pod: Pod, info: NodeInfo, version: str) -> None:
     plugin = NodeResourcesFit(None, FakeHandle(kube_version=version))
     state = CycleState()
-    assert plugin.pre_filter(state, pod).is_success
+    outcome = plugin.pre_filter(state, pod)
+    assert isinstance(outcome, Status) and outcome.is_success
     plain = CycleState()
     plain.write(PRE_FILTER_KEY, attrs.evolve(state.read(PRE_FILTER_KEY), cpu_memory=None))
     assert plugin.filter(state, pod, info) == plugin.filter(plain, pod, info)
