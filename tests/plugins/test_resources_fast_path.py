@@ -113,7 +113,8 @@ def test_fit_filter_matches_the_plain_path(pod: Pod, info: NodeInfo, version: st
     plugin = NodeResourcesFit(None, FakeHandle(kube_version=version))
     state = CycleState()
     outcome = plugin.pre_filter(state, pod)
-    assert isinstance(outcome, Status) and outcome.is_success
+    assert isinstance(outcome, Status)
+    assert outcome.is_success
     plain = CycleState()
     plain.write(PRE_FILTER_KEY, attrs.evolve(state.read(PRE_FILTER_KEY), cpu_memory=None))
     assert plugin.filter(state, pod, info) == plugin.filter(plain, pod, info)
