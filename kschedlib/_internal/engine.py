@@ -44,7 +44,7 @@ from kschedlib.framework.queued_pod import QueuedPodInfo
 from kschedlib.framework.registry import Registry
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import REJECTED_CODES, Code, Status
-from kschedlib.metrics import Metrics
+from kschedlib.metrics import Metrics, Series
 from kschedlib.model._placed import placed
 from kschedlib.model.objects import Node, Pod
 from kschedlib.model.resources import accounting_for
@@ -59,6 +59,14 @@ _TERMINATED: Final = frozenset({"Succeeded", "Failed"})
 _NO_NODES: Final = Snapshot(())
 DEFAULT_PREEMPTION: Final = "DefaultPreemption"
 WAITING_FOR_PREEMPTION: Final = "waiting for the preemption for this pod to be finished"
+_PENDING_PODS: Final = {queue: Metrics.series("scheduler_pending_pods", {"queue": queue})
+                        for queue in ("active", "backoff", "unschedulable", "gated")}
+"""The ``scheduler_pending_pods`` series by queue, set after every cycle."""
+_SLI_SERIES: Final = tuple(Metrics.series("scheduler_pod_scheduling_sli_duration_seconds",
+                                          {"attempts": str(n) if n < 15 else "15+"}) for n in range(16))
+"""``scheduler_pod_scheduling_sli_duration_seconds`` by attempts (15 and more share one series)."""
+_ATTEMPTS_SERIES: Final = Metrics.series("scheduler_pod_scheduling_attempts")
+_ALGORITHM_SERIES: Final = Metrics.series("scheduler_scheduling_algorithm_duration_seconds")
 
 
 @final
@@ -160,6 +168,8 @@ class Engine:
         self._deferred: list[ScheduleResult] = []
         self._keeping: tuple[KeepsState, ...] | None = None
         """The plugins with state of their own (:class:`KeepsState`), found on the first what-if cycle."""
+        self._attempt_series: dict[tuple[str, str], tuple[Series, Series]] = {}
+        """(result, profile) -> the attempts counter's and the attempt duration's series."""
 
     def _pre_enqueue(self, pod: Pod) -> Status:
         if self._preempting and pod.uid in self._preempting:  # DefaultPreemption's PreEnqueue
@@ -402,8 +412,7 @@ class Engine:
             state=state,
         )
         self.next_start_index = outcome.next_start_index
-        self.metrics.observe("scheduler_scheduling_algorithm_duration_seconds", None,
-                             time.perf_counter() - started)
+        self.metrics.observe_series(_ALGORITHM_SERIES, time.perf_counter() - started)
         if outcome.selected is None:
             return self._cycle_failed(info, runtime, outcome, started)
         return self._assume(info, runtime, outcome, state, started)
@@ -526,35 +535,41 @@ class Engine:
         return status
 
     def _finish_binding(self, attempt: _Attempt, status: Status) -> ScheduleResult:
-        self._attempts.pop(attempt.assumed.pod.uid, None)
-        self._claims_written()  # PreBind's claim writes come before the pod's own events, as in kube
         pod = attempt.assumed.pod
-        self.cache.finish_binding(pod, self.clock.now())
-        if pod.key not in self.store.pods:
-            status = Status.from_error(f"pod {pod.key} was deleted while binding")
-        if not status.is_success:
+        key = pod.key
+        self._attempts.pop(pod.uid, None)
+        self._claims_written()  # PreBind's claim writes come before the pod's own events, as in kube
+        pods = self.store.pods
+        latest = pods.get(key)
+        if latest is None:
+            status = Status.from_error(f"pod {key} was deleted while binding")
+        if latest is None or not status.is_success:
+            self.cache.finish_binding(pod, self.clock.now())
             return self._binding_failed(attempt, status)
-        latest = self.store.pods.get(pod.key)
-        before = latest if latest is not None else attempt.info.pod
-        if latest is not None and latest is not attempt.info.pod and not latest.node_name:
-            pod = placed(latest, "node_name", attempt.node)
+        # Bound: the cache confirms the pod at once, so marking its binding finished first (and reading the
+        # clock for the mark's expiry) would be replaced unread.
+        info = attempt.info
+        node = attempt.node
+        if latest is not info.pod and not latest.node_name:
+            pod = placed(latest, "node_name", node)
             self.cache.add_pod(PodInfo.of(pod, self.accounting))
         else:
             self.cache.add_pod(attempt.assumed)
-        self.store.pods[pod.key] = pod
-        self.queue.done(pod.key)
+        pods[key] = pod
+        self.queue.done(key)
         self._assigned_pod_added(pod)
-        self._nominated_pod_bound(before)
-        attempt.runtime.run_post_bind(attempt.state, pod, attempt.node)
-        result = ScheduleResult(pod, attempt.node, Status.success(), attempts=attempt.info.attempts,
-                                outcome=attempt.outcome)
-        self._observe_attempt("scheduled", attempt.runtime, attempt.started)
-        self.metrics.observe("scheduler_pod_scheduling_attempts", None, attempt.info.attempts)
-        first = attempt.info.initial_attempt_timestamp
+        if not self._binding_leaves_quietly:
+            self._nominated_pod_left(latest)
+        runtime = attempt.runtime
+        runtime.run_post_bind(attempt.state, pod, node)
+        attempts = info.attempts
+        result = ScheduleResult(pod, node, Status.success(), attempts=attempts, outcome=attempt.outcome)
+        self._observe_attempt("scheduled", runtime, attempt.started)
+        metrics = self.metrics
+        metrics.observe_series(_ATTEMPTS_SERIES, attempts)
+        first = info.initial_attempt_timestamp
         if first is not None:
-            label = str(attempt.info.attempts) if attempt.info.attempts < 15 else "15+"
-            self.metrics.observe("scheduler_pod_scheduling_sli_duration_seconds", {"attempts": label},
-                                 self.clock.now() - first)
+            metrics.observe_series(_SLI_SERIES[min(attempts, 15)], self.clock.now() - first)
         for listener in self.listeners:
             listener.on_bound(result)
         return result
@@ -647,9 +662,15 @@ class Engine:
         return result
 
     def _observe_attempt(self, result: str, runtime: ProfileRuntime, started: float) -> None:
-        labels = {"result": result, "profile": runtime.scheduler_name}
-        self.metrics.inc("scheduler_schedule_attempts_total", labels)
-        self.metrics.observe("scheduler_scheduling_attempt_duration_seconds", labels, time.perf_counter() - started)
+        which = (result, runtime.scheduler_name)
+        series = self._attempt_series.get(which)
+        if series is None:
+            labels = {"result": result, "profile": runtime.scheduler_name}
+            series = self._attempt_series[which] = (
+                Metrics.series("scheduler_schedule_attempts_total", labels),
+                Metrics.series("scheduler_scheduling_attempt_duration_seconds", labels))
+        self.metrics.inc_series(series[0])
+        self.metrics.observe_series(series[1], time.perf_counter() - started)
 
     # --- what is due --------------------------------------------------------------------------
 
@@ -661,7 +682,7 @@ class Engine:
                 continue  # the embedder reported the pod bound (or deleted it) while its binding ran
             self._deferred.append(self._finish_binding(attempt, status))
         now = self.clock.now()
-        for waiting in self.waiting:
+        for waiting in self.waiting if self.waiting else ():
             outcome = waiting.outcome(now)
             if outcome is None:
                 continue
@@ -673,14 +694,15 @@ class Engine:
                 self._deferred.append(self._bind(attempt))
             else:
                 self._deferred.append(self._binding_failed(attempt, outcome, in_permit=True))
-        for pod in self.cache.expire_assumed(now):
+        for pod in self.cache.expire_assumed(now) if self.cache.assumed_ttl > 0 else ():
             self.queue.move_all(ev.ASSIGNED_POD_DELETE, old=pod)
         self._claims_written()
         self.queue.flush_backoff_completed()
         if self.flush_unschedulable:
             self.queue.flush_unschedulable_leftover(ev.UNSCHEDULABLE_TIMEOUT)
+        metrics = self.metrics
         for name, count in self.queue.counts().items():
-            self.metrics.set_gauge("scheduler_pending_pods", {"queue": name}, count)
+            metrics.set_series(_PENDING_PODS[name], count)
 
     def tick(self) -> list[ScheduleResult]:
         """Process what is due now; returns results of pods whose waiting or binding ended."""

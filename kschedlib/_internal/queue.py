@@ -485,6 +485,9 @@ class SchedulingQueue:
         """
         if not self.is_event_of_interest(event):
             return 0
+        if not self._unschedulable:  # nobody to move (every bound pod's event, on a busy cluster)
+            self._moved(event, old, new)
+            return 0
         if self.narrow:
             pre_check = None
         candidates = [info for info in self._unschedulable.values() if pre_check is None or pre_check(info.pod)]
@@ -517,10 +520,14 @@ class SchedulingQueue:
                 self._count("backoff", event.label)
             elif self._to_active(info):
                 self._count("active", event.label)
+        self._moved(event, old, new)
+        return moved
+
+    def _moved(self, event: ClusterEvent, old: object, new: object) -> None:
+        """What every move request leaves behind, whoever moved: its cycle, and the event for pods in flight."""
         self.move_request_cycle = self.scheduling_cycle
         if self._in_flight:
             self._flight_events.append((event, old, new))
-        return moved
 
     def unschedulable_pods(self) -> list[QueuedPodInfo]:
         return list(self._unschedulable.values())
