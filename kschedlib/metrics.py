@@ -128,6 +128,10 @@ class Metrics:
         """:meth:`set_gauge` of a series from :meth:`series`."""
         self._gauges[series] = value
 
+    def set_series_all(self, values: Mapping[Series, float]) -> None:
+        """:meth:`set_series` of every series in ``values``."""
+        self._gauges.update(values)
+
     def observe_series(self, series: Series, value: float) -> None:
         """:meth:`observe` of a series from :meth:`series`."""
         histogram = self._histograms.get(series)

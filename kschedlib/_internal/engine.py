@@ -19,7 +19,7 @@ import attrs
 from kschedlib._internal.admission import node_pre_check
 from kschedlib._internal.assembly import assemble
 from kschedlib._internal.changes import event_resource, node_changes, object_changes, spec_changed
-from kschedlib._internal.collector import fewer_collections
+from kschedlib._internal.collector import raised_threshold
 from kschedlib._internal.cycle import CycleOutcome, run_cycle
 from kschedlib._internal.extenders import (
     bind_with_extenders,
@@ -373,7 +373,10 @@ class Engine:
 
     def schedule_one(self) -> ScheduleResult | None:
         """One scheduling cycle for the head of activeQ (after processing what is due)."""
-        with fewer_collections():
+        guard = raised_threshold()
+        if guard is None:  # inside run_until_idle, or the embedder's own setting is larger
+            return self._schedule_next()
+        with guard:
             return self._schedule_next()
 
     def _schedule_next(self) -> ScheduleResult | None:
@@ -700,9 +703,7 @@ class Engine:
         self.queue.flush_backoff_completed()
         if self.flush_unschedulable:
             self.queue.flush_unschedulable_leftover(ev.UNSCHEDULABLE_TIMEOUT)
-        metrics = self.metrics
-        for name, count in self.queue.counts().items():
-            metrics.set_series(_PENDING_PODS[name], count)
+        self.metrics.set_series_all({_PENDING_PODS[name]: count for name, count in self.queue.counts().items()})
 
     def tick(self) -> list[ScheduleResult]:
         """Process what is due now; returns results of pods whose waiting or binding ended."""
@@ -828,7 +829,10 @@ class Engine:
     def _claims_written(self) -> None:
         """The scheduler's own ResourceClaim writes (PreBind, PostFilter's deallocation, Unreserve, a pod's
         release) as claim events, as kube's claim cache and informer deliver them."""
-        written = self.store.dra.take_written()
+        dra = self.store.dra
+        if not dra.pending_writes:  # nothing written: most cycles
+            return
+        written = dra.take_written()
         if not written or not self._dra_events:
             return
         for old, new in written:
