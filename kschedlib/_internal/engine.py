@@ -165,7 +165,8 @@ class Engine:
         self.next_start_index = 0
         self._attempts: dict[str, _Attempt] = {}
         self._completions: thread_queue.SimpleQueue[tuple[_Attempt, Status]] = thread_queue.SimpleQueue()
-        self._deferred: list[ScheduleResult] = []
+        self.deferred: list[ScheduleResult] = []
+        """Results of pods whose Permit wait or binding ended outside their cycle, until taken."""
         self._keeping: tuple[KeepsState, ...] | None = None
         """The plugins with state of their own (:class:`KeepsState`), found on the first what-if cycle."""
         self._attempt_series: dict[tuple[str, str], tuple[Series, Series]] = {}
@@ -683,9 +684,10 @@ class Engine:
             attempt, status = self._completions.get()
             if self._attempts.get(attempt.assumed.pod.uid) is not attempt:
                 continue  # the embedder reported the pod bound (or deleted it) while its binding ran
-            self._deferred.append(self._finish_binding(attempt, status))
-        now = self.clock.now()
-        for waiting in self.waiting if self.waiting else ():
+            self.deferred.append(self._finish_binding(attempt, status))
+        held, expiring = len(self.waiting) > 0, self.cache.assumed_ttl > 0
+        now = self.clock.now() if held or expiring else 0.0  # read only when something is timed
+        for waiting in self.waiting if held else ():
             outcome = waiting.outcome(now)
             if outcome is None:
                 continue
@@ -694,10 +696,10 @@ class Engine:
             self.metrics.observe("scheduler_permit_wait_duration_seconds", {"result": outcome.code.label},
                                  now - waiting.started)
             if outcome.is_success:
-                self._deferred.append(self._bind(attempt))
+                self.deferred.append(self._bind(attempt))
             else:
-                self._deferred.append(self._binding_failed(attempt, outcome, in_permit=True))
-        for pod in self.cache.expire_assumed(now) if self.cache.assumed_ttl > 0 else ():
+                self.deferred.append(self._binding_failed(attempt, outcome, in_permit=True))
+        for pod in self.cache.expire_assumed(now) if expiring else ():
             self.queue.move_all(ev.ASSIGNED_POD_DELETE, old=pod)
         self._claims_written()
         self.queue.flush_backoff_completed()
@@ -711,7 +713,7 @@ class Engine:
         return self.take_deferred()
 
     def take_deferred(self) -> list[ScheduleResult]:
-        results, self._deferred = self._deferred, []
+        results, self.deferred = self.deferred, []
         return results
 
     def next_wakeup(self) -> float | None:
@@ -796,7 +798,7 @@ class Engine:
         other.flush_unschedulable = self.flush_unschedulable
         other.next_start_index = self.next_start_index
         other._preempting = {uid: set(victims) for uid, victims in self._preempting.items()}
-        other._deferred = list(self._deferred)
+        other.deferred = list(self.deferred)
         return other
 
     def add_objects(self, objects: Iterable[object], add_node: Callable[[Node], None]) -> None:

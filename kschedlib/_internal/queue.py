@@ -400,6 +400,8 @@ class SchedulingQueue:
 
     def flush_backoff_completed(self) -> int:
         """Move every pod whose backoff has expired to activeQ; returns how many."""
+        if not self._backoff and not self._errored:
+            return 0
         moved = 0
         now = self.now()
         for heap in (self._backoff, self._errored):
@@ -433,6 +435,8 @@ class SchedulingQueue:
         Due at exactly the time :meth:`next_unschedulable_flush` gives, so a host that wakes
         at that time makes progress.
         """
+        if not self._unschedulable:
+            return 0
         now = self.now()
         stale = [info for info in self._unschedulable.values()
                  if now - info.timestamp >= self.max_in_unschedulable]
@@ -490,7 +494,8 @@ class SchedulingQueue:
         ``old`` and ``new`` are the changed object before and after (``None`` for an add or a
         delete); hint functions read them.  With v1.36's narrow hints there is no pre-check.
         """
-        if not self.is_event_of_interest(event):
+        interested = self._interest.get(event)  # is_event_of_interest's answer, once it has given it
+        if not (interested if interested is not None else self.is_event_of_interest(event)):
             return 0
         if not self._unschedulable:  # nobody to move (every bound pod's event, on a busy cluster)
             self._moved(event, old, new)
@@ -589,7 +594,7 @@ class SchedulingQueue:
 
     def counts(self) -> dict[str, int]:
         """Sizes by queue, for the ``scheduler_pending_pods`` gauge."""
-        gated = sum(1 for info in self._unschedulable.values() if info.gated)
+        gated = sum(1 for info in self._unschedulable.values() if info.gated) if self._unschedulable else 0
         return {"active": len(self._active_by_key), "backoff": len(self._backoff_by_key),
                 "unschedulable": len(self._unschedulable) - gated, "gated": gated}
 
