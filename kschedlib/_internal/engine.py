@@ -32,6 +32,7 @@ from kschedlib._internal.what_if import Isolated
 from kschedlib.clock import Clock
 from kschedlib.errors import CacheError
 from kschedlib.framework import events as ev
+from kschedlib.framework._slots import builder
 from kschedlib.framework.cluster_api import ClusterApi
 from kschedlib.framework.config import PluginSet, SchedulerConfig
 from kschedlib.framework.cycle_state import CycleState
@@ -67,6 +68,8 @@ _SLI_SERIES: Final = tuple(Metrics.series("scheduler_pod_scheduling_sli_duration
 """``scheduler_pod_scheduling_sli_duration_seconds`` by attempts (15 and more share one series)."""
 _ATTEMPTS_SERIES: Final = Metrics.series("scheduler_pod_scheduling_attempts")
 _ALGORITHM_SERIES: Final = Metrics.series("scheduler_scheduling_algorithm_duration_seconds")
+_bound_result: Final = builder(ScheduleResult)
+"""``ScheduleResult(...)`` with all eight fields given (a bound pod's, once per cycle)."""
 
 
 @final
@@ -567,7 +570,7 @@ class Engine:
         runtime = attempt.runtime
         runtime.run_post_bind(attempt.state, pod, node)
         attempts = info.attempts
-        result = ScheduleResult(pod, node, Status.success(), attempts=attempts, outcome=attempt.outcome)
+        result = _bound_result(pod, node, Status.success(), None, None, (), attempts, attempt.outcome)
         self._observe_attempt("scheduled", runtime, attempt.started)
         metrics = self.metrics
         metrics.observe_series(_ATTEMPTS_SERIES, attempts)

@@ -8,10 +8,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kschedlib._internal.cache import PodState, _state
+from kschedlib._internal.engine import _bound_result
 from kschedlib.framework._slots import builder
 from kschedlib.framework.node_info import NodeInfo, _with_ports
 from kschedlib.framework.pod_info import PodInfo
+from kschedlib.framework.status import Status
 from kschedlib.model.resources import Resources
+from kschedlib.results import ScheduleResult
 from tests.helpers import make_node, make_pod
 
 
@@ -50,6 +53,13 @@ def test_pod_info_with_pod_is_the_constructor() -> None:
     info = PodInfo.of(make_pod("a", requests={"cpu": "100m"}))
     pod = make_pod("a", requests={"cpu": "100m"}, node_name="n1")
     assert _fields(info.with_pod(pod)) == _fields(attrs.evolve(info, pod=pod))
+
+
+def test_a_bound_result_is_the_constructor() -> None:
+    pod = make_pod("a", node_name="n1")
+    built = _bound_result(pod, "n1", Status.success(), None, None, (), 3, None)
+    assert type(built) is ScheduleResult
+    assert _fields(built) == _fields(ScheduleResult(pod, "n1", Status.success(), attempts=3))
 
 
 def test_validated_classes_are_refused() -> None:
