@@ -38,6 +38,8 @@ HELP: Final[Mapping[str, str]] = {
 }
 
 Labels = tuple[tuple[str, str], ...]
+Series = tuple[str, Labels]
+"""A metric's name with its labels, as samples are stored (:meth:`Metrics.series`)."""
 
 
 @final
@@ -107,6 +109,35 @@ class Metrics:
         if histogram is None:
             buckets = BUCKETS.get(name)
             histogram = self._histograms[key] = _Histogram(buckets if buckets is not None else _DEFAULT_BUCKETS)
+        histogram.observe(value)
+
+    # A caller that records the same series on every cycle builds its key once (``series``) and hands it to
+    # the ``*_series`` methods, which store exactly what inc, set_gauge and observe would.
+
+    @classmethod
+    def series(cls, name: str, labels: Mapping[str, str] | None = None) -> Series:
+        """The key under which ``name`` with ``labels`` is stored."""
+        return cls._key(name, labels or {})
+
+    def inc_series(self, series: Series, value: float = 1.0) -> None:
+        """:meth:`inc` of a series from :meth:`series`."""
+        counters = self._counters
+        counters[series] = counters.get(series, 0.0) + value
+
+    def set_series(self, series: Series, value: float) -> None:
+        """:meth:`set_gauge` of a series from :meth:`series`."""
+        self._gauges[series] = value
+
+    def set_series_all(self, values: Mapping[Series, float]) -> None:
+        """:meth:`set_series` of every series in ``values``."""
+        self._gauges.update(values)
+
+    def observe_series(self, series: Series, value: float) -> None:
+        """:meth:`observe` of a series from :meth:`series`."""
+        histogram = self._histograms.get(series)
+        if histogram is None:
+            buckets = BUCKETS.get(series[0])
+            histogram = self._histograms[series] = _Histogram(buckets if buckets is not None else _DEFAULT_BUCKETS)
         histogram.observe(value)
 
     def counter(self, name: str, **labels: str) -> float:

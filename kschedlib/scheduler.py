@@ -196,10 +196,12 @@ class Scheduler:
         The collector's threshold is raised for the whole loop, as in :meth:`schedule_one`.
         """
         results: list[ScheduleResult] = []
+        engine = self._engine
         with fewer_collections():
             while True:
-                result = self._engine.schedule_one()
-                results.extend(self.take_finished())
+                result = engine.schedule_one()
+                if engine.deferred:
+                    results.extend(engine.take_deferred())
                 if result is None:
                     return results
                 results.append(result)

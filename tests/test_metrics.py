@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import cast
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kschedlib.metrics import BUCKETS, Metrics
 
@@ -35,3 +37,25 @@ def test_histogram_buckets_known_and_default() -> None:
     assert tuple(known) == BUCKETS["scheduler_pod_scheduling_attempts"]
     assert tuple(unknown) == tuple(0.001 * 2**i for i in range(15))
     assert unknown[0.004] == 1
+
+
+@given(st.text(min_size=1, max_size=8), st.dictionaries(st.sampled_from(["a", "b", "c", "le"]), st.text(max_size=4),
+                                                       max_size=3),
+       st.floats(min_value=0, max_value=100))
+def test_series_record_what_the_labelled_methods_record(name: str, labels: dict[str, str], value: float) -> None:
+    """inc_series/set_series(_all)/observe_series with a prebuilt key store exactly what inc/set_gauge/observe store."""
+    plain, keyed = Metrics(), Metrics()
+    series = Metrics.series(name, labels)
+    plain.inc(name, labels, value)
+    plain.inc(name, labels)
+    keyed.inc_series(series, value)
+    keyed.inc_series(series)
+    plain.set_gauge(name + "_g", labels, value)
+    keyed.set_series(Metrics.series(name + "_g", labels), value)
+    plain.set_gauge(name + "_all", labels, value)
+    keyed.set_series_all({Metrics.series(name + "_all", labels): value})
+    for known in ("scheduler_pod_scheduling_attempts", name):
+        plain.observe(known, labels or None, value)
+        keyed.observe_series(Metrics.series(known, labels or None), value)
+    assert keyed.to_dict() == plain.to_dict()
+    assert keyed.to_prometheus_text() == plain.to_prometheus_text()

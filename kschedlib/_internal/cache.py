@@ -29,6 +29,7 @@ import attrs
 
 from kschedlib._internal.node_tree import NodeTree
 from kschedlib.errors import CacheError
+from kschedlib.framework._slots import builder
 from kschedlib.framework.node_info import ImageState, NodeInfo
 from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.snapshot import NodeChangeLog, Snapshot
@@ -50,6 +51,9 @@ class PodState:
     binding_finished: bool = False
     deadline: float | None = None
 
+
+_state = builder(PodState)
+"""``PodState(pod_info, assumed, binding_finished, deadline)``, all four given (made several times per cycle)."""
 
 _MAX_LOGGED = 10_000
 """Change-log entries kept beyond four per node before a fresh log starts (consumers then re-compare)."""
@@ -190,14 +194,14 @@ class Cache:
         if pod.uid in self._pods:
             raise CacheError(f"pod {_pod_label(pod)} is in the cache, so can't be assumed")
         self._place(pod_info)
-        self._pods[pod.uid] = PodState(pod_info, assumed=True)
+        self._pods[pod.uid] = _state(pod_info, True, False, None)
 
     def finish_binding(self, pod: Pod, now: float) -> None:
         """Mark an assumed pod's binding as finished; it may expire after ``assumed_ttl`` (0 = never)."""
         state = self._pods.get(pod.uid)
         if state is not None and state.assumed:
             deadline = now + self.assumed_ttl if self.assumed_ttl > 0 else None
-            self._pods[pod.uid] = PodState(state.pod_info, assumed=True, binding_finished=True, deadline=deadline)
+            self._pods[pod.uid] = _state(state.pod_info, True, True, deadline)
 
     def forget_pod(self, pod: Pod) -> None:
         """Undo ``assume_pod`` after a failure in the scheduling or binding cycle."""
@@ -217,12 +221,13 @@ class Cache:
         if state is not None and not state.assumed:
             raise CacheError(f"pod {_pod_label(pod)} is already in the cache, so can't be added")
         if state is not None and state.pod_info is pod_info:
-            self._pods[pod.uid] = PodState(pod_info)  # the binding of exactly what was assumed: nothing moves
+            # the binding of exactly what was assumed: nothing moves
+            self._pods[pod.uid] = _state(pod_info, False, False, None)
             return
         if state is not None:
             self._unplace(state.pod_info.pod)
         self._place(pod_info)
-        self._pods[pod.uid] = PodState(pod_info)
+        self._pods[pod.uid] = _state(pod_info, False, False, None)
 
     def update_pod(self, pod_info: PodInfo) -> None:
         """Replace a bound pod with its new version (an assumed pod is confirmed instead)."""
@@ -234,7 +239,7 @@ class Cache:
             return
         self._unplace(state.pod_info.pod)
         self._place(pod_info)
-        self._pods[pod_info.pod.uid] = PodState(pod_info)
+        self._pods[pod_info.pod.uid] = _state(pod_info, False, False, None)
 
     def remove_pod(self, pod: Pod) -> None:
         """Remove a bound or assumed pod."""

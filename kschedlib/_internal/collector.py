@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager, nullcontext
 from types import TracebackType
 from typing import Final, final
 
-__all__ = ["YOUNG_THRESHOLD", "fewer_collections"]
+__all__ = ["YOUNG_THRESHOLD", "fewer_collections", "raised_threshold"]
 
 YOUNG_THRESHOLD: Final = 20_000
 """Allocations between young-generation collections while scheduling (CPython's default: 700)."""
@@ -47,9 +47,16 @@ class _Raised(AbstractContextManager[None]):
             gc.set_threshold(*before)
 
 
-def fewer_collections() -> AbstractContextManager[None]:
-    """Raise the young generation's threshold to :data:`YOUNG_THRESHOLD` inside the ``with`` block."""
+def raised_threshold() -> AbstractContextManager[None] | None:
+    """:func:`fewer_collections`, or ``None`` when it would leave the threshold alone (a caller entered once per
+    cycle, inside a loop that raised it already, then needs no ``with`` block)."""
     before = gc.get_threshold()
     if before[0] >= YOUNG_THRESHOLD or before[0] == 0 or not gc.isenabled():
-        return _LEFT_ALONE
+        return None
     return _Raised(before)
+
+
+def fewer_collections() -> AbstractContextManager[None]:
+    """Raise the young generation's threshold to :data:`YOUNG_THRESHOLD` inside the ``with`` block."""
+    guard = raised_threshold()
+    return guard if guard is not None else _LEFT_ALONE

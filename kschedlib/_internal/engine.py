@@ -19,7 +19,7 @@ import attrs
 from kschedlib._internal.admission import node_pre_check
 from kschedlib._internal.assembly import assemble
 from kschedlib._internal.changes import event_resource, node_changes, object_changes, spec_changed
-from kschedlib._internal.collector import fewer_collections
+from kschedlib._internal.collector import raised_threshold
 from kschedlib._internal.cycle import CycleOutcome, run_cycle
 from kschedlib._internal.extenders import (
     bind_with_extenders,
@@ -32,6 +32,7 @@ from kschedlib._internal.what_if import Isolated
 from kschedlib.clock import Clock
 from kschedlib.errors import CacheError
 from kschedlib.framework import events as ev
+from kschedlib.framework._slots import builder
 from kschedlib.framework.cluster_api import ClusterApi
 from kschedlib.framework.config import PluginSet, SchedulerConfig
 from kschedlib.framework.cycle_state import CycleState
@@ -44,7 +45,7 @@ from kschedlib.framework.queued_pod import QueuedPodInfo
 from kschedlib.framework.registry import Registry
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import REJECTED_CODES, Code, Status
-from kschedlib.metrics import Metrics
+from kschedlib.metrics import Metrics, Series
 from kschedlib.model._placed import placed
 from kschedlib.model.objects import Node, Pod
 from kschedlib.model.resources import accounting_for
@@ -59,6 +60,16 @@ _TERMINATED: Final = frozenset({"Succeeded", "Failed"})
 _NO_NODES: Final = Snapshot(())
 DEFAULT_PREEMPTION: Final = "DefaultPreemption"
 WAITING_FOR_PREEMPTION: Final = "waiting for the preemption for this pod to be finished"
+_PENDING_PODS: Final = {queue: Metrics.series("scheduler_pending_pods", {"queue": queue})
+                        for queue in ("active", "backoff", "unschedulable", "gated")}
+"""The ``scheduler_pending_pods`` series by queue, set after every cycle."""
+_SLI_SERIES: Final = tuple(Metrics.series("scheduler_pod_scheduling_sli_duration_seconds",
+                                          {"attempts": str(n) if n < 15 else "15+"}) for n in range(16))
+"""``scheduler_pod_scheduling_sli_duration_seconds`` by attempts (15 and more share one series)."""
+_ATTEMPTS_SERIES: Final = Metrics.series("scheduler_pod_scheduling_attempts")
+_ALGORITHM_SERIES: Final = Metrics.series("scheduler_scheduling_algorithm_duration_seconds")
+_bound_result: Final = builder(ScheduleResult)
+"""``ScheduleResult(...)`` with all eight fields given (a bound pod's, once per cycle)."""
 
 
 @final
@@ -157,9 +168,12 @@ class Engine:
         self.next_start_index = 0
         self._attempts: dict[str, _Attempt] = {}
         self._completions: thread_queue.SimpleQueue[tuple[_Attempt, Status]] = thread_queue.SimpleQueue()
-        self._deferred: list[ScheduleResult] = []
+        self.deferred: list[ScheduleResult] = []
+        """Results of pods whose Permit wait or binding ended outside their cycle, until taken."""
         self._keeping: tuple[KeepsState, ...] | None = None
         """The plugins with state of their own (:class:`KeepsState`), found on the first what-if cycle."""
+        self._attempt_series: dict[tuple[str, str], tuple[Series, Series]] = {}
+        """(result, profile) -> the attempts counter's and the attempt duration's series."""
 
     def _pre_enqueue(self, pod: Pod) -> Status:
         if self._preempting and pod.uid in self._preempting:  # DefaultPreemption's PreEnqueue
@@ -363,7 +377,10 @@ class Engine:
 
     def schedule_one(self) -> ScheduleResult | None:
         """One scheduling cycle for the head of activeQ (after processing what is due)."""
-        with fewer_collections():
+        guard = raised_threshold()
+        if guard is None:  # inside run_until_idle, or the embedder's own setting is larger
+            return self._schedule_next()
+        with guard:
             return self._schedule_next()
 
     def _schedule_next(self) -> ScheduleResult | None:
@@ -402,8 +419,7 @@ class Engine:
             state=state,
         )
         self.next_start_index = outcome.next_start_index
-        self.metrics.observe("scheduler_scheduling_algorithm_duration_seconds", None,
-                             time.perf_counter() - started)
+        self.metrics.observe_series(_ALGORITHM_SERIES, time.perf_counter() - started)
         if outcome.selected is None:
             return self._cycle_failed(info, runtime, outcome, started)
         return self._assume(info, runtime, outcome, state, started)
@@ -526,35 +542,41 @@ class Engine:
         return status
 
     def _finish_binding(self, attempt: _Attempt, status: Status) -> ScheduleResult:
-        self._attempts.pop(attempt.assumed.pod.uid, None)
-        self._claims_written()  # PreBind's claim writes come before the pod's own events, as in kube
         pod = attempt.assumed.pod
-        self.cache.finish_binding(pod, self.clock.now())
-        if pod.key not in self.store.pods:
-            status = Status.from_error(f"pod {pod.key} was deleted while binding")
-        if not status.is_success:
+        key = pod.key
+        self._attempts.pop(pod.uid, None)
+        self._claims_written()  # PreBind's claim writes come before the pod's own events, as in kube
+        pods = self.store.pods
+        latest = pods.get(key)
+        if latest is None:
+            status = Status.from_error(f"pod {key} was deleted while binding")
+        if latest is None or not status.is_success:
+            self.cache.finish_binding(pod, self.clock.now())
             return self._binding_failed(attempt, status)
-        latest = self.store.pods.get(pod.key)
-        before = latest if latest is not None else attempt.info.pod
-        if latest is not None and latest is not attempt.info.pod and not latest.node_name:
-            pod = placed(latest, "node_name", attempt.node)
+        # Bound: the cache confirms the pod at once, so marking its binding finished first (and reading the
+        # clock for the mark's expiry) would be replaced unread.
+        info = attempt.info
+        node = attempt.node
+        if latest is not info.pod and not latest.node_name:
+            pod = placed(latest, "node_name", node)
             self.cache.add_pod(PodInfo.of(pod, self.accounting))
         else:
             self.cache.add_pod(attempt.assumed)
-        self.store.pods[pod.key] = pod
-        self.queue.done(pod.key)
+        pods[key] = pod
+        self.queue.done(key)
         self._assigned_pod_added(pod)
-        self._nominated_pod_bound(before)
-        attempt.runtime.run_post_bind(attempt.state, pod, attempt.node)
-        result = ScheduleResult(pod, attempt.node, Status.success(), attempts=attempt.info.attempts,
-                                outcome=attempt.outcome)
-        self._observe_attempt("scheduled", attempt.runtime, attempt.started)
-        self.metrics.observe("scheduler_pod_scheduling_attempts", None, attempt.info.attempts)
-        first = attempt.info.initial_attempt_timestamp
+        if not self._binding_leaves_quietly:
+            self._nominated_pod_left(latest)
+        runtime = attempt.runtime
+        runtime.run_post_bind(attempt.state, pod, node)
+        attempts = info.attempts
+        result = _bound_result(pod, node, Status.success(), None, None, (), attempts, attempt.outcome)
+        self._observe_attempt("scheduled", runtime, attempt.started)
+        metrics = self.metrics
+        metrics.observe_series(_ATTEMPTS_SERIES, attempts)
+        first = info.initial_attempt_timestamp
         if first is not None:
-            label = str(attempt.info.attempts) if attempt.info.attempts < 15 else "15+"
-            self.metrics.observe("scheduler_pod_scheduling_sli_duration_seconds", {"attempts": label},
-                                 self.clock.now() - first)
+            metrics.observe_series(_SLI_SERIES[min(attempts, 15)], self.clock.now() - first)
         for listener in self.listeners:
             listener.on_bound(result)
         return result
@@ -647,9 +669,15 @@ class Engine:
         return result
 
     def _observe_attempt(self, result: str, runtime: ProfileRuntime, started: float) -> None:
-        labels = {"result": result, "profile": runtime.scheduler_name}
-        self.metrics.inc("scheduler_schedule_attempts_total", labels)
-        self.metrics.observe("scheduler_scheduling_attempt_duration_seconds", labels, time.perf_counter() - started)
+        which = (result, runtime.scheduler_name)
+        series = self._attempt_series.get(which)
+        if series is None:
+            labels = {"result": result, "profile": runtime.scheduler_name}
+            series = self._attempt_series[which] = (
+                Metrics.series("scheduler_schedule_attempts_total", labels),
+                Metrics.series("scheduler_scheduling_attempt_duration_seconds", labels))
+        self.metrics.inc_series(series[0])
+        self.metrics.observe_series(series[1], time.perf_counter() - started)
 
     # --- what is due --------------------------------------------------------------------------
 
@@ -659,9 +687,10 @@ class Engine:
             attempt, status = self._completions.get()
             if self._attempts.get(attempt.assumed.pod.uid) is not attempt:
                 continue  # the embedder reported the pod bound (or deleted it) while its binding ran
-            self._deferred.append(self._finish_binding(attempt, status))
-        now = self.clock.now()
-        for waiting in self.waiting:
+            self.deferred.append(self._finish_binding(attempt, status))
+        held, expiring = len(self.waiting) > 0, self.cache.assumed_ttl > 0
+        now = self.clock.now() if held or expiring else 0.0  # read only when something is timed
+        for waiting in self.waiting if held else ():
             outcome = waiting.outcome(now)
             if outcome is None:
                 continue
@@ -670,17 +699,16 @@ class Engine:
             self.metrics.observe("scheduler_permit_wait_duration_seconds", {"result": outcome.code.label},
                                  now - waiting.started)
             if outcome.is_success:
-                self._deferred.append(self._bind(attempt))
+                self.deferred.append(self._bind(attempt))
             else:
-                self._deferred.append(self._binding_failed(attempt, outcome, in_permit=True))
-        for pod in self.cache.expire_assumed(now):
+                self.deferred.append(self._binding_failed(attempt, outcome, in_permit=True))
+        for pod in self.cache.expire_assumed(now) if expiring else ():
             self.queue.move_all(ev.ASSIGNED_POD_DELETE, old=pod)
         self._claims_written()
         self.queue.flush_backoff_completed()
         if self.flush_unschedulable:
             self.queue.flush_unschedulable_leftover(ev.UNSCHEDULABLE_TIMEOUT)
-        for name, count in self.queue.counts().items():
-            self.metrics.set_gauge("scheduler_pending_pods", {"queue": name}, count)
+        self.metrics.set_series_all({_PENDING_PODS[name]: count for name, count in self.queue.counts().items()})
 
     def tick(self) -> list[ScheduleResult]:
         """Process what is due now; returns results of pods whose waiting or binding ended."""
@@ -688,7 +716,7 @@ class Engine:
         return self.take_deferred()
 
     def take_deferred(self) -> list[ScheduleResult]:
-        results, self._deferred = self._deferred, []
+        results, self.deferred = self.deferred, []
         return results
 
     def next_wakeup(self) -> float | None:
@@ -773,7 +801,7 @@ class Engine:
         other.flush_unschedulable = self.flush_unschedulable
         other.next_start_index = self.next_start_index
         other._preempting = {uid: set(victims) for uid, victims in self._preempting.items()}
-        other._deferred = list(self._deferred)
+        other.deferred = list(self.deferred)
         return other
 
     def add_objects(self, objects: Iterable[object], add_node: Callable[[Node], None]) -> None:
@@ -806,7 +834,10 @@ class Engine:
     def _claims_written(self) -> None:
         """The scheduler's own ResourceClaim writes (PreBind, PostFilter's deallocation, Unreserve, a pod's
         release) as claim events, as kube's claim cache and informer deliver them."""
-        written = self.store.dra.take_written()
+        dra = self.store.dra
+        if not dra.pending_writes:  # nothing written: most cycles
+            return
+        written = dra.take_written()
         if not written or not self._dra_events:
             return
         for old, new in written:

@@ -25,7 +25,7 @@ import heapq
 import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Final, final
+from typing import Any, Final, final
 
 import attrs
 
@@ -70,7 +70,12 @@ class EventRegistration:
 
 @final
 class _ActiveEntry:
-    """An activeQ heap entry ordered by the QueueSort plugin (by its key, computed once, when it has one)."""
+    """An activeQ entry ordered by the QueueSort plugin (by its key, computed once, when it has one).
+
+    The heap holds ``(key, entry)`` pairs: with keys, most comparisons end at the keys without calling
+    ``__lt__``, and where two keys are equal (or both ``None``) the pair compares as ``__lt__`` does, so the
+    heap's order is what a heap of entries would have.
+    """
 
     __slots__ = ("info", "key", "less", "removed")
 
@@ -135,7 +140,8 @@ class SchedulingQueue:
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
         self.max_in_unschedulable = max_in_unschedulable
-        self._active: list[_ActiveEntry] = []
+        self._active: list[tuple[Any, _ActiveEntry]] = []
+        """``(entry.key, entry)`` pairs (see :class:`_ActiveEntry`)."""
         self._active_by_key: dict[str, _ActiveEntry] = {}
         self._backoff: list[_BackoffEntry] = []
         self._backoff_by_key: dict[str, _BackoffEntry] = {}
@@ -208,7 +214,7 @@ class SchedulingQueue:
             info.initial_attempt_timestamp = self.now()
         entry = _ActiveEntry(info, self._less, self._sort_key)
         self._active_by_key[info.pod.key] = entry
-        heapq.heappush(self._active, entry)
+        heapq.heappush(self._active, (entry.key, entry))
         return True
 
     def _to_backoff(self, info: QueuedPodInfo) -> None:
@@ -259,8 +265,9 @@ class SchedulingQueue:
         return info
 
     def _pop_active(self) -> QueuedPodInfo | None:
-        while self._active:
-            entry = heapq.heappop(self._active)
+        active = self._active
+        while active:
+            entry = heapq.heappop(active)[1]
             if entry.removed:
                 continue
             del self._active_by_key[entry.info.pod.key]
@@ -353,7 +360,7 @@ class SchedulingQueue:
             info = attrs.evolve(active.info, pod_info=pod_info)
             entry = _ActiveEntry(info, self._less, self._sort_key)
             self._active_by_key[key] = entry
-            heapq.heappush(self._active, entry)
+            heapq.heappush(self._active, (entry.key, entry))
             return info
         backoff = self._backoff_by_key.get(key)
         if backoff is not None:
@@ -393,6 +400,8 @@ class SchedulingQueue:
 
     def flush_backoff_completed(self) -> int:
         """Move every pod whose backoff has expired to activeQ; returns how many."""
+        if not self._backoff and not self._errored:
+            return 0
         moved = 0
         now = self.now()
         for heap in (self._backoff, self._errored):
@@ -426,6 +435,8 @@ class SchedulingQueue:
         Due at exactly the time :meth:`next_unschedulable_flush` gives, so a host that wakes
         at that time makes progress.
         """
+        if not self._unschedulable:
+            return 0
         now = self.now()
         stale = [info for info in self._unschedulable.values()
                  if now - info.timestamp >= self.max_in_unschedulable]
@@ -483,7 +494,11 @@ class SchedulingQueue:
         ``old`` and ``new`` are the changed object before and after (``None`` for an add or a
         delete); hint functions read them.  With v1.36's narrow hints there is no pre-check.
         """
-        if not self.is_event_of_interest(event):
+        interested = self._interest.get(event)  # is_event_of_interest's answer, once it has given it
+        if not (interested if interested is not None else self.is_event_of_interest(event)):
+            return 0
+        if not self._unschedulable:  # nobody to move (every bound pod's event, on a busy cluster)
+            self._moved(event, old, new)
             return 0
         if self.narrow:
             pre_check = None
@@ -517,10 +532,14 @@ class SchedulingQueue:
                 self._count("backoff", event.label)
             elif self._to_active(info):
                 self._count("active", event.label)
+        self._moved(event, old, new)
+        return moved
+
+    def _moved(self, event: ClusterEvent, old: object, new: object) -> None:
+        """What every move request leaves behind, whoever moved: its cycle, and the event for pods in flight."""
         self.move_request_cycle = self.scheduling_cycle
         if self._in_flight:
             self._flight_events.append((event, old, new))
-        return moved
 
     def unschedulable_pods(self) -> list[QueuedPodInfo]:
         return list(self._unschedulable.values())
@@ -575,13 +594,13 @@ class SchedulingQueue:
 
     def counts(self) -> dict[str, int]:
         """Sizes by queue, for the ``scheduler_pending_pods`` gauge."""
-        gated = sum(1 for info in self._unschedulable.values() if info.gated)
+        gated = sum(1 for info in self._unschedulable.values() if info.gated) if self._unschedulable else 0
         return {"active": len(self._active_by_key), "backoff": len(self._backoff_by_key),
                 "unschedulable": len(self._unschedulable) - gated, "gated": gated}
 
     def _all_infos(self) -> list[QueuedPodInfo]:
         """Every QueuedPodInfo the queue holds, removed heap entries' included."""
-        return [*(entry.info for entry in self._active), *(entry.info for entry in self._backoff),
+        return [*(entry.info for _, entry in self._active), *(entry.info for entry in self._backoff),
                 *(entry.info for entry in self._errored), *self._unschedulable.values()]
 
     def copy_into(self, other: SchedulingQueue) -> None:
@@ -596,10 +615,10 @@ class SchedulingQueue:
                                             info.pending_plugins, info.gated, info.sequence)
         less, backoff_less = other._less, other._backoff_less
         twins: dict[int, _ActiveEntry] = {}
-        for entry in self._active:
+        for _, entry in self._active:
             twin = twins[id(entry)] = _ActiveEntry(infos[id(entry.info)], less, other._sort_key)
             twin.removed = entry.removed
-            other._active.append(twin)
+            other._active.append((twin.key, twin))
         other._active_by_key = {key: twins[id(entry)] for key, entry in self._active_by_key.items()}
         backoff_twins: dict[int, _BackoffEntry] = {}
         for mine, theirs in ((self._backoff, other._backoff), (self._errored, other._errored)):

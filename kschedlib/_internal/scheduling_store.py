@@ -46,6 +46,10 @@ class PodTable(dict[str, Pod]):
         return other
 
     def __setitem__(self, key: str, pod: Pod) -> None:
+        old = self.get(key)
+        if old is not None and old.labels is pod.labels and not pod_group_name(pod.labels):
+            super().__setitem__(key, pod)  # a new version of a pod in no group (a binding): nothing indexed
+            return
         self._unindex(key)
         super().__setitem__(key, pod)
         group = pod_group_name(pod.labels)

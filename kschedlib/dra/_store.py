@@ -148,8 +148,8 @@ class _Holdings:
 class DraStore:
     """Read by the DynamicResources plugin through ``handle.dra``."""
 
-    __slots__ = ("_allocated", "_epoch", "_extended", "_held", "_pool_index", "_written", "claims", "classes",
-                 "classes_version", "in_flight", "slices", "templates")
+    __slots__ = ("_allocated", "_epoch", "_extended", "_held", "_pool_index", "claims", "classes",
+                 "classes_version", "in_flight", "pending_writes", "slices", "templates")
     MAX_LOG: Final = 65_536
     """Pool-use changes kept for :meth:`pools_changed`; beyond it the log starts again (readers see "all")."""
 
@@ -167,7 +167,7 @@ class DraStore:
         """Bumped whenever a DeviceClass is added or replaced."""
         self._epoch = object()
         """Identifies this store's change log (a copy, or a restarted log, has another)."""
-        self._written: deque[tuple[ResourceClaim | None, ResourceClaim | None]] = deque()
+        self.pending_writes: deque[tuple[ResourceClaim | None, ResourceClaim | None]] = deque()
         """Claims written since :meth:`take_written` was last called: (before, after; None if absent).  A deque:
         PreBind may write on a binding thread while the scheduler's thread takes them."""
         self._extended: dict[tuple[str, str], str] = {}
@@ -225,7 +225,7 @@ class DraStore:
 
     def take_written(self) -> list[tuple[ResourceClaim | None, ResourceClaim | None]]:
         """The claim writes logged since the last call (oldest first), forgetting them."""
-        pending = self._written
+        pending = self.pending_writes
         written = []
         while pending:
             written.append(pending.popleft())
@@ -241,7 +241,7 @@ class DraStore:
             self.claims[key] = claim
         self._refresh(key)
         if old != claim:
-            self._written.append((old, claim))
+            self.pending_writes.append((old, claim))
 
     def copy(self) -> DraStore:
         other = DraStore()

@@ -15,6 +15,7 @@ from typing import Final, final
 import attrs
 
 from kschedlib.errors import CacheError
+from kschedlib.framework._slots import builder
 from kschedlib.framework.pod_info import HostPort, PodInfo
 from kschedlib.model.objects import Node, Pod
 from kschedlib.model.resources import Resources
@@ -151,7 +152,7 @@ class NodeInfo:
         ports = _with_ports(self.used_ports, pod_info.host_ports, True) if pod_info.host_ports else self.used_ports
         non_zero = self.non_zero_requested
         pod = pod_info.pod
-        return NodeInfo(
+        return _build(
             self.node,
             (*self.pods, pod_info),
             with_affinity,
@@ -161,7 +162,9 @@ class NodeInfo:
             Resources(non_zero.milli_cpu + pod_info.non_zero_cpu, non_zero.memory + pod_info.non_zero_memory),
             self.allocatable,
             self.image_states,
-            pvc_ref_counts=_with_claims(self.pvc_ref_counts, pod, 1) if pod.volumes else self.pvc_ref_counts,
+            next_generation(),
+            _with_claims(self.pvc_ref_counts, pod, 1) if pod.volumes else self.pvc_ref_counts,
+            self.name,  # what __attrs_post_init__ derives from the same node
         )
 
     def without_pod(self, pod: Pod) -> NodeInfo:
@@ -225,6 +228,10 @@ class NodeInfo:
     def has_pod(self, uid: str) -> bool:
         """Whether a pod with ``uid`` is on this node."""
         return any(info.pod.uid == uid for info in self.pods)
+
+
+_build = builder(NodeInfo)
+"""``NodeInfo(...)`` with every field given, ``name`` included (a pod added, once per cycle)."""
 
 
 def _drop(infos: tuple[PodInfo, ...], uid: str) -> tuple[PodInfo, ...]:

@@ -12,6 +12,7 @@ from typing import final
 
 import attrs
 
+from kschedlib.framework._slots import builder
 from kschedlib.model.labels import LabelSelector
 from kschedlib.model.objects import Pod, PodAffinity, PodAffinityTerm
 from kschedlib.model.resources import Accounting, Resources, pod_non_zero_requests, pod_requests
@@ -126,7 +127,7 @@ class PodInfo:
 
     def with_pod(self, pod: Pod) -> PodInfo:
         """The same derived data for a copy of the pod whose scheduling fields are unchanged."""
-        return PodInfo(pod, self.requests, self.non_zero_cpu, self.non_zero_memory, self.host_ports,
+        return _build(pod, self.requests, self.non_zero_cpu, self.non_zero_memory, self.host_ports,
                        self.required_affinity_terms, self.required_anti_affinity_terms,
                        self.preferred_affinity_terms, self.preferred_anti_affinity_terms)
 
@@ -140,3 +141,7 @@ class PodInfo:
     def has_required_anti_affinity(self) -> bool:
         """Whether the pod has at least one required anti-affinity term."""
         return bool(self.required_anti_affinity_terms)
+
+
+_build = builder(PodInfo)
+"""``PodInfo(...)`` with every field given (the assumed pod's copy, once per cycle)."""

@@ -542,3 +542,24 @@ def _popped(ops: list[tuple[str, int, int | None]], keyed: bool) -> list[str | N
 @given(_OPS)
 def test_a_keyed_active_queue_pops_as_the_less_function(ops: list[tuple[str, int, int | None]]) -> None:
     assert _popped(ops, keyed=True) == _popped(ops, keyed=False)
+
+
+@pytest.mark.parametrize("hints", [False, True])
+def test_an_event_with_an_empty_pool_leaves_what_moving_nobody_leaves(hints: bool) -> None:
+    """move_all's shortcut for an empty pool records the request (its cycle, the event for pods in flight)
+    exactly as move_pods does when it moves nobody, so the pod in flight is requeued alike."""
+    queues = []
+    for _ in range(2):
+        clock = FakeClock(1000.0)
+        queue = SchedulingQueue(less, pre_enqueue, clock.now, registrations=REGISTRATIONS, hints=hints)
+        queue.add(pod("a"))
+        info = queue.pop()
+        assert info is not None
+        queues.append((queue, info))
+    (fast, fast_info), (plain, plain_info) = queues
+    assert fast.move_all(NODE_ADD, new=None) == 0
+    assert plain.move_pods([], NODE_ADD, new=None) == 0
+    assert fast.move_request_cycle == plain.move_request_cycle == 1
+    assert fast._flight_events == plain._flight_events
+    assert fail(fast, fast_info, "NodeFilter") == fail(plain, plain_info, "NodeFilter") == "backoff"
+    assert fast.pending().keys() == plain.pending().keys()

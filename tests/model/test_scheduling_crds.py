@@ -12,6 +12,7 @@ from kschedlib._internal.scheduling_store import PodTable, SchedulingStore
 from kschedlib._internal.store import ObjectStore
 from kschedlib.errors import ManifestError
 from kschedlib.model import POD_GROUP_LABEL, ElasticQuota, Pod, PodGroup, parse_quantity
+from kschedlib.model._placed import placed
 from kschedlib.model.convert import (
     elastic_quota_from_dict,
     elastic_quota_to_dict,
@@ -127,15 +128,19 @@ def test_pod_table_indexes_pods_by_group_through_every_write() -> None:
 
 
 @settings(max_examples=50, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["set", "pop"]), st.sampled_from("abcd"), st.sampled_from(["", "g", "h"])),
-                max_size=30))
+@given(st.lists(st.tuples(st.sampled_from(["set", "pop", "bind"]), st.sampled_from("abcd"),
+                          st.sampled_from(["", "g", "h"])), max_size=30))
 def test_pod_table_index_equals_a_scan(ops: list[tuple[str, str, str]]) -> None:
+    """Bindings (a new version sharing the labels: the shortcut for pods in no group) included."""
     table = PodTable()
     for op, name, group in ops:
+        key = f"ns/{name}"
         if op == "set":
-            table[f"ns/{name}"] = _member(name, group)
+            table[key] = _member(name, group)
+        elif op == "bind" and key in table:
+            table[key] = placed(table[key], "node_name", f"node-{len(ops)}")
         else:
-            table.pop(f"ns/{name}", None)
+            table.pop(key, None)
     for group in ("g", "h"):
-        scanned = sorted(p.name for p in table.values() if p.labels.get(POD_GROUP_LABEL) == group)
-        assert sorted(p.name for p in table.group("ns", group)) == scanned
+        scanned = sorted((p.name, id(p)) for p in table.values() if p.labels.get(POD_GROUP_LABEL) == group)
+        assert sorted((p.name, id(p)) for p in table.group("ns", group)) == scanned

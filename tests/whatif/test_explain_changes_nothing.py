@@ -146,7 +146,7 @@ def state(sched: Scheduler) -> Any:
         "waiting": {w.pod.key: (w.node_name, w.pending_plugins, w.outcome(sched.clock.now()))
                     for w in engine.waiting},
         "claims": dict(dra.claims), "in_flight": dict(dra.in_flight), "slices": dict(dra.slices),
-        "held": dict(dra._held.allocations), "written": list(dra._written),
+        "held": dict(dra._held.allocations), "written": list(dra.pending_writes),
         "groups": dict(engine.store.scheduling.groups), "quotas": dict(engine.store.scheduling.quotas),
         "infos": {info.name: (info.node, sorted(p.pod.key for p in info.pods), info.requested)
                   for info in sched.snapshot().node_infos},
