@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 import pytest
 from hypothesis import given
@@ -18,8 +20,8 @@ from kschedlib.results import ScheduleResult
 from tests.helpers import make_node, make_pod
 
 
-def _fields(obj: object) -> dict[str, object]:
-    return {field.name: getattr(obj, field.name) for field in attrs.fields(type(obj))}  # type: ignore[misc]
+def _fields(obj: Any) -> dict[str, object]:
+    return {field.name: getattr(obj, field.name) for field in attrs.fields(type(obj))}
 
 
 @given(st.booleans(), st.booleans(), st.one_of(st.none(), st.floats(allow_nan=False)))
