@@ -12,12 +12,17 @@ __all__ = ["Nominator"]
 
 @final
 class Nominator:
-    """node name -> pods nominated to it (in nomination order), and pod uid -> node name."""
+    """node name -> pods nominated to it (in nomination order), and pod uid -> node name.
+
+    Each node's pods are a tuple, replaced when a nomination comes or goes: filtering reads them for
+    every node it visits in a cycle, nominations change once per preemption, so readers get the
+    stored tuple itself rather than a copy.
+    """
 
     __slots__ = ("_by_node", "_node_of")
 
     def __init__(self) -> None:
-        self._by_node: dict[str, list[PodInfo]] = {}
+        self._by_node: dict[str, tuple[PodInfo, ...]] = {}
         self._node_of: dict[str, str] = {}
 
     def __bool__(self) -> bool:
@@ -28,7 +33,7 @@ class Nominator:
         self.remove(pod_info.pod.uid)
         if not node_name:
             return
-        self._by_node.setdefault(node_name, []).append(pod_info)
+        self._by_node[node_name] = (*self._by_node.get(node_name, ()), pod_info)
         self._node_of[pod_info.pod.uid] = node_name
 
     def remove(self, uid: str) -> None:
@@ -36,7 +41,7 @@ class Nominator:
         node = self._node_of.pop(uid, None)
         if node is None:
             return
-        pods = [info for info in self._by_node[node] if info.pod.uid != uid]
+        pods = tuple(info for info in self._by_node[node] if info.pod.uid != uid)
         if pods:
             self._by_node[node] = pods
         else:
@@ -49,7 +54,7 @@ class Nominator:
 
     def copy(self) -> Nominator:
         other = Nominator()
-        other._by_node = {node: list(pods) for node, pods in self._by_node.items()}
+        other._by_node = dict(self._by_node)
         other._node_of = dict(self._node_of)
         return other
 
@@ -58,7 +63,7 @@ class Nominator:
 
     def pods_for_node(self, node_name: str) -> Sequence[PodInfo]:
         """Pods nominated to ``node_name``, in nomination order."""
-        return tuple(self._by_node.get(node_name, ()))
+        return self._by_node.get(node_name, ())
 
     def node_names(self) -> list[str]:
         """The nodes with at least one nominated pod."""
