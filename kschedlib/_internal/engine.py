@@ -565,8 +565,7 @@ class Engine:
         pods[key] = pod
         self.queue.done(key)
         self._assigned_pod_added(pod)
-        if not self._binding_leaves_quietly:
-            self._nominated_pod_left(latest)
+        self._nominated_pod_bound(latest)
         runtime = attempt.runtime
         runtime.run_post_bind(attempt.state, pod, node)
         attempts = info.attempts

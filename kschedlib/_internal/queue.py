@@ -494,8 +494,7 @@ class SchedulingQueue:
         ``old`` and ``new`` are the changed object before and after (``None`` for an add or a
         delete); hint functions read them.  With v1.36's narrow hints there is no pre-check.
         """
-        interested = self._interest.get(event)  # is_event_of_interest's answer, once it has given it
-        if not (interested if interested is not None else self.is_event_of_interest(event)):
+        if not self.is_event_of_interest(event):
             return 0
         if not self._unschedulable:  # nobody to move (every bound pod's event, on a busy cluster)
             self._moved(event, old, new)
