@@ -77,39 +77,17 @@ class Metrics:
             return name, tuple(labels.items())
         return name, tuple(sorted(labels.items()))
 
-    # inc, set_gauge and observe run several times per scheduling cycle: they build the key inline
-
     def inc(self, name: str, labels: Mapping[str, str] | None = None, value: float = 1.0) -> None:
         """Add ``value`` to a counter."""
-        if not labels:
-            key: tuple[str, Labels] = (name, ())
-        elif len(labels) == 1:
-            key = (name, tuple(labels.items()))
-        else:
-            key = (name, tuple(sorted(labels.items())))
-        counters = self._counters
-        counters[key] = counters.get(key, 0.0) + value
+        self.inc_series(self._key(name, labels or {}), value)
 
     def set_gauge(self, name: str, labels: Mapping[str, str], value: float) -> None:
         """Set a gauge."""
-        if len(labels) < 2:
-            self._gauges[(name, tuple(labels.items()))] = value
-        else:
-            self._gauges[(name, tuple(sorted(labels.items())))] = value
+        self._gauges[self._key(name, labels)] = value
 
     def observe(self, name: str, labels: Mapping[str, str] | None, value: float) -> None:
         """Record one observation in a histogram (kube-scheduler's buckets for known names)."""
-        if not labels:
-            key: tuple[str, Labels] = (name, ())
-        elif len(labels) == 1:
-            key = (name, tuple(labels.items()))
-        else:
-            key = (name, tuple(sorted(labels.items())))
-        histogram = self._histograms.get(key)
-        if histogram is None:
-            buckets = BUCKETS.get(name)
-            histogram = self._histograms[key] = _Histogram(buckets if buckets is not None else _DEFAULT_BUCKETS)
-        histogram.observe(value)
+        self.observe_series(self._key(name, labels or {}), value)
 
     # A caller that records the same series on every cycle builds its key once (``series``) and hands it to
     # the ``*_series`` methods, which store exactly what inc, set_gauge and observe would.
@@ -124,12 +102,8 @@ class Metrics:
         counters = self._counters
         counters[series] = counters.get(series, 0.0) + value
 
-    def set_series(self, series: Series, value: float) -> None:
-        """:meth:`set_gauge` of a series from :meth:`series`."""
-        self._gauges[series] = value
-
     def set_series_all(self, values: Mapping[Series, float]) -> None:
-        """:meth:`set_series` of every series in ``values``."""
+        """:meth:`set_gauge` of every series in ``values`` (keys from :meth:`series`)."""
         self._gauges.update(values)
 
     def observe_series(self, series: Series, value: float) -> None:

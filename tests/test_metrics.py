@@ -43,15 +43,13 @@ def test_histogram_buckets_known_and_default() -> None:
                                                        max_size=3),
        st.floats(min_value=0, max_value=100))
 def test_series_record_what_the_labelled_methods_record(name: str, labels: dict[str, str], value: float) -> None:
-    """inc_series/set_series(_all)/observe_series with a prebuilt key store exactly what inc/set_gauge/observe store."""
+    """inc_series/set_series_all/observe_series with a prebuilt key store exactly what inc/set_gauge/observe store."""
     plain, keyed = Metrics(), Metrics()
     series = Metrics.series(name, labels)
     plain.inc(name, labels, value)
     plain.inc(name, labels)
     keyed.inc_series(series, value)
     keyed.inc_series(series)
-    plain.set_gauge(name + "_g", labels, value)
-    keyed.set_series(Metrics.series(name + "_g", labels), value)
     plain.set_gauge(name + "_all", labels, value)
     keyed.set_series_all({Metrics.series(name + "_all", labels): value})
     for known in ("scheduler_pod_scheduling_attempts", name):
