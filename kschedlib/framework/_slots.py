@@ -3,9 +3,10 @@
 attrs' ``__init__`` of a frozen slotted class writes each field through ``object.__setattr__``, which looks
 the attribute up on every call.  ``builder(cls)`` returns ``build(*values)``, a generated function that
 writes each field through its slot's own setter (bound once): about half the cost.  It runs no
-validators, converters, defaults or ``__attrs_post_init__``, so it is only for classes that have none of
-them on any field, and the caller passes every field, ``init=False`` ones included, in ``attrs.fields``
-order (checked when the builder is made).
+validators, converters, defaults or ``__attrs_post_init__``: classes with a validator or converter on any
+field are refused when the builder is made, and the caller passes every field, ``init=False`` ones and
+whatever ``__attrs_post_init__`` would derive included (``NodeInfo.name``), in ``attrs.fields`` order.
+``model/_placed.py`` generates the same kind of function for a Pod copied with one field changed.
 """
 
 from __future__ import annotations
