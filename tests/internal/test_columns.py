@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import kschedlib
 from kschedlib._internal.cache import Cache
 from kschedlib._internal.reuse import memo as memo_module
-from kschedlib._internal.reuse.columns import FilterColumn, ScoreColumn, ScoreFailure, search_column, search_nodes
+from kschedlib._internal.reuse.columns import FilterColumn, ScoreColumn, search_column, search_nodes
 from kschedlib._internal.reuse.spans import take
 from kschedlib.framework import CycleState, NodeInfo, PodInfo, Snapshot, Status
 from kschedlib.framework.snapshot import NodeCursor
@@ -91,6 +91,13 @@ def test_runs_of_feasible_nodes_are_taken_whole_up_to_the_quota() -> None:
 
 
 # --- keeping a column in step with the snapshots -------------------------------------------------
+
+class ScoreFailure(Exception):
+    """What the test's scorer raises for a node it cannot score (the caller names its failure types)."""
+
+
+_FAILURES = (ScoreFailure,)
+
 
 class Counting:
     """A verdict that records the nodes it was asked about and rejects nodes with pods."""
@@ -242,16 +249,16 @@ def test_a_failing_score_matters_only_where_nodes_are_scored() -> None:
     column = ScoreColumn(2)
     snapshot = Snapshot(nodes)
     column.sync(snapshot)
-    column.gather(snapshot, [1, 0], score)
+    column.gather(snapshot, [1, 0], score, _FAILURES)
     assert sorted(scored) == ["n000", "n001"]  # lazily: only what is asked for
     assert column.raw[0][:2] == [0, 1]
     assert column.partial[:2] == [10, 10]
     with pytest.raises(ScoreFailure) as raised:
-        column.gather(snapshot, [0, 2, 3], score)
+        column.gather(snapshot, [0, 2, 3], score, _FAILURES)
     assert raised.value is problem  # the first failing position in the order asked
     scored.clear()
     column.sync(snapshot)
-    column.gather(snapshot, [0, 1], score)
+    column.gather(snapshot, [0, 1], score, _FAILURES)
     assert scored == []
 
 
@@ -260,12 +267,12 @@ def test_a_score_column_rescores_changed_nodes_when_they_are_asked_for() -> None
     first = cache.snapshot()
     column = ScoreColumn(1)
     column.sync(first)
-    column.gather(first, [0, 1, 2], lambda info: ((len(info.pods),), len(info.pods)))
+    column.gather(first, [0, 1, 2], lambda info: ((len(info.pods),), len(info.pods)), _FAILURES)
     place(cache, "a", "n001")
     second = cache.snapshot()
     column.sync(second)
     assert column.pending == {1}
-    column.gather(second, [2, 1], lambda info: ((len(info.pods),), 5 * len(info.pods)))
+    column.gather(second, [2, 1], lambda info: ((len(info.pods),), 5 * len(info.pods)), _FAILURES)
     assert column.raw == [[0, 1, 0]]
     assert column.partial == [0, 5, 0]
 
@@ -290,7 +297,7 @@ def test_a_tallied_column_knows_when_every_position_holds_one_score(
         snapshot = cache.snapshot()
         column.sync(snapshot)
         asked = random.Random(seed).sample(range(count), k=max(1, count - seed % count))
-        column.gather(snapshot, asked, functools.partial(_capped, cap=seed))
+        column.gather(snapshot, asked, functools.partial(_capped, cap=seed), _FAILURES)
         held = set(column.raw[1])
         assert column.uniform(1) == (held.pop() if len(held) == 1 else None)
         assert column.uniform(0) is None  # not tallied

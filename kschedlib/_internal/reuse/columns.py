@@ -272,14 +272,6 @@ def take_grouped(result: SearchResult, nodes: Sequence[NodeInfo], low: int, high
     return False
 
 
-class ScoreFailure(Exception):
-    """Scoring one node failed; ``error`` says how (raised again only if that node is scored)."""
-
-    def __init__(self, error: Exception) -> None:
-        super().__init__(error)
-        self.error = error
-
-
 @final
 class ScoreColumn:
     """Raw scores of the node-local Score plugins at every position, and their weighted sums.
@@ -319,7 +311,7 @@ class ScoreColumn:
 
     def gather(
         self, snapshot: Snapshot, positions: Sequence[int], score: Callable[[NodeInfo], tuple[tuple[int, ...], int]],
-        failures: tuple[type[Exception], ...] = (ScoreFailure,),
+        failures: tuple[type[Exception], ...],
     ) -> None:
         """Bring ``positions`` up to date; ``score`` gives a node's raw scores and their weighted
         partial sum, or raises one of ``failures``, which is raised again for the first failing
@@ -363,9 +355,7 @@ class ScoreColumn:
 
 
 def _retally(tally: dict[int, int], old: int, new: int) -> None:
-    """Move one position's count from ``old`` to ``new``."""
-    if old == new:
-        return
+    """Move one position's count from ``old`` to ``new`` (the caller has checked they differ)."""
     left = tally[old] - 1
     if left:
         tally[old] = left
