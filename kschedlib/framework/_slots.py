@@ -21,8 +21,14 @@ __all__ = ["builder"]
 T = TypeVar("T")
 
 
-def builder(cls: type[T]) -> Callable[..., T]:
-    """``build(*values)``: a new ``cls`` holding ``values`` in its fields' order, ``__init__`` skipped."""
+def builder(cls: type[T], *, caller_derives: bool = False) -> Callable[..., T]:
+    """``build(*values)``: a new ``cls`` holding ``values`` in its fields' order, ``__init__`` skipped.
+
+    A class with ``__attrs_post_init__`` is refused unless ``caller_derives`` says the callers pass what it
+    would set.
+    """
+    if hasattr(cls, "__attrs_post_init__") and not caller_derives:
+        raise TypeError(f"{cls.__name__} has __attrs_post_init__: build it with __init__, or pass caller_derives")
     fields = attrs.fields(cls)  # type: ignore[arg-type]
     for field in fields:
         if field.validator is not None or field.converter is not None:

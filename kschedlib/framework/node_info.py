@@ -230,7 +230,7 @@ class NodeInfo:
         return any(info.pod.uid == uid for info in self.pods)
 
 
-_build = builder(NodeInfo)
+_build = builder(NodeInfo, caller_derives=True)  # with_pod passes the name __attrs_post_init__ sets
 """``NodeInfo(...)`` with every field given, ``name`` included (a pod added, once per cycle)."""
 
 

@@ -71,3 +71,18 @@ def test_validated_classes_are_refused() -> None:
 
     with pytest.raises(TypeError, match="validated"):
         builder(Checked)
+
+
+def test_a_post_init_hook_is_refused_unless_the_caller_derives_its_fields() -> None:
+    @attrs.frozen(slots=True)
+    class Derived:
+        x: int
+        double: int = attrs.field(init=False)
+
+        def __attrs_post_init__(self) -> None:
+            object.__setattr__(self, "double", 2 * self.x)
+
+    with pytest.raises(TypeError, match="__attrs_post_init__"):
+        builder(Derived)
+    build = builder(Derived, caller_derives=True)
+    assert _fields(build(3, 6)) == _fields(Derived(3))
