@@ -26,7 +26,7 @@ from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Status
 from kschedlib.metrics import Metrics
 from kschedlib.model.objects import Node, Pod, PodDisruptionBudget
-from kschedlib.plugins import default_plugin_sets, in_tree_registry
+from kschedlib.plugins import default_plugin_sets, default_registry
 from kschedlib.results import ScheduleResult, SchedulerListener
 from kschedlib.versions import KubeSettings
 from kschedlib.versions import resolve as resolve_kube
@@ -60,8 +60,9 @@ class Scheduler:
     ``remove_*`` events) and call :meth:`schedule_one` or :meth:`run_until_idle`.
     ``config`` is a SchedulerConfig, a KubeSchedulerConfiguration dict, a JSON/YAML
     file path, or ``None`` for kube-scheduler's default profile.  ``registry`` defaults to the
-    in-tree plugins plus those published under the ``kschedlib.plugins`` entry-point group.  Random choices use
-    ``random.Random(seed)``; backoff and Permit timeouts read ``clock``.
+    in-tree plugins plus those published under the ``kschedlib.plugins`` entry-point group, looked up
+    only when the config names a plugin that is not in-tree (:func:`~kschedlib.plugins.default_registry`).
+    Random choices use ``random.Random(seed)``; backoff and Permit timeouts read ``clock``.
 
     ``retry_unschedulable=False`` gives every pod a single attempt.  With a
     ``binding_executor``, PreBind and Bind plugins run on it and their results
@@ -98,11 +99,12 @@ class Scheduler:
         api: ClusterApi | None = None,
     ) -> None:
         kube = resolve_kube(kube_version, feature_gates)
+        parsed = load_config(config)
         self._engine = Engine(
-            load_config(config),
+            parsed,
             clock=clock if clock is not None else SystemClock(),
             seed=seed,
-            registry=registry if registry is not None else in_tree_registry().with_entry_points(),
+            registry=registry if registry is not None else default_registry(parsed),
             defaults=dict(default_plugin_sets(kube.switches)),
             retry_unschedulable=retry_unschedulable,
             listeners=listeners,

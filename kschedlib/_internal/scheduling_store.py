@@ -17,7 +17,6 @@ from typing import final
 
 from kschedlib.model.objects import Pod
 from kschedlib.model.scheduling_crds import ElasticQuota, PodGroup, pod_group_name
-from kschedlib.plugins.batch._pod_group_manager import reconcile_status
 
 __all__ = ["PodTable", "SchedulingStore"]
 
@@ -147,6 +146,9 @@ class SchedulingStore:
         group = self.groups.get(f"{namespace}/{name}")
         if group is None:
             return
+        # imported here: only a cluster with PodGroups needs Coscheduling's bookkeeping
+        from kschedlib.plugins.batch._pod_group_manager import reconcile_status
+
         pods = self.pods.group(namespace, name)
         held = {pod.key for pod in pods}  # a pod ending is still held until the scheduler lets it go
         pods += [pod for key, pod in self.ended.get((namespace, name), {}).items() if key not in held]

@@ -19,7 +19,7 @@ from typing import Final, final
 
 import attrs
 
-from kschedlib.dra._allocator import AllocatedState, DeviceID, HeldDevices
+from kschedlib.dra._allocated import AllocatedState, DeviceID, HeldDevices
 from kschedlib.dra._pools import PoolIndex
 from kschedlib.model.dra import (
     AllocationResult,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from kschedlib.framework.config import PluginRef, PluginSet
+from kschedlib.framework.config import PluginRef, PluginSet, SchedulerConfig
 from kschedlib.framework.registry import Registry
 from kschedlib.plugins import (
     batch,
@@ -40,6 +40,7 @@ __all__ = [
     "LEGACY_VOLUME_LIMITS",
     "default_multi_point",
     "default_plugin_sets",
+    "default_registry",
     "in_tree_registry",
 ]
 
@@ -106,6 +107,21 @@ def in_tree_registry() -> Registry:
     registry.register(node_declared_features.NodeDeclaredFeatures.name, node_declared_features.NodeDeclaredFeatures)
     batch.register(registry)  # registered, in no default profile
     return registry
+
+
+def default_registry(config: SchedulerConfig) -> Registry:
+    """The registry of a Scheduler built without one: :func:`in_tree_registry`, plus the plugins installed
+    packages publish (:meth:`~kschedlib.framework.Registry.with_entry_points`) when ``config`` names a plugin
+    that is not in-tree.  Looking entry points up reads every installed package's metadata, which costs a
+    one-cycle command more than its cycle, and only a config that names such a plugin needs them."""
+    registry = in_tree_registry()
+    named = {name for profile in config.profiles for name in profile.plugin_config}
+    for profile in config.profiles:
+        for plugin_set in (profile.plugins or {}).values():
+            named.update(ref.name for ref in plugin_set.enabled)
+    if all(name in registry for name in named):
+        return registry
+    return registry.with_entry_points()
 
 
 LEGACY_VOLUME_LIMITS: Final = frozenset({"EBSLimits", "GCEPDLimits", "AzureDiskLimits", "CinderLimits"})

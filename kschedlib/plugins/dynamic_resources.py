@@ -28,12 +28,12 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
-from typing import Any, ClassVar, Final, final
+from typing import TYPE_CHECKING, Any, ClassVar, Final, final
 
 import attrs
 
 from kschedlib.clock import Clock
-from kschedlib.dra._allocator import AllocationError, Allocator, Features, NodeAllocationFailed, claims_signature
+from kschedlib.dra._allocated import AllocationError, Features, NodeAllocationFailed, claims_signature
 from kschedlib.dra._binding import (
     BINDING_POLL_INTERVAL,
     ERRORS_V134,
@@ -84,6 +84,9 @@ from kschedlib.model.objects import ContainerExtendedResourceRequest, Node, Owne
 from kschedlib.model.resources import pod_requests
 from kschedlib.plugins._helpers.dra_hints import dynamic_resources_events
 from kschedlib.plugins._helpers.normalize import normalized_values
+
+if TYPE_CHECKING:
+    from kschedlib.dra._allocator import Allocator
 
 __all__ = ["DynamicResources", "DynamicResourcesArgs", "NO_CLAIMS_TO_DEALLOCATE", "decode_args", "dra_allocations"]
 
@@ -370,6 +373,8 @@ class _DynamicResourcesCore(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, Nod
         if to_allocate or extended:
             if self._selectors is None:
                 self._selectors = _selector_compiler()
+            from kschedlib.dra._allocator import Allocator  # here: pods without claims never need the search
+
             data.allocator = Allocator(self._features, store.allocated_state(), store.classes,
                                        store.pool_index(), self._selectors)
         data.claims, data.available_on, data.extended = claims, available_on, extended

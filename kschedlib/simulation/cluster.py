@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from os import PathLike, fspath
 from pathlib import Path
@@ -235,6 +234,8 @@ def _pod_hint(cluster: Cluster, ref: str) -> str:
     if any(key == ref or key.endswith(f"/{ref}") for key in cluster.finished):
         return "; it has finished (Succeeded or Failed), and finished pods are dropped: kube-scheduler never sees them"
     pods = {p.name: p.key for p in cluster.pods if not namespace or p.namespace == namespace}
+    import difflib  # here: only a pod that is not found needs suggestions
+
     close = [pods[found] if namespace else found for found in difflib.get_close_matches(name, pods, n=3)]
     if len(close) > 1:
         return f"; did you mean {', '.join(close[:-1])} or {close[-1]}?"

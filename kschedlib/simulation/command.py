@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from importlib import resources
 from typing import Any, TextIO
 
 from kschedlib._cli.formats import write
@@ -71,6 +70,8 @@ def _simulate_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from importlib import resources  # here: ``explain`` never reads the bundled example
+
     meter = Progress(unit="attempts", label="simulate", stream=err)  # of the pods' first attempts: ETA
     with resources.as_file(resources.files("kschedlib.simulation.data") / EXAMPLE_CLUSTER) as example:
         cluster: Any = cluster_input(args, default=example)

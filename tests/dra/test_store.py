@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from kschedlib.dra._allocator import AllocatedState, HeldDevices
+from kschedlib.dra._allocated import AllocatedState, HeldDevices
 from kschedlib.dra._store import DraStore
 from kschedlib.model.dra import (
     AllocationResult,

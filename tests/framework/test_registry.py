@@ -247,3 +247,54 @@ def test_entry_point_plugin_runs_in_a_scheduler(monkeypatch: pytest.MonkeyPatch)
     result = sched.schedule_one()
     assert result is not None
     assert result.node_name == "n2"
+
+
+def test_a_scheduler_looks_entry_points_up_only_for_a_plugin_that_is_not_in_tree(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    class Refuse(FilterPlugin):
+        name: ClassVar[str] = "Refuse"
+
+        def __init__(self, args: Any, handle: Handle) -> None:
+            pass
+
+        def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+            return Status.unschedulable("refused") if node_info.name == "n1" else Status.success()
+
+    groups = fake_entry_points(monkeypatch, [FakeEntryPoint("Refuse", Refuse)])
+    kschedlib.Scheduler()
+    kschedlib.Scheduler({"profiles": [{"pluginConfig": [{"name": "NodeResourcesFit", "args": {}}]}]})
+    assert groups == []
+    sched = kschedlib.Scheduler({"profiles": [{"plugins": {"filter": {"enabled": [{"name": "Refuse"}]}}}]})
+    assert groups == [ENTRY_POINT_GROUP]
+    sched.add_objects([make_node("n1"), make_node("n2")])
+    sched.add_pod(make_pod("p"))
+    result = sched.schedule_one()
+    assert result is not None
+    assert result.node_name == "n2"
+
+
+def test_default_registry_looks_entry_points_up_for_plugin_config_of_a_published_plugin(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from kschedlib.framework.config import SchedulerConfig
+    from kschedlib.plugins import default_registry
+
+    groups = fake_entry_points(monkeypatch, [FakeEntryPoint("ThirdParty", factory_with_decoder)])
+    config = SchedulerConfig.from_dict({"profiles": [{"pluginConfig": [{"name": "ThirdParty", "args": {}}]}]})
+    assert "ThirdParty" in default_registry(config)
+    assert groups == [ENTRY_POINT_GROUP]
+    assert "ThirdParty" not in default_registry(SchedulerConfig())
+
+
+def test_batch_plugins_are_registered_without_importing_their_modules() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, kschedlib; r = kschedlib.in_tree_registry(); kschedlib.Scheduler(); "
+            "assert 'Coscheduling' in r and 'CapacityScheduling' in r; "
+            "print(sorted(m for m in sys.modules if m.startswith('kschedlib.plugins.batch.')))")
+    assert subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout == "[]\n"
+    entry = kschedlib.in_tree_registry().get("Coscheduling")
+    plugin = entry.factory(entry.args_from({"permitWaitingTimeSeconds": 5}), FakeHandle())
+    assert type(plugin).__name__ == "Coscheduling"
+    with pytest.raises(ConfigError):
+        entry.args_from({"permitWaitingTimeSeconds": "soon"})

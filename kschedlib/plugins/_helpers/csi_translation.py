@@ -10,7 +10,6 @@ node affinity and the error texts.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from typing import Final
 from urllib.parse import urlsplit
@@ -98,6 +97,8 @@ def attach_limit_key(driver: str) -> str:
     raw = driver.encode()
     if len(_CSI_LIMIT_PREFIX) + len(raw) < _RESOURCE_NAME_LENGTH_LIMIT:
         return _CSI_LIMIT_PREFIX + driver
+    import hashlib  # here: only a driver name this long needs it, and hashlib is slow to import
+
     digest = hashlib.sha1(raw, usedforsecurity=False).hexdigest()[:16]
     return _CSI_LIMIT_PREFIX + raw[:23].decode(errors="replace") + digest
 

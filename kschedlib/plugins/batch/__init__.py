@@ -9,15 +9,27 @@ package imports it, except the registration in :func:`kschedlib.plugins.in_tree_
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from kschedlib._lazy import lazy_exports
 from kschedlib.framework.registry import Registry
-from kschedlib.plugins.batch import capacity_scheduling, coscheduling
-from kschedlib.plugins.batch.config import batch_scheduling_config
+from kschedlib.plugins._deferred import Deferred
+
+if TYPE_CHECKING:
+    from kschedlib.plugins.batch.config import batch_scheduling_config
 
 __all__ = ["batch_scheduling_config", "register"]
 
+__getattr__, __dir__ = lazy_exports(globals(), {"kschedlib.plugins.batch.config": ["batch_scheduling_config"]})
+
+_COSCHEDULING = "kschedlib.plugins.batch.coscheduling"
+_CAPACITY_SCHEDULING = "kschedlib.plugins.batch.capacity_scheduling"
+
 
 def register(registry: Registry) -> None:
-    """Register Coscheduling and CapacityScheduling (with their args decoders) in ``registry``."""
-    registry.register(coscheduling.Coscheduling.name, coscheduling.Coscheduling, args=coscheduling.decode_args)
-    registry.register(capacity_scheduling.CapacityScheduling.name, capacity_scheduling.CapacityScheduling,
-                      args=capacity_scheduling.decode_args)
+    """Register Coscheduling and CapacityScheduling (with their args decoders) in ``registry``; their modules
+    are imported when a profile first builds or configures one of them."""
+    registry.register("Coscheduling", Deferred(_COSCHEDULING, "Coscheduling"),
+                      args=Deferred(_COSCHEDULING, "decode_args"))
+    registry.register("CapacityScheduling", Deferred(_CAPACITY_SCHEDULING, "CapacityScheduling"),
+                      args=Deferred(_CAPACITY_SCHEDULING, "decode_args"))
