@@ -260,6 +260,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="run each workload alternately with kube-scheduler's real loop (ksoracle schedule); "
                         f"default workloads: {', '.join(against_go.AGAINST_GO_WORKLOADS)}")
     p.add_argument("--pairs", type=int, default=3, help="--against-go: alternating pairs per workload (default 3)")
+    p.add_argument("--keep-results", action="store_true",
+                   help="--against-go: drive kschedlib through run_until_idle, keeping every ScheduleResult "
+                        "(default: a schedule_one loop, as a scheduler serving a cluster runs)")
     p.add_argument("--oracle", type=Path, default=against_go.DEFAULT_ORACLE,
                    help=f"--against-go: the ksoracle binary (default {against_go.DEFAULT_ORACLE})")
     p.add_argument("--worker", metavar="NAME", help=argparse.SUPPRESS)
@@ -285,7 +288,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return against_go.against_go(
             args.workload or against_go.AGAINST_GO_WORKLOADS, args.scale, args.pairs, args.oracle,
             args.kube_version, args.json,
-            lambda name: _in_subprocess(name, args.scale, False, args.stream, args.kube_version, decisions=True))
+            lambda name: _in_subprocess(name, args.scale, False, not args.keep_results, args.kube_version,
+                                        decisions=True))
     names: list[str] = args.workload or list(DEFAULT_WORKLOADS)
     if args.write_cluster:
         if len(names) != 1:
