@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import workloads
-from run import vm_hwm_mb
+from worker import vm_hwm_mb
 
 Json = dict[str, Any]
 Figures = dict[str, Any]

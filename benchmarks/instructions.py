@@ -5,7 +5,7 @@ Run by hand, never by the test suite (each workload runs twice under valgrind, 3
     .venv/bin/python benchmarks/instructions.py --workload small --scale 0.5
     .venv/bin/python benchmarks/instructions.py --workload affinity --scale 0.2 --kube-version 1.30
 
-For each workload, ``run.py``'s worker runs under ``valgrind --tool=callgrind`` once in full and
+For each workload, ``worker.py`` (``run.py``'s worker) runs under ``valgrind --tool=callgrind`` once in full and
 once stopping right after setup (generation, loading, ``add_objects``); the difference is the
 scheduling loop's instruction count.  Both runs print the same digest of decisions, so a change
 that claims to keep decisions can be checked on the spot.
@@ -29,8 +29,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import workloads
+from run import summarize
 
-_RUN = Path(__file__).resolve().parent / "run.py"
+_WORKER = Path(__file__).resolve().parent / "worker.py"
 _COLLECTED = re.compile(r"Collected : (\d+)")
 
 
@@ -39,8 +40,8 @@ def count(name: str, scale: float, kube_version: str | None, setup_only: bool) -
     fd, result = tempfile.mkstemp(prefix=f"kschedlib-instr-{name}-", suffix=".json")
     os.close(fd)
     try:
-        cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, str(_RUN),
-               "--worker", name, "--scale", repr(scale), "--result-file", result]
+        cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, str(_WORKER),
+               name, "--scale", repr(scale), "--result-file", result]
         cmd += ["--kube-version", kube_version] if kube_version else []
         cmd += ["--setup-only"] if setup_only else []
         done = subprocess.run(cmd, capture_output=True, text=True, check=True)
@@ -48,7 +49,7 @@ def count(name: str, scale: float, kube_version: str | None, setup_only: bool) -
         if match is None:
             raise RuntimeError(f"no callgrind summary in: {done.stderr[-2000:]}")
         with open(result, encoding="utf-8") as f:
-            return int(match.group(1)), json.load(f)
+            return int(match.group(1)), summarize(json.load(f))
     finally:
         os.unlink(result)
 
@@ -59,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--scale", type=float, default=1.0)
     p.add_argument("--kube-version", metavar="V")
     args = p.parse_args(argv)
-    root = _RUN.parent.parent
+    root = _WORKER.parent.parent
     for folder in (root / "kschedlib", root / "benchmarks"):
         compileall.compile_dir(folder, quiet=1)
     print(f"{'workload':>14}  {'scale':>5}  {'loop instr':>14}  {'setup instr':>14}  {'digest':>16}", flush=True)
