@@ -11,20 +11,25 @@ ones included: what Permit counts against ``minMember``) and ``pending`` (not pl
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kschedlib.model.objects import Pod
 from kschedlib.model.quantity import Quantity
 from kschedlib.model.resources import Resources
 from kschedlib.model.scheduling_crds import POD_GROUP_LABEL, PodGroup
-from kschedlib.plugins.batch._elastic_quota import UPPER_BOUND_OF_MAX, exceeds, quota_infos
-from kschedlib.plugins.batch._pod_group_manager import reconcile_status
-from kschedlib.plugins.batch.coscheduling import Coscheduling, pod_group_statuses
 from kschedlib.scheduler import Scheduler
+
+if TYPE_CHECKING:
+    from kschedlib.plugins.batch.coscheduling import Coscheduling
+
+# The batch plugins' modules are imported by the functions below, once there is a PodGroup or an
+# ElasticQuota to report on: a cluster without them never needs them.
 
 __all__ = ["elastic_quota_report", "explain_group_sections", "group_lines", "pod_group_report", "quota_lines"]
 
 def _coscheduling(scheduler: Scheduler) -> Coscheduling | None:
+    from kschedlib.plugins.batch.coscheduling import Coscheduling
+
     plugin = scheduler.plugin(Coscheduling.name)
     return plugin if isinstance(plugin, Coscheduling) else None
 
@@ -61,6 +66,8 @@ def _group_state(scheduler: Scheduler, group: PodGroup, placed: Mapping[str, str
 
 def pod_group_report(scheduler: Scheduler) -> dict[str, dict[str, Any]]:
     """``namespace/name`` -> the state of every PodGroup (see the module docstring)."""
+    from kschedlib.plugins.batch.coscheduling import pod_group_statuses
+
     placed = scheduler.bound_pods()
     return {group.key: _group_state(scheduler, group, placed)
             for group in pod_group_statuses(scheduler.scheduling_objects)}
@@ -84,6 +91,8 @@ def elastic_quota_report(scheduler: Scheduler) -> dict[str, dict[str, Any]]:
     quotas = scheduler.scheduling_objects.elastic_quotas()
     if not quotas:
         return {}
+    from kschedlib.plugins.batch._elastic_quota import UPPER_BOUND_OF_MAX, exceeds, quota_infos
+
     pods: dict[str, list[Pod]] = {}
     for node_info in scheduler.snapshot().node_infos:  # finished pods never reach the cache
         for pod_info in node_info.pods:
@@ -111,6 +120,8 @@ def explain_group_sections(scheduler: Scheduler, pod: Pod) -> dict[str, Any]:
     sections: dict[str, Any] = {}
     name = pod.labels.get(POD_GROUP_LABEL)
     if name:
+        from kschedlib.plugins.batch._pod_group_manager import reconcile_status
+
         objects = scheduler.scheduling_objects
         for stored in objects.pod_groups():
             if stored.namespace == pod.namespace and stored.name == name:
