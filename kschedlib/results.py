@@ -46,13 +46,24 @@ class CycleOutcome:
     scored_nodes: tuple[str, ...] = ()
     extender_scores: Mapping[str, tuple[tuple[str, int], ...]] = attrs.field(factory=dict)
     """Per scored node, the extenders' entries ``(extender name, score x weight x 10)`` (in ``totals``)."""
-    top: tuple[str, ...] = ()
-    """The nodes with the top score, in scoring order (:attr:`best` sorts them)."""
     evaluated_nodes: int = 0
     search_stopped_at: str | None = None
     diagnosis: Diagnosis | None = None
     post_filter: PostFilterResult | None = None
     error: Status | None = None
+
+    @property
+    def top(self) -> tuple[str, ...]:
+        """The nodes with the top score, in scoring order (:attr:`best` sorts them); the selected node alone
+        when it was not scored (the only feasible node).
+
+        Derived from the scores when asked, so an outcome a long run keeps holds no second list of nodes
+        (with equal nodes, most of them tie)."""
+        if self.scores is not None and self.scores.totals:
+            totals = self.scores.totals
+            high = max(totals)
+            return tuple([name for name, total in zip(self.scored_nodes, totals, strict=True) if total == high])
+        return (self.selected,) if self.selected is not None else ()
 
     @property
     def best(self) -> tuple[str, ...]:

@@ -158,7 +158,6 @@ class _OutcomeFields(TypedDict, total=False):
     scores: ScoreTable | None
     scored_nodes: tuple[str, ...]
     extender_scores: Mapping[str, tuple[tuple[str, int], ...]]
-    top: tuple[str, ...]
     evaluated_nodes: int
     search_stopped_at: str | None
     post_filter: PostFilterResult | None
@@ -392,7 +391,6 @@ def _prioritize(
                               "evaluated_nodes": len(feasible) + len(statuses), "search_stopped_at": stopped_at}
     if len(feasible) == 1 and not cycle.score_single_node:
         fields["selected"] = feasible[0].name
-        fields["top"] = (feasible[0].name,)
         return cycle.outcome(next_start, **fields)
     table = _score(runtime, cycle.state, pod, feasible, cycle.detail, cycle.snapshot, positions)
     if isinstance(table, Status):
@@ -403,10 +401,10 @@ def _prioritize(
         added, by_node = prioritize_with_extenders(runtime.extenders, pod, feasible)
         table = table._replace(totals=[total + extra for total, extra in zip(table.totals, added, strict=True)])
         entries = {name: tuple(values) for name, values in by_node.items()}
-    selected, best = select_host(scored, table.totals, cycle.rng)
+    selected, _ = select_host(scored, table.totals, cycle.rng)  # CycleOutcome.top derives the ties again
     if len(feasible) == 1:
         selected = scored[0]
-    fields.update({"selected": selected, "top": best, "scores": table, "scored_nodes": scored,
+    fields.update({"selected": selected, "scores": table, "scored_nodes": scored,
                    "extender_scores": entries})
     return cycle.outcome(next_start, **fields)
 

@@ -30,6 +30,7 @@ from kschedlib.framework import (
 )
 from kschedlib.model import Pod
 from kschedlib.plugins import in_tree_registry
+from kschedlib.results import ScoreTable
 from kschedlib.testing import FakeHandle
 from tests.helpers import make_node, make_pod
 
@@ -269,8 +270,18 @@ def test_the_top_keeps_scoring_order_and_best_sorts_it() -> None:
     _, top = select_host(["d", "b", "c", "a"], [9, 5, 3, 9], rng)
     assert top == ("d", "a")
     outcome = CycleOutcome(pod=make_pod("p"), state=CycleState(), num_all_nodes=4, start_index=0,
-                           next_start_index=0, top=top)
+                           next_start_index=0, selected="a", feasible=("d", "b", "c", "a"),
+                           scores=ScoreTable((), (), [9, 5, 3, 9]), scored_nodes=("d", "b", "c", "a"))
+    assert outcome.top == top
     assert outcome.best == ("a", "d")
+
+
+def test_an_unscored_outcome_tops_with_its_selected_node_alone() -> None:
+    outcome = CycleOutcome(pod=make_pod("p"), state=CycleState(), num_all_nodes=4, start_index=0,
+                           next_start_index=0, selected="b", feasible=("b",))
+    assert outcome.top == ("b",)
+    failed = CycleOutcome(pod=make_pod("p"), state=CycleState(), num_all_nodes=4, start_index=0, next_start_index=0)
+    assert failed.top == ()
 
 
 def test_select_host_single_best_uses_no_randomness() -> None:
