@@ -28,7 +28,6 @@ semantically is, so callers can catch what they expect::
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import final
 
 __all__ = [
@@ -185,6 +184,8 @@ class ScenarioError(KschedError, RuntimeError):
 def install_hint(extra: str) -> str:
     """The command that installs ``extra``: from the package index, and from this source checkout when
     kschedlib runs from one (an editable install, where the first command would fetch another copy)."""
+    from pathlib import Path  # here: only a missing extra needs it
+
     checkout = Path(__file__).resolve().parent.parent
     command = f"pip install 'kschedlib[{extra}]'"
     if (checkout / "pyproject.toml").is_file() and (checkout / "kschedlib").is_dir():

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import Executor
 from os import PathLike
-from typing import Any, final
+from typing import TYPE_CHECKING, Any, final
 
 from kschedlib._internal.collector import fewer_collections
 from kschedlib._internal.documents import load_config
@@ -30,6 +29,9 @@ from kschedlib.plugins import default_plugin_sets, default_registry
 from kschedlib.results import ScheduleResult, SchedulerListener
 from kschedlib.versions import KubeSettings
 from kschedlib.versions import resolve as resolve_kube
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
 
 __all__ = ["ConfigSource", "NodeScores", "ScheduleResult", "Scheduler", "SchedulerListener"]
 

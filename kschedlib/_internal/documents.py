@@ -14,7 +14,6 @@ import re
 from collections.abc import Mapping
 from functools import cache
 from os import PathLike, fspath
-from pathlib import Path
 from typing import Any, Final
 
 from kschedlib.errors import ConfigError, ManifestError, install_hint
@@ -118,12 +117,13 @@ def parse_documents(text: str, *, source: str = "<input>") -> list[Any]:
 
 def read_documents(path: str | PathLike[str]) -> list[Any]:
     """The documents of a JSON or YAML file."""
-    file = Path(fspath(path))
+    file = fspath(path)
     try:
-        data = file.read_bytes()
+        with open(file, "rb") as f:
+            data = f.read()
     except OSError as exc:
-        raise ManifestError(f"cannot read file: {exc.strerror}", obj=str(file)) from exc
-    return parse_documents(decode(data, source=str(file)), source=str(file))
+        raise ManifestError(f"cannot read file: {exc.strerror}", obj=file) from exc
+    return parse_documents(decode(data, source=file), source=file)
 
 
 _CLUSTER_KINDS: Final = frozenset({"Node", "Pod", "Namespace", "PodDisruptionBudget", "Deployment", "ReplicaSet",

@@ -11,8 +11,7 @@ import contextlib
 import queue as thread_queue
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Executor
-from typing import Final, final
+from typing import TYPE_CHECKING, Final, final
 
 import attrs
 
@@ -52,6 +51,9 @@ from kschedlib.model.resources import accounting_for
 from kschedlib.results import ScheduleResult, SchedulerListener
 from kschedlib.versions import KubeSettings
 from kschedlib.versions import resolve as resolve_kube
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
 
 __all__ = ["Engine", "EngineOptions"]
 

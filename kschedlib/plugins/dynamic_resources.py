@@ -25,7 +25,6 @@ DynamicResourceAllocation gate off (v1.30-v1.33 defaults) the plugin is not in t
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Final, final
@@ -90,8 +89,14 @@ if TYPE_CHECKING:
 
 __all__ = ["DynamicResources", "DynamicResourcesArgs", "NO_CLAIMS_TO_DEALLOCATE", "decode_args", "dra_allocations"]
 
-log = logging.getLogger("kschedlib")
 NO_CLAIMS_TO_DEALLOCATE: Final = "no new claims to deallocate"
+
+
+def _warn(message: str, *args: object) -> None:
+    """Log a warning on the ``kschedlib`` logger (imported here: only a failed API write needs logging)."""
+    import logging
+
+    logging.getLogger("kschedlib").warning(message, *args)
 STATE_NOT_FOUND: Final = "not found"
 CANNOT_ALLOCATE: Final = "cannot allocate all claims"
 NOT_AVAILABLE: Final = "resourceclaim not available on the node"
@@ -622,13 +627,13 @@ class _DynamicResourcesCore(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, Nod
             try:
                 store.record(claim.key, api.unreserve_claim(claim, pod))
             except KschedError as exc:
-                log.warning("unreserve of ResourceClaim %s: %s", claim.key, exc)
+                _warn("unreserve of ResourceClaim %s: %s", claim.key, exc)
         extended = store.extended_claim(pod)
         if extended is not None:
             try:
                 api.delete_claim(extended)
             except KschedError as exc:
-                log.warning("delete of ResourceClaim %s: %s", extended.key, exc)
+                _warn("delete of ResourceClaim %s: %s", extended.key, exc)
             else:
                 store.record(extended.key, None)
 

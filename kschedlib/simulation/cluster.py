@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from os import PathLike, fspath
-from pathlib import Path
 from typing import Any, Final, final
 
 import attrs
@@ -263,7 +263,7 @@ def resolve_pod(cluster: Cluster, pod: Pod | Mapping[str, Any] | str | PathLike[
     try:
         docs = read_documents(text)
     except ManifestError:
-        if Path(text).is_file():
+        if os.path.isfile(text):
             raise
         raise ManifestError(f"no such pod in the cluster, and not a readable pod file{_pod_hint(cluster, text)}",
                             obj=text) from None
