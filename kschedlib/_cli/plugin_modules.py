@@ -14,7 +14,6 @@ import importlib.util
 import inspect
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +27,8 @@ __all__ = ["add_module", "load_module", "plugins_registry"]
 
 def load_module(ref: str) -> ModuleType:
     """Import a dotted module name, or a ``.py`` file by path."""
+    from pathlib import Path  # here: only ``--plugins`` needs it
+
     path = Path(ref)
     if ref.endswith(".py"):
         if not path.is_file():

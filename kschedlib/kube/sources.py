@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from kschedlib.errors import ConfigError
-from kschedlib.kube._loading import load_live
-from kschedlib.kube._snapshot import read_snapshot, snapshot_document
-from kschedlib.kube.client import KubeClient, connect
 from kschedlib.simulation.cluster import Cluster
+
+if TYPE_CHECKING:
+    from kschedlib.kube.client import KubeClient
+
+# The API client and the snapshot reader are imported by the functions that contact a cluster: every
+# command parses these options, and most of them read files.
 
 __all__ = ["add_live_arguments", "cluster_input", "dump", "live_clusters", "snapshot"]
 
@@ -28,6 +31,10 @@ def snapshot(kubeconfig: str | None = "", context: str | None = None, *, client:
     ``kubeconfig`` ``""`` (the default) follows ``$KUBECONFIG`` then ``~/.kube/config``; ``None`` with no
     ``context`` uses the in-cluster service account; ``client`` overrides both.
     """
+    from kschedlib.kube._loading import load_live
+    from kschedlib.kube._snapshot import read_snapshot
+    from kschedlib.kube.client import connect
+
     read = read_snapshot(client if client is not None else connect(kubeconfig, context))
     return load_live(read.objects, read.version)
 
@@ -35,6 +42,9 @@ def snapshot(kubeconfig: str | None = "", context: str | None = None, *, client:
 def dump(out: TextIO, kubeconfig: str | None = "", context: str | None = None, *,
          client: KubeClient | None = None) -> int:
     """Write the snapshot to ``out`` as one v1 ``List`` (JSON); returns the number of objects written."""
+    from kschedlib.kube._snapshot import read_snapshot, snapshot_document
+    from kschedlib.kube.client import connect
+
     read = read_snapshot(client if client is not None else connect(kubeconfig, context))
     json.dump(snapshot_document(read.objects, read.version), out, indent=1)
     out.write("\n")
