@@ -13,7 +13,7 @@ change: those are the only ones worked out again.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final, NamedTuple, final
 
 from kschedlib.framework._bounded import BoundedLRU
@@ -25,7 +25,7 @@ from kschedlib.framework.status import Code, Status
 from kschedlib.model.objects import Pod
 from kschedlib.plugins._helpers.preemption_victims import Budget, Victims, select_victims_on_node
 
-__all__ = ["VictimsMemo"]
+__all__ = ["VictimsMemo", "victims_selector"]
 
 _ERROR: Final = Code.ERROR
 
@@ -72,22 +72,34 @@ class VictimsMemo:
         return table
 
 
-def select_victims(
-    handle: Handle, state: CycleState, pod: Pod, node_info: NodeInfo, budgets: Sequence[Budget],
-    answers: dict[str, _Answer] | None,
-) -> Victims | Status:
-    """``select_victims_on_node`` on a clone of ``state``, or its earlier answer when nothing it reads changed."""
+def victims_selector(
+    handle: Handle, state: CycleState, pod: Pod, budgets: Sequence[Budget], answers: dict[str, _Answer] | None,
+) -> Callable[[NodeInfo], Victims | Status]:
+    """One dry run's ``select_victims_on_node`` per node, on a clone of ``state``, or the earlier
+    answer when nothing it reads changed.
+
+    What every node shares (the priority, the uid, the nominated-pods lookup) is read once here:
+    a dry run asks hundreds of nodes, nearly all of them answered from ``answers``.
+    """
     if answers is None:
-        return select_victims_on_node(handle, state.clone(), pod, node_info, budgets)
+        return lambda node_info: select_victims_on_node(handle, state.clone(), pod, node_info, budgets)
     priority = pod.effective_priority
     uid = pod.uid
-    nominated = tuple(info for info in handle.nominated_pods_for_node(node_info.name)
-                      if info.pod.effective_priority >= priority and info.pod.uid != uid)
-    known = answers.get(node_info.name)
-    if known is not None and known.node_info is node_info and known.priority == priority \
-            and known.nominated == nominated:
-        return known.outcome
-    outcome = select_victims_on_node(handle, state.clone(), pod, node_info, budgets)
-    if isinstance(outcome, Victims) or outcome.code is not _ERROR:
-        answers[node_info.name] = _Answer(node_info, nominated, priority, outcome)
-    return outcome
+    nominated_for = handle.nominated_pods_for_node
+    known_for = answers.get
+
+    def select(node_info: NodeInfo) -> Victims | Status:
+        name = node_info.name
+        found = nominated_for(name)
+        nominated = tuple([info for info in found if info.pod.effective_priority >= priority
+                           and info.pod.uid != uid]) if found else ()
+        known = known_for(name)
+        if known is not None and known.node_info is node_info and known.priority == priority \
+                and known.nominated == nominated:
+            return known.outcome
+        outcome = select_victims_on_node(handle, state.clone(), pod, node_info, budgets)
+        if isinstance(outcome, Victims) or outcome.code is not _ERROR:
+            answers[name] = _Answer(node_info, nominated, priority, outcome)
+        return outcome
+
+    return select

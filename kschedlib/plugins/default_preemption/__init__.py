@@ -44,7 +44,7 @@ from kschedlib.framework.results import PostFilterResult
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Code, Status
 from kschedlib.model.objects import Pod
-from kschedlib.plugins._helpers.preemption_reuse import VictimsMemo, select_victims
+from kschedlib.plugins._helpers.preemption_reuse import VictimsMemo, victims_selector
 from kschedlib.plugins._helpers.preemption_victims import Budget, Victims, budgets_of
 from kschedlib.plugins.default_preemption.extenders import process_with_extenders
 
@@ -379,9 +379,10 @@ class DefaultPreemption(PostFilterPlugin):
         errors: list[str] = []
         count = len(potential)
         answers = self._answers.table(self._handle, state, pod, budgets)
+        select = victims_selector(self._handle, state, pod, budgets, answers)
         for step in range(count):
             node_info = potential[(offset + step) % count]
-            outcome = select_victims(self._handle, state, pod, node_info, budgets, answers)
+            outcome = select(node_info)
             if isinstance(outcome, Victims) and outcome.pods:
                 group = violating if outcome.num_pdb_violations else non_violating
                 if len(group) < wanted:
