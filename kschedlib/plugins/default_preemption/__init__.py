@@ -201,6 +201,8 @@ class Candidate:
     name: str
     victims: tuple[Pod, ...]
     num_pdb_violations: int
+    _rank: tuple[float, ...] | None = attrs.field(default=None, init=False, eq=False, repr=False)
+    """The criteria's values, once :func:`pick_one_candidate` has worked them out."""
 
 
 def _start_time(pod: Pod) -> float:
@@ -230,13 +232,26 @@ _CRITERIA: Final[tuple[Callable[[Candidate], float], ...]] = (
 """Higher is better; applied in order to the candidates still tied (``preemption.go``: ``pickOneNodeForPreemption``)."""
 
 
-def pick_one_candidate(candidates: Sequence[Candidate]) -> Candidate | None:
-    """The best candidate; a tie on every criterion goes to the first one found.
+class _Unranked(Exception):
+    """A candidate without victims, or with a NaN start time: its criteria do not compare as a tuple."""
 
-    kube breaks that last tie by Go map order (random); discovery order is the
-    deterministic refinement.  Criterion 2 reads the *first* victim, which is
-    a PDB-violating one when there are any, not necessarily the most important.
-    """
+
+def _rank(candidate: Candidate) -> tuple[float, ...]:
+    """Every criterion's value in order, kept on the candidate (the dry run hands the same one again
+    while its node's answer stands)."""
+    rank = candidate._rank
+    if rank is None:
+        if not candidate.victims:
+            raise _Unranked
+        rank = tuple([criterion(candidate) for criterion in _CRITERIA])
+        if rank[-1] != rank[-1]:
+            raise _Unranked
+        object.__setattr__(candidate, "_rank", rank)
+    return rank
+
+
+def _pick_in_turn(candidates: Sequence[Candidate]) -> Candidate | None:
+    """The criteria applied in turn to the candidates still tied (kube's loop)."""
     remaining = list(candidates)
     if len(remaining) <= 1:
         return remaining[0] if remaining else None
@@ -247,6 +262,25 @@ def pick_one_candidate(candidates: Sequence[Candidate]) -> Candidate | None:
         if len(remaining) == 1:
             break
     return remaining[0]
+
+
+def pick_one_candidate(candidates: Sequence[Candidate]) -> Candidate | None:
+    """The best candidate; a tie on every criterion goes to the first one found.
+
+    kube breaks that last tie by Go map order (random); discovery order is the
+    deterministic refinement.  Criterion 2 reads the *first* victim, which is
+    a PDB-violating one when there are any, not necessarily the most important.
+
+    Applying the criteria in turn keeps the candidates whose values are the greatest tuple, and
+    ``max`` returns the first of those: ranks compared as tuples give the same pick without the
+    rounds of lists (:func:`_pick_in_turn` remains for what tuples cannot rank).
+    """
+    if len(candidates) <= 1:
+        return candidates[0] if candidates else None
+    try:
+        return max(candidates, key=_rank)
+    except _Unranked:
+        return _pick_in_turn(candidates)
 
 
 def _aggregate(messages: Sequence[str]) -> str:
@@ -265,7 +299,7 @@ class DefaultPreemption(PostFilterPlugin):
     """Nominates the pod to the node where evicting the least important lower-priority pods lets it fit."""
 
     name: ClassVar[str] = "DefaultPreemption"
-    __slots__ = ("_answers", "_counts_every_node", "_handle", "_skips_terminating", "args")
+    __slots__ = ("_answers", "_candidates", "_counts_every_node", "_handle", "_skips_terminating", "args")
 
     def __init__(self, args: DefaultPreemptionArgs | None, handle: Handle) -> None:
         self.args = args if args is not None else DefaultPreemptionArgs()
@@ -275,6 +309,7 @@ class DefaultPreemption(PostFilterPlugin):
         self._counts_every_node = switches.absent_nodes_in_fit_error
         self._skips_terminating = switches.terminating_victims_not_deleted
         self._answers = VictimsMemo()
+        self._candidates: dict[str, Candidate] = {}
 
     def post_filter(self, state: CycleState, pod: Pod, node_statuses: Mapping[str, Status]) -> PostFilterResult:
         """Preempt, with every non-empty message prefixed ``preemption: ``."""
@@ -312,6 +347,15 @@ class DefaultPreemption(PostFilterPlugin):
         if best is None:
             return PostFilterResult(Status.unschedulable(ERR_NO_CANDIDATE))
         return PostFilterResult(Status.success(), best.name, self._prepare(best))
+
+    def _candidate(self, name: str, victims: Victims) -> Candidate:
+        """The node's Candidate of the previous dry run while its victims are the same (with its rank)."""
+        known = self._candidates.get(name)
+        pods, violations = victims.pods, victims.num_pdb_violations
+        if known is not None and known.victims is pods and known.num_pdb_violations == violations:
+            return known
+        candidate = self._candidates[name] = Candidate(name, pods, violations)
+        return candidate
 
     def _call_extenders(self, pod: Pod, candidates: list[Candidate], snapshot: Snapshot) -> list[Candidate] | Status:
         """Extenders that support preemption replace the candidates (``preemption.go``: ``callExtenders``)."""
@@ -379,6 +423,8 @@ class DefaultPreemption(PostFilterPlugin):
         errors: list[str] = []
         count = len(potential)
         answers = self._answers.table(self._handle, state, pod, budgets)
+        if len(self._candidates) > 2 * self._handle.snapshot.num_nodes:
+            self._candidates.clear()  # names of nodes gone
         select = victims_selector(self._handle, state, pod, budgets, answers)
         for step in range(count):
             node_info = potential[(offset + step) % count]
@@ -386,7 +432,7 @@ class DefaultPreemption(PostFilterPlugin):
             if isinstance(outcome, Victims) and outcome.pods:
                 group = violating if outcome.num_pdb_violations else non_violating
                 if len(group) < wanted:
-                    group.append(Candidate(node_info.name, outcome.pods, outcome.num_pdb_violations))
+                    group.append(self._candidate(node_info.name, outcome))
                 if non_violating and len(non_violating) + len(violating) >= wanted:
                     break
                 continue
