@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Final, NamedTuple, TypedDict, Unpack
 
 import attrs
@@ -22,6 +23,7 @@ from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis
 from kschedlib.framework.extender import EXTENDER_PSEUDO_PLUGIN
 from kschedlib.framework.node_info import NodeInfo
+from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.results import PostFilterResult
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Code, Status
@@ -63,11 +65,30 @@ def filter_with_nominated(
     """
     if not nominator:
         return run(state, pod, node_info)
-    priority = pod.effective_priority
-    relevant = [info for info in nominator.pods_for_node(node_info.name)
-                if info.pod.effective_priority >= priority and info.pod.uid != pod.uid]
+    relevant = _counted(pod, nominator.pods_for_node(node_info.name))
     if not relevant:
         return run(state, pod, node_info)
+    return _filter_with_pods(runtime, run, state, pod, node_info, relevant, composed)
+
+
+def _counted(pod: Pod, nominated: Sequence[PodInfo]) -> tuple[PodInfo, ...]:
+    """The nominated pods the two-pass rule counts for ``pod``: equal or higher priority, not itself."""
+    if not nominated:
+        return ()
+    priority, uid = pod.effective_priority, pod.uid
+    return tuple([info for info in nominated if info.pod.effective_priority >= priority and info.pod.uid != uid])
+
+
+def _filter_with_pods(
+    runtime: ProfileRuntime,
+    run: FilterRunner,
+    state: CycleState,
+    pod: Pod,
+    node_info: NodeInfo,
+    relevant: Sequence[PodInfo],
+    composed: NominatedNodeInfos | None,
+) -> Status:
+    """The two-pass rule on a node where ``relevant`` (not empty) are the nominated pods that count."""
     if composed is not None:
         status = run(state, pod, composed.with_pods(node_info, relevant))
         return status if status.code is not _SUCCESS else run(state, pod, node_info)
@@ -85,16 +106,16 @@ def filter_with_nominated(
 
 
 def _nominated_positions(
-    snapshot: Snapshot, pod: Pod, nominator: Nominator, check: Callable[[NodeInfo], Status]
+    snapshot: Snapshot, pod: Pod, nominator: Nominator, judge: Callable[[Sequence[PodInfo], NodeInfo], Status]
 ) -> dict[int, Callable[[NodeInfo], Status]]:
-    """Positions of the nodes where the two-pass rule applies to ``pod``, each with ``check``."""
-    priority = pod.effective_priority
+    """Positions of the nodes where the two-pass rule applies to ``pod``, each judged by ``judge``
+    given the nominated pods that count there (worked out once here, not again per node judged)."""
     special: dict[int, Callable[[NodeInfo], Status]] = {}
-    for name in nominator.node_names():
-        position = snapshot.position_of(name)
-        if position is not None and any(info.pod.effective_priority >= priority and info.pod.uid != pod.uid
-                                        for info in nominator.pods_for_node(name)):
-            special[position] = check
+    position_of = snapshot.position_of
+    for name, nominated in nominator.by_node():
+        relevant = _counted(pod, nominated)
+        if relevant and (position := position_of(name)) is not None:
+            special[position] = partial(judge, relevant)
     return special
 
 
@@ -291,7 +312,9 @@ def _find_feasible(cycle: _Cycle, start_index: int, percentage_of_nodes_to_score
     positions: Sequence[int] | None = None  # of the feasible nodes in the snapshot, when the column search found them
     by_column: SearchResult | None = None
     if runtime.filter and names is None and not statuses:
-        special = _nominated_positions(snapshot, pod, nominator, lambda info: with_nominated(state, pod, info)) \
+        special = _nominated_positions(
+            snapshot, pod, nominator,
+            lambda relevant, info: _filter_with_pods(runtime, check, state, pod, info, relevant, composed)) \
             if nominator else None
         by_column = runtime.reuse.search_columns(plan, state, pod, snapshot, start_index, to_find, special, check)
     if by_column is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import ItemsView, Sequence
 from typing import final
 
 from kschedlib.framework.pod_info import PodInfo
@@ -64,6 +64,10 @@ class Nominator:
     def pods_for_node(self, node_name: str) -> Sequence[PodInfo]:
         """Pods nominated to ``node_name``, in nomination order."""
         return self._by_node.get(node_name, ())
+
+    def by_node(self) -> ItemsView[str, tuple[PodInfo, ...]]:
+        """(node name, its nominated pods) for every node with at least one; not to be kept across changes."""
+        return self._by_node.items()
 
     def node_names(self) -> list[str]:
         """The nodes with at least one nominated pod."""

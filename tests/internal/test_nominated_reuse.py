@@ -8,13 +8,16 @@ step and compares every verdict with the plain path (a state clone, a fresh Node
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kschedlib
+from kschedlib._internal import cycle
 from kschedlib._internal.cycle import filter_with_nominated
 from kschedlib._internal.nominator import Nominator
-from kschedlib.framework import CycleState, NodeInfo, PodInfo, Status
+from kschedlib.framework import CycleState, NodeInfo, PodInfo, Snapshot, Status
 from tests.helpers import make_node, make_pod
 
 _NODE = make_node("n0", allocatable={"cpu": "3", "memory": "8Gi", "pods": "4"})
@@ -59,3 +62,43 @@ def test_a_node_changed_under_the_same_nominations_is_composed_again() -> None:
     steps = [({0, 1, 2, 3}, [1]), (set(), [1])]  # full, then emptied: the same nominated pod on both
     assert _verdicts(steps, "700m", reuse=True) == _verdicts(steps, "700m", reuse=False)
     assert [code for code, _ in _verdicts(steps, "700m", reuse=True)] == ["Unschedulable", "Success"]
+
+
+_PRIORITIES = st.integers(2, 6)
+
+
+@settings(max_examples=60)
+@given(st.lists(st.tuples(st.integers(0, 4), _PRIORITIES, st.booleans()), max_size=8), _PRIORITIES,
+       st.sampled_from(["200m", "700m", "1500m"]), st.booleans())
+def test_nominated_positions_judge_as_the_two_pass_rule(
+    nominations: list[tuple[int, int, bool]], priority: int, cpu: str, reuse: bool,
+) -> None:
+    """The search's nominated positions, with the counted pods worked out once per cycle, are exactly
+    the nodes where the two-pass rule counts a pod, and judge each as ``filter_with_nominated`` does."""
+    runtime = kschedlib.Scheduler()._engine.profiles["default-scheduler"]
+    pod = make_pod("p", requests={"cpu": cpu}, priority=priority)
+    state = CycleState()
+    assert runtime.run_pre_filter(state, pod).status.is_success
+    plan = runtime.reuse.filter_plan(state, pod)
+    run = runtime.filter_runner(state, pod, plan) if reuse else runtime.filter_runner(state)
+    composed = runtime.reuse.nominated_infos(run, runtime.pre_filter_extensions_listen(state)) if reuse else None
+    nodes = [NodeInfo.of(make_node(f"n{i}", allocatable={"cpu": "3", "memory": "8Gi", "pods": "4"}),
+                         (PodInfo.of(_LOWS[i % 4]),)) for i in range(4)]  # n4 is not in the snapshot
+    snapshot = Snapshot(nodes)
+    nominator = Nominator()
+    for i, (node, nominated_priority, itself) in enumerate(nominations):
+        nominee = pod if itself else make_pod(f"nom{i}", requests={"cpu": "1"}, priority=nominated_priority)
+        nominator.add(PodInfo.of(nominee), f"n{node}")
+
+    def judge(relevant: Sequence[PodInfo], info: NodeInfo) -> Status:
+        return cycle._filter_with_pods(runtime, run, state, pod, info, relevant, composed)
+
+    special = cycle._nominated_positions(snapshot, pod, nominator, judge)
+    counted = {p for p, info in enumerate(nodes)
+               if any(i.pod.effective_priority >= priority and i.pod.uid != pod.uid
+                      for i in nominator.pods_for_node(info.name))}
+    assert set(special) == counted
+    for position, info in enumerate(nodes):
+        plain = filter_with_nominated(runtime, run, state, pod, info, nominator, composed)
+        got = special[position](info) if position in special else run(state, pod, info)
+        assert (got.code, got.reasons, got.plugin) == (plain.code, plain.reasons, plain.plugin)
