@@ -7,7 +7,7 @@ the deterministic, sequential reading of its parallel node search.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import Final, NamedTuple, TypedDict, Unpack
 
@@ -119,8 +119,14 @@ def _nominated_positions(
     return special
 
 
+def _distinct(statuses: Mapping[str, Status]) -> Iterable[Status]:
+    """Each status object once: rejected nodes mostly share them (:meth:`Status.with_plugin`)."""
+    values = statuses.values()
+    return dict(zip(map(id, values), values, strict=True)).values()
+
+
 def _rejectors(statuses: Mapping[str, Status]) -> frozenset[str]:
-    return frozenset(s.plugin for s in statuses.values() if s.plugin and s.is_rejected)
+    return frozenset(s.plugin for s in _distinct(statuses) if s.plugin and s.is_rejected)
 
 
 def _absent_node_status(narrowing: Sequence[str]) -> Status:
@@ -138,7 +144,7 @@ def _add_absent_statuses(statuses: dict[str, Status], snapshot: Snapshot, narrow
 def _diagnosis(statuses: Mapping[str, Status], *, pre_filter_message: str = "",
                also: frozenset[str] = frozenset()) -> Diagnosis:
     unschedulable = _rejectors(statuses) | also
-    pending = frozenset(s.plugin for s in statuses.values() if s.plugin and s.code is Code.PENDING)
+    pending = frozenset(s.plugin for s in _distinct(statuses) if s.plugin and s.code is Code.PENDING)
     return Diagnosis(dict(statuses), unschedulable, pending, pre_filter_message)
 
 

@@ -125,10 +125,24 @@ class Status:
         return ", ".join(self.all_reasons())
 
     def with_plugin(self, plugin: str) -> Status:
-        """This status attributed to ``plugin``."""
+        """This status attributed to ``plugin``: without an error, one shared object per code, reasons
+        and plugin.
+
+        Filter runners attribute each rejected node's status here; sharing them lets the readers of a
+        failed cycle's statuses (its FitError message, its rejecting plugins) go by distinct objects
+        instead of visiting every node.
+        """
         if self.plugin == plugin:
             return self
-        return Status(self.code, self.reasons, plugin, self.error)  # hot: once per rejected node
+        if self.error is not None:
+            return Status(self.code, self.reasons, plugin, self.error)
+        key = (self.code, self.reasons, plugin)
+        shared = _ATTRIBUTED.get(key)
+        if shared is None:
+            if len(_ATTRIBUTED) >= _ATTRIBUTED_MAX:
+                _ATTRIBUTED.clear()
+            shared = _ATTRIBUTED[key] = Status(self.code, self.reasons, plugin)
+        return shared
 
     def with_reason(self, reason: str) -> Status:
         """This status with one more reason appended."""
@@ -141,6 +155,10 @@ class Status:
         message = self.message()
         return f"{text}: {message}" if message else text
 
+
+_ATTRIBUTED: Final[dict[tuple[Code, tuple[str, ...], str], Status]] = {}
+"""The shared attributed statuses (:meth:`Status.with_plugin`); emptied whole beyond the bound."""
+_ATTRIBUTED_MAX: Final = 4096
 
 SUCCESS = Status()
 SKIP = Status(Code.SKIP)
