@@ -68,7 +68,7 @@ def filter_with_nominated(
     relevant = _counted(pod, nominator.pods_for_node(node_info.name))
     if not relevant:
         return run(state, pod, node_info)
-    return _filter_with_pods(runtime, run, state, pod, node_info, relevant, composed)
+    return _filter_with_pods(runtime, run, state, pod, composed, relevant, node_info)
 
 
 def _counted(pod: Pod, nominated: Sequence[PodInfo]) -> tuple[PodInfo, ...]:
@@ -84,11 +84,12 @@ def _filter_with_pods(
     run: FilterRunner,
     state: CycleState,
     pod: Pod,
-    node_info: NodeInfo,
-    relevant: Sequence[PodInfo],
     composed: NominatedNodeInfos | None,
+    relevant: Sequence[PodInfo],
+    node_info: NodeInfo,
 ) -> Status:
-    """The two-pass rule on a node where ``relevant`` (not empty) are the nominated pods that count."""
+    """The two-pass rule on a node where ``relevant`` (not empty) are the nominated pods that count
+    (the node last: the node search judges it through a partial of everything else)."""
     if composed is not None:
         status = run(state, pod, composed.with_pods(node_info, relevant))
         return status if status.code is not _SUCCESS else run(state, pod, node_info)
@@ -106,16 +107,17 @@ def _filter_with_pods(
 
 
 def _nominated_positions(
-    snapshot: Snapshot, pod: Pod, nominator: Nominator, judge: Callable[[Sequence[PodInfo], NodeInfo], Status]
+    runtime: ProfileRuntime, run: FilterRunner, state: CycleState, pod: Pod, snapshot: Snapshot,
+    nominator: Nominator, composed: NominatedNodeInfos | None,
 ) -> dict[int, Callable[[NodeInfo], Status]]:
-    """Positions of the nodes where the two-pass rule applies to ``pod``, each judged by ``judge``
-    given the nominated pods that count there (worked out once here, not again per node judged)."""
+    """Positions of the nodes where the two-pass rule applies to ``pod``, each with its judge: the
+    rule given the nominated pods that count there (worked out once here, not again per node judged)."""
     special: dict[int, Callable[[NodeInfo], Status]] = {}
     position_of = snapshot.position_of
     for name, nominated in nominator.by_node():
         relevant = _counted(pod, nominated)
         if relevant and (position := position_of(name)) is not None:
-            special[position] = partial(judge, relevant)
+            special[position] = partial(_filter_with_pods, runtime, run, state, pod, composed, relevant)
     return special
 
 
@@ -318,9 +320,7 @@ def _find_feasible(cycle: _Cycle, start_index: int, percentage_of_nodes_to_score
     positions: Sequence[int] | None = None  # of the feasible nodes in the snapshot, when the column search found them
     by_column: SearchResult | None = None
     if runtime.filter and names is None and not statuses:
-        special = _nominated_positions(
-            snapshot, pod, nominator,
-            lambda relevant, info: _filter_with_pods(runtime, check, state, pod, info, relevant, composed)) \
+        special = _nominated_positions(runtime, check, state, pod, snapshot, nominator, composed) \
             if nominator else None
         by_column = runtime.reuse.search_columns(plan, state, pod, snapshot, start_index, to_find, special, check)
     if by_column is not None:

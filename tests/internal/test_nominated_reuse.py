@@ -8,8 +8,6 @@ step and compares every verdict with the plain path (a state clone, a fresh Node
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -90,10 +88,7 @@ def test_nominated_positions_judge_as_the_two_pass_rule(
         nominee = pod if itself else make_pod(f"nom{i}", requests={"cpu": "1"}, priority=nominated_priority)
         nominator.add(PodInfo.of(nominee), f"n{node}")
 
-    def judge(relevant: Sequence[PodInfo], info: NodeInfo) -> Status:
-        return cycle._filter_with_pods(runtime, run, state, pod, info, relevant, composed)
-
-    special = cycle._nominated_positions(snapshot, pod, nominator, judge)
+    special = cycle._nominated_positions(runtime, run, state, pod, snapshot, nominator, composed)
     counted = {p for p, info in enumerate(nodes)
                if any(i.pod.effective_priority >= priority and i.pod.uid != pod.uid
                       for i in nominator.pods_for_node(info.name))}
