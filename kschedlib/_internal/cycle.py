@@ -85,14 +85,13 @@ def _filter_with_pods(
     state: CycleState,
     pod: Pod,
     composed: NominatedNodeInfos | None,
-    relevant: Sequence[PodInfo],
+    relevant: tuple[PodInfo, ...],
     node_info: NodeInfo,
 ) -> Status:
     """The two-pass rule on a node where ``relevant`` (not empty) are the nominated pods that count
     (the node last: the node search judges it through a partial of everything else)."""
     if composed is not None:
-        status = run(state, pod, composed.with_pods(node_info, relevant))
-        return status if status.code is not _SUCCESS else run(state, pod, node_info)
+        return composed.judge(run, state, pod, relevant, node_info)
     state_with = state.clone()
     info_with = node_info
     for pod_info in relevant:
@@ -117,7 +116,8 @@ def _nominated_positions(
     for name, nominated in nominator.by_node():
         relevant = _counted(pod, nominated)
         if relevant and (position := position_of(name)) is not None:
-            special[position] = partial(_filter_with_pods, runtime, run, state, pod, composed, relevant)
+            special[position] = partial(composed.judge, run, state, pod, relevant) if composed is not None \
+                else partial(_filter_with_pods, runtime, run, state, pod, None, relevant)
     return special
 
 

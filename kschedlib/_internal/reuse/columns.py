@@ -162,8 +162,14 @@ def search_column(
                 mark += 1
                 assert special is not None
                 status = special[stop](nodes[stop])
-                if status.code is _SUCCESS and len(result.feasible) < to_find:
-                    result.feasible.add(stop)  # as _visit would, keeping the runs
+                code = status.code
+                if code is _SUCCESS:
+                    if len(result.feasible) < to_find:
+                        result.feasible.add(stop)  # as _visit would, keeping the runs
+                        cursor = stop + 1
+                        continue
+                elif code is not _ERROR:  # a rejection: as _visit would
+                    found[nodes[stop].name] = status
                     cursor = stop + 1
                     continue
             else:  # a rejection the column holds (never a success): _visit's other branches, inlined
