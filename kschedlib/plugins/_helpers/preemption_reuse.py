@@ -28,6 +28,7 @@ from kschedlib.plugins._helpers.preemption_victims import Budget, Victims, selec
 __all__ = ["VictimsMemo", "victims_selector"]
 
 _ERROR: Final = Code.ERROR
+_NO_UIDS: Final[frozenset[str]] = frozenset()
 
 
 class _Answer(NamedTuple):
@@ -35,6 +36,10 @@ class _Answer(NamedTuple):
     nominated: tuple[PodInfo, ...]
     priority: int
     outcome: Victims | Status
+    source: tuple[PodInfo, ...] | None
+    """The node's nominated pods as the handle gave them (only a tuple: it cannot change in place)."""
+    uids: frozenset[str]
+    """Their uids, when ``nominated`` left none out for being the preemptor (else empty, unused)."""
 
 
 @final
@@ -79,7 +84,10 @@ def victims_selector(
     answer when nothing it reads changed.
 
     What every node shares (the priority, the uid, the nominated-pods lookup) is read once here:
-    a dry run asks hundreds of nodes, nearly all of them answered from ``answers``.
+    a dry run asks hundreds of nodes, nearly all of them answered from ``answers``.  When the handle
+    gives the very tuple of nominated pods the answer was worked out with, at the same priority, and
+    neither that preemptor nor this one is among them, the pods that count are the same without
+    sorting them out again.
     """
     if answers is None:
         return lambda node_info: select_victims_on_node(handle, state.clone(), pod, node_info, budgets)
@@ -88,18 +96,28 @@ def victims_selector(
     nominated_for = handle.nominated_pods_for_node
     known_for = answers.get
 
+    def counted(found: Sequence[PodInfo]) -> tuple[PodInfo, ...]:
+        return tuple([info for info in found if info.pod.effective_priority >= priority
+                      and info.pod.uid != uid]) if found else ()
+
     def select(node_info: NodeInfo) -> Victims | Status:
         name = node_info.name
         found = nominated_for(name)
-        nominated = tuple([info for info in found if info.pod.effective_priority >= priority
-                           and info.pod.uid != uid]) if found else ()
         known = known_for(name)
-        if known is not None and known.node_info is node_info and known.priority == priority \
-                and known.nominated == nominated:
-            return known.outcome
+        if known is not None and known.node_info is node_info and known.priority == priority:
+            if found is known.source and uid not in known.uids and (known.uids or not found):
+                return known.outcome
+            nominated = counted(found)
+            if known.nominated == nominated:
+                return known.outcome
+        else:
+            nominated = counted(found)
         outcome = select_victims_on_node(handle, state.clone(), pod, node_info, budgets)
         if isinstance(outcome, Victims) or outcome.code is not _ERROR:
-            answers[name] = _Answer(node_info, nominated, priority, outcome)
+            source = found if type(found) is tuple else None
+            uids = frozenset([info.pod.uid for info in found])
+            answers[name] = _Answer(node_info, nominated, priority, outcome, source,
+                                    _NO_UIDS if uid in uids else uids)
         return outcome
 
     return select
