@@ -113,9 +113,8 @@ def _nominated_positions(
     rule given the nominated pods that count there (worked out once here, not again per node judged)."""
     special: dict[int, Callable[[NodeInfo], Status]] = {}
     position_of = snapshot.position_of
-    for name, nominated in nominator.by_node():
-        relevant = _counted(pod, nominated)
-        if relevant and (position := position_of(name)) is not None:
+    for name, relevant in nominator.counted(pod.effective_priority, pod.uid):
+        if (position := position_of(name)) is not None:
             special[position] = partial(composed.judge, run, state, pod, relevant) if composed is not None \
                 else partial(_filter_with_pods, runtime, run, state, pod, None, relevant)
     return special

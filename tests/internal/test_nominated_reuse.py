@@ -8,7 +8,7 @@ step and compares every verdict with the plain path (a state clone, a fresh Node
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import kschedlib
@@ -97,3 +97,33 @@ def test_nominated_positions_judge_as_the_two_pass_rule(
         plain = filter_with_nominated(runtime, run, state, pod, info, nominator, composed)
         got = special[position](info) if position in special else run(state, pod, info)
         assert (got.code, got.reasons, got.plugin) == (plain.code, plain.reasons, plain.plugin)
+
+
+_PODS = [PodInfo.of(make_pod(f"q{i}", priority=2 + i % 4)) for i in range(6)]
+_OPS = st.lists(st.one_of(
+    st.tuples(st.just("add"), st.integers(0, 5), st.sampled_from(["", "n0", "n1", "n2"])),
+    st.tuples(st.just("remove"), st.integers(0, 5), st.just("")),
+    st.tuples(st.just("ask"), st.sampled_from([2, 4]), st.sampled_from(["default/q0", "default/q3", "default/x"])),
+    st.tuples(st.just("exchange"), st.just(0), st.just("")),
+), max_size=25)
+
+
+@settings(max_examples=150)
+@given(_OPS)
+@example([("add", 0, "n0"), ("ask", 2, "default/x"), ("add", 1, "n0"), ("ask", 2, "default/x")])
+def test_counted_nominated_pods_are_those_sorted_out_afresh(ops: list[tuple[str, int, str]]) -> None:
+    """``Nominator.counted`` (pods of at least a priority kept per node while its tuple stands) gives
+    every node's pods of at least the priority but the asking pod, as sorting them out afresh does."""
+    nominator, other = Nominator(), Nominator()
+    for op, number, text in ops:
+        if op == "add":
+            nominator.add(_PODS[number], text)
+        elif op == "remove":
+            nominator.remove(_PODS[number].pod.uid)
+        elif op == "exchange":
+            nominator.exchange(other)
+        else:
+            plain = [(name, tuple(i for i in nominator.pods_for_node(name)
+                                  if i.pod.effective_priority >= number and i.pod.uid != text))
+                     for name in nominator.node_names()]
+            assert nominator.counted(number, text) == [(name, pods) for name, pods in plain if pods]
