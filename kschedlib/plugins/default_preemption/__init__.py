@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from itertools import chain
 from typing import Any, ClassVar, Final, final
 
 import attrs
@@ -77,6 +78,7 @@ REASON_PREEMPTION_BY_SCHEDULER: Final = "PreemptionByScheduler"
 PREEMPTED: Final = "preempted"
 
 _NOT_HELPFUL: Final = Status.unresolvable(ERR_NOT_HELPFUL)
+_ERROR: Final = Code.ERROR
 _PRIORITY_OFFSET: Final = 2**31
 _PERCENTAGE_FIELD: Final = "minCandidateNodesPercentage"
 _ABSOLUTE_FIELD: Final = "minCandidateNodesAbsolute"
@@ -421,24 +423,23 @@ class DefaultPreemption(PostFilterPlugin):
         violating: list[Candidate] = []
         statuses: dict[str, Status] = {}
         errors: list[str] = []
-        count = len(potential)
         answers = self._answers.table(self._handle, state, pod, budgets)
         if len(self._candidates) > 2 * self._handle.snapshot.num_nodes:
             self._candidates.clear()  # names of nodes gone
         select = victims_selector(self._handle, state, pod, budgets, answers)
-        for step in range(count):
-            node_info = potential[(offset + step) % count]
+        candidate = self._candidate
+        for node_info in chain(potential[offset:], potential[:offset]):
             outcome = select(node_info)
-            if isinstance(outcome, Victims) and outcome.pods:
-                group = violating if outcome.num_pdb_violations else non_violating
-                if len(group) < wanted:
-                    group.append(self._candidate(node_info.name, outcome))
-                if non_violating and len(non_violating) + len(violating) >= wanted:
-                    break
-                continue
-            if isinstance(outcome, Victims):
+            if type(outcome) is Victims:
+                if outcome.pods:
+                    group = violating if outcome.num_pdb_violations else non_violating
+                    if len(group) < wanted:
+                        group.append(candidate(node_info.name, outcome))
+                    if non_violating and len(non_violating) + len(violating) >= wanted:
+                        break
+                    continue
                 outcome = Status.from_error(f'expected at least one victim pod on node "{node_info.name}"')
-            if outcome.code is Code.ERROR:
+            if outcome.code is _ERROR:
                 errors.append(outcome.message())
             statuses[node_info.name] = outcome
         return non_violating + violating, statuses, errors
