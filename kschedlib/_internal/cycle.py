@@ -36,6 +36,8 @@ __all__ = ["CycleOutcome", "filter_with_nominated", "num_feasible_nodes_to_find"
 MIN_FEASIBLE_NODES_TO_FIND: Final = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: Final = 5
 _SUCCESS: Final = Code.SUCCESS
+_PENDING: Final = Code.PENDING
+_ERROR: Final = Code.ERROR
 
 
 def num_feasible_nodes_to_find(percentage: int, num_nodes: int) -> int:
@@ -145,7 +147,7 @@ def _add_absent_statuses(statuses: dict[str, Status], snapshot: Snapshot, narrow
 def _diagnosis(statuses: Mapping[str, Status], *, pre_filter_message: str = "",
                also: frozenset[str] = frozenset()) -> Diagnosis:
     unschedulable = _rejectors(statuses) | also
-    pending = frozenset(s.plugin for s in _distinct(statuses) if s.plugin and s.code is Code.PENDING)
+    pending = frozenset(s.plugin for s in _distinct(statuses) if s.plugin and s.code is _PENDING)
     return Diagnosis(dict(statuses), unschedulable, pending, pre_filter_message)
 
 
@@ -374,7 +376,7 @@ def _try_nominated_node(
             return _prioritize(cycle, passed, statuses, start_index, None)
     elif first.code is _SUCCESS:
         return _prioritize(cycle, [nominated], {}, start_index, None)
-    elif first.code is Code.ERROR:
+    elif first.code is _ERROR:
         return cycle.outcome(start_index, error=first)
     else:
         statuses[nominated.name] = first

@@ -50,6 +50,11 @@ _LABELS = {
     Code.SKIP: "Skip",
     Code.PENDING: "Pending",
 }
+_SUCCESS_CODE: Final = Code.SUCCESS
+_SKIP_CODE: Final = Code.SKIP
+_WAIT_CODE: Final = Code.WAIT
+"""Codes read through module names: reading an enum member off its class costs a descriptor call."""
+
 REJECTED_CODES: Final = frozenset({Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING})
 """The codes that reject a pod (the queue retries it on a later event); the rest succeed, wait, skip or fail."""
 
@@ -97,17 +102,17 @@ class Status:
     @property
     def is_success(self) -> bool:
         """Whether the code is SUCCESS."""
-        return self.code is Code.SUCCESS
+        return self.code is _SUCCESS_CODE
 
     @property
     def is_skip(self) -> bool:
         """Whether the code is SKIP."""
-        return self.code is Code.SKIP
+        return self.code is _SKIP_CODE
 
     @property
     def is_wait(self) -> bool:
         """Whether the code is WAIT."""
-        return self.code is Code.WAIT
+        return self.code is _WAIT_CODE
 
     @property
     def is_rejected(self) -> bool:

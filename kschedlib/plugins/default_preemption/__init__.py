@@ -79,6 +79,8 @@ PREEMPTED: Final = "preempted"
 
 _NOT_HELPFUL: Final = Status.unresolvable(ERR_NOT_HELPFUL)
 _ERROR: Final = Code.ERROR
+_UNSCHEDULABLE: Final = Code.UNSCHEDULABLE
+_UNRESOLVABLE: Final = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 _PRIORITY_OFFSET: Final = 2**31
 _PERCENTAGE_FIELD: Final = "minCandidateNodesPercentage"
 _ABSOLUTE_FIELD: Final = "minCandidateNodesAbsolute"
@@ -165,7 +167,7 @@ def pod_eligible_to_preempt_others(pod: Pod, snapshot: Snapshot, statuses: Mappi
     if not nominated:
         return ""
     status = statuses.get(nominated)
-    if status is not None and status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+    if status is not None and status.code is _UNRESOLVABLE:
         return ""
     node_info = snapshot.find(nominated)
     if node_info is None:
@@ -183,12 +185,15 @@ def nodes_where_preemption_might_help(
     """(nodes rejected exactly ``Unschedulable``, "not helpful" statuses of absent and U&U nodes)."""
     potential: list[NodeInfo] = []
     not_helpful: dict[str, Status] = {}
+    status_of = statuses.get
     for info in nodes:
-        status = statuses.get(info.name)
-        if status is None or status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+        status = status_of(info.name)
+        if status is None:
             not_helpful[info.name] = _NOT_HELPFUL
-        elif status.code is Code.UNSCHEDULABLE:
+        elif (code := status.code) is _UNSCHEDULABLE:
             potential.append(info)
+        elif code is _UNRESOLVABLE:
+            not_helpful[info.name] = _NOT_HELPFUL
     return potential, not_helpful
 
 
