@@ -7,7 +7,8 @@ the deterministic, sequential reading of its parallel node search.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
 from typing import Final, NamedTuple, TypedDict, Unpack
 
 import attrs
@@ -22,6 +23,7 @@ from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis
 from kschedlib.framework.extender import EXTENDER_PSEUDO_PLUGIN
 from kschedlib.framework.node_info import NodeInfo
+from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.results import PostFilterResult
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Code, Status
@@ -34,6 +36,8 @@ __all__ = ["CycleOutcome", "filter_with_nominated", "num_feasible_nodes_to_find"
 MIN_FEASIBLE_NODES_TO_FIND: Final = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: Final = 5
 _SUCCESS: Final = Code.SUCCESS
+_PENDING: Final = Code.PENDING
+_ERROR: Final = Code.ERROR
 
 
 def num_feasible_nodes_to_find(percentage: int, num_nodes: int) -> int:
@@ -63,14 +67,33 @@ def filter_with_nominated(
     """
     if not nominator:
         return run(state, pod, node_info)
-    priority = pod.effective_priority
-    relevant = [info for info in nominator.pods_for_node(node_info.name)
-                if info.pod.effective_priority >= priority and info.pod.uid != pod.uid]
+    relevant = _counted(pod, nominator.pods_for_node(node_info.name))
     if not relevant:
         return run(state, pod, node_info)
+    return _filter_with_pods(runtime, run, state, pod, composed, relevant, node_info)
+
+
+def _counted(pod: Pod, nominated: Sequence[PodInfo]) -> tuple[PodInfo, ...]:
+    """The nominated pods the two-pass rule counts for ``pod``: equal or higher priority, not itself."""
+    if not nominated:
+        return ()
+    priority, uid = pod.effective_priority, pod.uid
+    return tuple([info for info in nominated if info.pod.effective_priority >= priority and info.pod.uid != uid])
+
+
+def _filter_with_pods(
+    runtime: ProfileRuntime,
+    run: FilterRunner,
+    state: CycleState,
+    pod: Pod,
+    composed: NominatedNodeInfos | None,
+    relevant: tuple[PodInfo, ...],
+    node_info: NodeInfo,
+) -> Status:
+    """The two-pass rule on a node where ``relevant`` (not empty) are the nominated pods that count
+    (the node last: the node search judges it through a partial of everything else)."""
     if composed is not None:
-        status = run(state, pod, composed.with_pods(node_info, relevant))
-        return status if status.code is not _SUCCESS else run(state, pod, node_info)
+        return composed.judge(run, state, pod, relevant, node_info)
     state_with = state.clone()
     info_with = node_info
     for pod_info in relevant:
@@ -85,21 +108,28 @@ def filter_with_nominated(
 
 
 def _nominated_positions(
-    snapshot: Snapshot, pod: Pod, nominator: Nominator, check: Callable[[NodeInfo], Status]
+    runtime: ProfileRuntime, run: FilterRunner, state: CycleState, pod: Pod, snapshot: Snapshot,
+    nominator: Nominator, composed: NominatedNodeInfos | None,
 ) -> dict[int, Callable[[NodeInfo], Status]]:
-    """Positions of the nodes where the two-pass rule applies to ``pod``, each with ``check``."""
-    priority = pod.effective_priority
+    """Positions of the nodes where the two-pass rule applies to ``pod``, each with its judge: the
+    rule given the nominated pods that count there (worked out once here, not again per node judged)."""
     special: dict[int, Callable[[NodeInfo], Status]] = {}
-    for name in nominator.node_names():
-        position = snapshot.position_of(name)
-        if position is not None and any(info.pod.effective_priority >= priority and info.pod.uid != pod.uid
-                                        for info in nominator.pods_for_node(name)):
-            special[position] = check
+    position_of = snapshot.position_of
+    for name, relevant in nominator.counted(pod.effective_priority, pod.uid):
+        if (position := position_of(name)) is not None:
+            special[position] = partial(composed.judge, run, state, pod, relevant) if composed is not None \
+                else partial(_filter_with_pods, runtime, run, state, pod, None, relevant)
     return special
 
 
+def _distinct(statuses: Mapping[str, Status]) -> Iterable[Status]:
+    """Each status object once: rejected nodes mostly share them (:meth:`Status.with_plugin`)."""
+    values = statuses.values()
+    return dict(zip(map(id, values), values, strict=True)).values()
+
+
 def _rejectors(statuses: Mapping[str, Status]) -> frozenset[str]:
-    return frozenset(s.plugin for s in statuses.values() if s.plugin and s.is_rejected)
+    return frozenset(s.plugin for s in _distinct(statuses) if s.plugin and s.is_rejected)
 
 
 def _absent_node_status(narrowing: Sequence[str]) -> Status:
@@ -117,7 +147,7 @@ def _add_absent_statuses(statuses: dict[str, Status], snapshot: Snapshot, narrow
 def _diagnosis(statuses: Mapping[str, Status], *, pre_filter_message: str = "",
                also: frozenset[str] = frozenset()) -> Diagnosis:
     unschedulable = _rejectors(statuses) | also
-    pending = frozenset(s.plugin for s in statuses.values() if s.plugin and s.code is Code.PENDING)
+    pending = frozenset(s.plugin for s in _distinct(statuses) if s.plugin and s.code is _PENDING)
     return Diagnosis(dict(statuses), unschedulable, pending, pre_filter_message)
 
 
@@ -290,7 +320,7 @@ def _find_feasible(cycle: _Cycle, start_index: int, percentage_of_nodes_to_score
     positions: Sequence[int] | None = None  # of the feasible nodes in the snapshot, when the column search found them
     by_column: SearchResult | None = None
     if runtime.filter and names is None and not statuses:
-        special = _nominated_positions(snapshot, pod, nominator, lambda info: with_nominated(state, pod, info)) \
+        special = _nominated_positions(runtime, check, state, pod, snapshot, nominator, composed) \
             if nominator else None
         by_column = runtime.reuse.search_columns(plan, state, pod, snapshot, start_index, to_find, special, check)
     if by_column is not None:
@@ -345,7 +375,7 @@ def _try_nominated_node(
             return _prioritize(cycle, passed, statuses, start_index, None)
     elif first.code is _SUCCESS:
         return _prioritize(cycle, [nominated], {}, start_index, None)
-    elif first.code is Code.ERROR:
+    elif first.code is _ERROR:
         return cycle.outcome(start_index, error=first)
     else:
         statuses[nominated.name] = first

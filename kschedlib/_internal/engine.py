@@ -639,13 +639,13 @@ class Engine:
                     self.nominator.remove(other.pod.uid)
                     stored = self.store.pods.get(other.pod.key)
                     if stored is not None and stored.nominated_node_name:
-                        self.store.pods[stored.key] = cleared = attrs.evolve(stored, nominated_node_name="")
+                        self.store.pods[stored.key] = cleared = placed(stored, "nominated_node_name", "")
                         if (queued := self.queue.get(stored.key)) is not None:
                             queued.pod_info = queued.pod_info.with_pod(cleared)
         pod = self.store.pods.get(info.pod.key)
         if pod is not None and not pod.node_name:
             if nominate is not None and nominate != pod.nominated_node_name:
-                pod = attrs.evolve(pod, nominated_node_name=nominate)
+                pod = placed(pod, "nominated_node_name", nominate)  # a failed cycle nominating: not checked again
                 self.store.pods[pod.key] = pod
             info.pod_info = info.pod_info.with_pod(pod) if pod is not info.pod else info.pod_info
             self.queue.add_unschedulable_if_not_present(info, self.queue.scheduling_cycle)

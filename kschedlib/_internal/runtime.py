@@ -69,6 +69,10 @@ __all__ = ["FilterRunner", "PreFilterOutcome", "ProfileRuntime"]
 
 _SUCCESS: Final = Code.SUCCESS
 _ERROR: Final = Code.ERROR
+_SKIP: Final = Code.SKIP
+_WAIT: Final = Code.WAIT
+_UNSCHEDULABLE: Final = Code.UNSCHEDULABLE
+_UNRESOLVABLE: Final = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 _REJECTED: Final = REJECTED_CODES
 _SUCCESS_STATUS: Final = Status.success()
 _SKIP_STATUS: Final = Status.skip()
@@ -243,12 +247,12 @@ class ProfileRuntime:
                 wrong = wrong_return(outcome, "a Status or a PreFilterResult")
                 return PreFilterOutcome(None, point_error("PreFilter", name, wrong))
             code = status.code
-            if code is Code.SKIP:
+            if code is _SKIP:
                 skipped.add(name)
                 continue
-            if code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            if code is _UNRESOLVABLE:
                 return PreFilterOutcome(None, status.with_plugin(name))
-            if code is Code.UNSCHEDULABLE:
+            if code is _UNSCHEDULABLE:
                 returned = status.with_plugin(name)
                 continue
             if code is not _SUCCESS:
@@ -338,7 +342,7 @@ class ProfileRuntime:
             status = result.status
             if status.code is _SUCCESS:
                 return result
-            if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            if status.code is _UNRESOLVABLE:
                 return PostFilterResult(status.with_plugin(name), result.nominated_node_name, result.victims)
             if status.code not in _REJECTED:
                 return PostFilterResult(error(status.message(), name))
@@ -368,7 +372,7 @@ class ProfileRuntime:
                 continue
             if not isinstance(status, Status):
                 return point_error("PreScore", name, wrong_return(status))
-            if status.code is Code.SKIP:
+            if status.code is _SKIP:
                 skipped.add(name)
             elif status.code is not _SUCCESS:
                 return point_error("PreScore", name, status.message())
@@ -570,7 +574,7 @@ class ProfileRuntime:
             if isinstance(outcome, Wait):
                 waits[name] = min(max(outcome.timeout, 0.0), MAX_PERMIT_TIMEOUT)
                 continue
-            if outcome.code is Code.WAIT:
+            if outcome.code is _WAIT:
                 waits[name] = MAX_PERMIT_TIMEOUT
                 continue
             if outcome.code is not _SUCCESS:
@@ -598,7 +602,7 @@ class ProfileRuntime:
             elif outcome.code in _REJECTED:
                 return error(f"PreBindPreFlight {name} returned {go_quote(outcome.code.label)}, which is "
                               "unsupported. It is supposed to return Success, Skip, or Error status", name)
-            elif outcome.code is not Code.SKIP:
+            elif outcome.code is not _SKIP:
                 return error(f"running PreBindPreFlight {go_quote(name)}: {outcome.message()}", name)
         return status
 
@@ -611,7 +615,7 @@ class ProfileRuntime:
                 return point_error("Bind", name, exc)
             if not isinstance(status, Status):
                 return point_error("Bind", name, wrong_return(status))
-            if status.code is Code.SKIP:
+            if status.code is _SKIP:
                 continue
             if status.code is _SUCCESS:
                 return status

@@ -50,6 +50,11 @@ _LABELS = {
     Code.SKIP: "Skip",
     Code.PENDING: "Pending",
 }
+_SUCCESS_CODE: Final = Code.SUCCESS
+_SKIP_CODE: Final = Code.SKIP
+_WAIT_CODE: Final = Code.WAIT
+"""Codes read through module names: reading an enum member off its class costs a descriptor call."""
+
 REJECTED_CODES: Final = frozenset({Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING})
 """The codes that reject a pod (the queue retries it on a later event); the rest succeed, wait, skip or fail."""
 
@@ -97,17 +102,17 @@ class Status:
     @property
     def is_success(self) -> bool:
         """Whether the code is SUCCESS."""
-        return self.code is Code.SUCCESS
+        return self.code is _SUCCESS_CODE
 
     @property
     def is_skip(self) -> bool:
         """Whether the code is SKIP."""
-        return self.code is Code.SKIP
+        return self.code is _SKIP_CODE
 
     @property
     def is_wait(self) -> bool:
         """Whether the code is WAIT."""
-        return self.code is Code.WAIT
+        return self.code is _WAIT_CODE
 
     @property
     def is_rejected(self) -> bool:
@@ -125,10 +130,24 @@ class Status:
         return ", ".join(self.all_reasons())
 
     def with_plugin(self, plugin: str) -> Status:
-        """This status attributed to ``plugin``."""
+        """This status attributed to ``plugin``: without an error, one shared object per code, reasons
+        and plugin.
+
+        Filter runners attribute each rejected node's status here; sharing them lets the readers of a
+        failed cycle's statuses (its FitError message, its rejecting plugins) go by distinct objects
+        instead of visiting every node.
+        """
         if self.plugin == plugin:
             return self
-        return Status(self.code, self.reasons, plugin, self.error)  # hot: once per rejected node
+        if self.error is not None:
+            return Status(self.code, self.reasons, plugin, self.error)
+        key = (self.code, self.reasons, plugin)
+        shared = _ATTRIBUTED.get(key)
+        if shared is None:
+            if len(_ATTRIBUTED) >= _ATTRIBUTED_MAX:
+                _ATTRIBUTED.clear()
+            shared = _ATTRIBUTED[key] = Status(self.code, self.reasons, plugin)
+        return shared
 
     def with_reason(self, reason: str) -> Status:
         """This status with one more reason appended."""
@@ -141,6 +160,10 @@ class Status:
         message = self.message()
         return f"{text}: {message}" if message else text
 
+
+_ATTRIBUTED: Final[dict[tuple[Code, tuple[str, ...], str], Status]] = {}
+"""The shared attributed statuses (:meth:`Status.with_plugin`); emptied whole beyond the bound."""
+_ATTRIBUTED_MAX: Final = 4096
 
 SUCCESS = Status()
 SKIP = Status(Code.SKIP)

@@ -101,6 +101,35 @@ def test_with_plugin_returns_self_when_unchanged_and_a_copy_otherwise() -> None:
     assert other.reasons == status.reasons
 
 
+@given(st.sampled_from(list(Code)), st.lists(st.sampled_from(["a", "b", "Insufficient cpu"]), max_size=3),
+       st.sampled_from(["", "P", "Q"]), st.sampled_from(["P", "Q", "R"]), st.booleans())
+def test_with_plugin_shares_one_status_per_code_reasons_and_plugin(
+    code: Code, reasons: list[str], own: str, plugin: str, errs: bool,
+) -> None:
+    """What ``with_plugin`` hands out equals the plainly built status; without an error it is one
+    shared object per code, reasons and plugin, and an error is always carried over."""
+    error = RuntimeError("boom") if errs else None
+    status = Status(code, tuple(reasons), own, error)
+    plain = Status(code, tuple(reasons), plugin, error)
+    got = status.with_plugin(plugin)
+    assert (got, got.plugin, got.error) == (plain, plain.plugin, plain.error)
+    fresh = Status(code, tuple(reasons), own, error)
+    again = fresh.with_plugin(plugin)
+    if own == plugin:
+        assert again is fresh
+    else:
+        assert (again is got) == (not errs)
+
+
+def test_shared_attributed_statuses_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kschedlib.framework import status as module
+
+    monkeypatch.setattr(module, "_ATTRIBUTED_MAX", 2)
+    for i in range(5):
+        assert Status.unschedulable(f"r{i}").with_plugin("P").reasons == (f"r{i}",)
+    assert len(module._ATTRIBUTED) <= 2
+
+
 def test_with_reason_appends_without_mutating() -> None:
     status = Status.unschedulable("a")
     longer = status.with_reason("b")

@@ -19,6 +19,7 @@ from kschedlib.framework.status import Code
 from kschedlib.model import LabelSelector, Pod
 from kschedlib.model.labels import Requirement
 from kschedlib.model.objects import PodCondition, PodDisruptionBudget
+from kschedlib.plugins import default_preemption
 from kschedlib.plugins._helpers.go_sort import go_sort_slice
 from kschedlib.plugins._helpers.preemption_victims import (
     ERR_NO_VICTIMS,
@@ -595,6 +596,27 @@ def test_pick_one_candidate(candidates: list[Candidate], expected: str) -> None:
     picked = pick_one_candidate(candidates)
     assert picked is not None
     assert picked.name == expected
+
+
+_VICTIM = st.tuples(st.integers(-2, 2), st.none() | st.sampled_from([0.0, 1.0, 2.0, float("nan")]))
+
+
+@given(st.lists(st.tuples(st.integers(0, 2), st.lists(_VICTIM, max_size=3)), max_size=7), st.booleans())
+def test_pick_by_rank_is_the_criteria_applied_in_turn(spec: list[tuple[int, list[tuple[int, float | None]]]],
+                                                      picked_before: bool) -> None:
+    """Ranks compared as tuples (kept on each candidate) pick what kube's rounds of criteria pick;
+    candidates without victims or with NaN start times go the rounds' way, errors included."""
+    candidates = [cand(f"n{i}", *victims, violations=v) for i, (v, victims) in enumerate(spec)]
+
+    def outcome(pick: Callable[[Sequence[Candidate]], Candidate | None]) -> object:
+        try:
+            return pick(candidates)
+        except IndexError as exc:
+            return type(exc)
+
+    if picked_before:
+        outcome(pick_one_candidate)  # ranks already kept on the candidates
+    assert outcome(pick_one_candidate) is outcome(default_preemption._pick_in_turn)
 
 
 @given(st.lists(st.tuples(st.integers(0, 2), st.lists(st.integers(-3, 3), min_size=1, max_size=3)),

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from typing import Any, cast
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import kschedlib
@@ -205,3 +205,55 @@ def test_composed_node_infos_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> No
     for i in range(5):
         infos.with_pods(_info(f"n{i}"), nominated)
     assert len(infos._composed) <= 2
+
+
+_NOMINEES = [PodInfo.of(make_pod(name, priority=priority)) for name, priority in
+             (("p0", 5), ("p1", 3), ("other", 5), ("low", 1))]
+_NOMINATED = [(), (_NOMINEES[2],), (_NOMINEES[0], _NOMINEES[2]), (_NOMINEES[1], _NOMINEES[3]), (_NOMINEES[3],)]
+
+
+class _Nominated:
+    """A handle that only hands out the same nominated pods for every node."""
+
+    def __init__(self, pods: tuple[PodInfo, ...]) -> None:
+        self.pods = pods
+
+    def nominated_pods_for_node(self, node: str) -> Sequence[PodInfo]:
+        return self.pods
+
+
+@settings(max_examples=300)
+@given(st.lists(st.tuples(st.sampled_from(["p0", "p1", "p2"]), st.sampled_from([3, 5]),
+                          st.integers(0, len(_NOMINATED) - 1), st.booleans(), st.booleans()), max_size=14))
+@example([("p2", 5, 2, False, False), ("p0", 5, 2, False, False)])  # the same tuple, now holding the preemptor
+@example([("p0", 5, 2, False, False), ("p2", 5, 2, False, False)])  # the same tuple, no longer holding it
+def test_a_node_is_worked_out_again_exactly_when_what_it_reads_changed(
+    steps: list[tuple[str, int, int, bool, bool]],
+) -> None:
+    """The selector reuses a node's answer exactly when the NodeInfo, the priority and the nominated
+    pods that count (equal or higher priority, not the preemptor) are those it was worked out with,
+    whether the handle hands out the same tuple of nominated pods again or an equal copy."""
+    infos = [_info("n0"), _info("n0")]
+    answers: dict[str, Any] = {}
+    calls: list[int] = []
+    kept: tuple[object, ...] | None = None
+    for name, priority, which, other_info, copied in steps:
+        nominated = _NOMINATED[which]
+        handed = tuple(info for info in nominated) if copied else nominated  # an equal tuple, not the same one
+        pod = make_pod(name, priority=priority)
+        node_info = infos[other_info]
+        counted = tuple(i for i in nominated if i.pod.effective_priority >= priority and i.pod.uid != pod.uid)
+        def worked_out(*args: object) -> kschedlib.framework.Status:
+            calls.append(1)
+            return kschedlib.framework.Status.unschedulable(str(len(calls)))
+
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(preemption_reuse, "select_victims_on_node", worked_out)
+            select = preemption_reuse.victims_selector(cast(Handle, _Nominated(handed)),
+                                                       kschedlib.framework.CycleState(), pod, (), answers)
+            before = len(calls)
+            select(node_info)
+        worked = len(calls) > before
+        assert worked == (kept != (node_info, priority, counted))
+        if worked:
+            kept = (node_info, priority, counted)

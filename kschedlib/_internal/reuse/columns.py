@@ -138,7 +138,7 @@ def search_column(
     the node count, as kube-scheduler does: the cluster may have shrunk since the index was stored).
     """
     result = SearchResult()
-    rejected, statuses = column.rejected, column.statuses
+    rejected, statuses, found = column.rejected, column.statuses, result.statuses
     marked = sorted(special) if special else []
     count = len(nodes)
     start = start % count if count else 0
@@ -162,12 +162,24 @@ def search_column(
                 mark += 1
                 assert special is not None
                 status = special[stop](nodes[stop])
-                if status.code is _SUCCESS and len(result.feasible) < to_find:
-                    result.feasible.add(stop)  # as _visit would, keeping the runs
+                code = status.code
+                if code is _SUCCESS:
+                    if len(result.feasible) < to_find:
+                        result.feasible.add(stop)  # as _visit would, keeping the runs
+                        cursor = stop + 1
+                        continue
+                elif code is not _ERROR:  # a rejection: as _visit would
+                    found[nodes[stop].name] = status
                     cursor = stop + 1
                     continue
-            else:
+            else:  # a rejection the column holds (never a success): _visit's other branches, inlined
                 status = statuses[stop]
+                if status.code is _ERROR:
+                    result.error = status
+                    return result
+                found[nodes[stop].name] = status
+                cursor = stop + 1
+                continue
             if _visit(result, nodes[stop], stop, status, to_find):
                 return result
             cursor = stop + 1

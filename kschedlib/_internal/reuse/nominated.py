@@ -10,12 +10,20 @@ the plugins on a NodeInfo it has never seen.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final, final
+from typing import Any, Final, final
 
+from kschedlib._internal.plugin_errors import FilterRunner
+from kschedlib._internal.reuse.memo import MemoizedFilter
+from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.pod_info import PodInfo
+from kschedlib.framework.status import Code, Status
+from kschedlib.model.objects import Pod
 
 __all__ = ["NominatedNodeInfos"]
+
+_SUCCESS: Final = Code.SUCCESS
+_NO_TABLE: Final[dict[int, Any]] = {}
 
 
 @final
@@ -28,6 +36,26 @@ class NominatedNodeInfos:
 
     def __init__(self) -> None:
         self._composed: dict[str, tuple[NodeInfo, tuple[PodInfo, ...], NodeInfo]] = {}
+
+    def judge(self, run: FilterRunner, state: CycleState, pod: Pod, pods: tuple[PodInfo, ...],
+              node_info: NodeInfo) -> Status:
+        """The two-pass rule by ``run`` (which reuses verdicts per NodeInfo): on ``node_info`` with
+        ``pods`` added, then, if that passes, on ``node_info`` itself.
+
+        The node search calls this for every node holding nominated pods, nearly always with the
+        same composed NodeInfo and verdicts as last time: those are read here at once (``run``'s
+        table when it is a :class:`MemoizedFilter`) rather than through a call each.
+        """
+        known = self._composed.get(node_info.name)
+        composed = known[2] if known is not None and known[0] is node_info and known[1] == pods \
+            else self.with_pods(node_info, pods)
+        table = run.table if isinstance(run, MemoizedFilter) else _NO_TABLE
+        entry = table.get(id(composed))
+        status: Status = entry[1] if entry is not None and entry[0] is composed else run(state, pod, composed)
+        if status.code is not _SUCCESS:
+            return status
+        entry = table.get(id(node_info))
+        return entry[1] if entry is not None and entry[0] is node_info else run(state, pod, node_info)
 
     def with_pods(self, node_info: NodeInfo, pods: Sequence[PodInfo]) -> NodeInfo:
         """``node_info`` with ``pods`` added in order: the same object as last time when both are the same."""

@@ -13,7 +13,7 @@ change: those are the only ones worked out again.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final, NamedTuple, final
 
 from kschedlib.framework._bounded import BoundedLRU
@@ -25,9 +25,10 @@ from kschedlib.framework.status import Code, Status
 from kschedlib.model.objects import Pod
 from kschedlib.plugins._helpers.preemption_victims import Budget, Victims, select_victims_on_node
 
-__all__ = ["VictimsMemo"]
+__all__ = ["VictimsMemo", "victims_selector"]
 
 _ERROR: Final = Code.ERROR
+_NO_UIDS: Final[frozenset[str]] = frozenset()
 
 
 class _Answer(NamedTuple):
@@ -35,6 +36,10 @@ class _Answer(NamedTuple):
     nominated: tuple[PodInfo, ...]
     priority: int
     outcome: Victims | Status
+    source: tuple[PodInfo, ...] | None
+    """The node's nominated pods as the handle gave them (only a tuple: it cannot change in place)."""
+    uids: frozenset[str]
+    """Their uids, when ``nominated`` left none out for being the preemptor (else empty, unused)."""
 
 
 @final
@@ -72,22 +77,47 @@ class VictimsMemo:
         return table
 
 
-def select_victims(
-    handle: Handle, state: CycleState, pod: Pod, node_info: NodeInfo, budgets: Sequence[Budget],
-    answers: dict[str, _Answer] | None,
-) -> Victims | Status:
-    """``select_victims_on_node`` on a clone of ``state``, or its earlier answer when nothing it reads changed."""
+def victims_selector(
+    handle: Handle, state: CycleState, pod: Pod, budgets: Sequence[Budget], answers: dict[str, _Answer] | None,
+) -> Callable[[NodeInfo], Victims | Status]:
+    """One dry run's ``select_victims_on_node`` per node, on a clone of ``state``, or the earlier
+    answer when nothing it reads changed.
+
+    What every node shares (the priority, the uid, the nominated-pods lookup) is read once here:
+    a dry run asks hundreds of nodes, nearly all of them answered from ``answers``.  When the handle
+    gives the very tuple of nominated pods the answer was worked out with, at the same priority, and
+    neither that preemptor nor this one is among them, the pods that count are the same without
+    sorting them out again.
+    """
     if answers is None:
-        return select_victims_on_node(handle, state.clone(), pod, node_info, budgets)
+        return lambda node_info: select_victims_on_node(handle, state.clone(), pod, node_info, budgets)
     priority = pod.effective_priority
     uid = pod.uid
-    nominated = tuple(info for info in handle.nominated_pods_for_node(node_info.name)
-                      if info.pod.effective_priority >= priority and info.pod.uid != uid)
-    known = answers.get(node_info.name)
-    if known is not None and known.node_info is node_info and known.priority == priority \
-            and known.nominated == nominated:
-        return known.outcome
-    outcome = select_victims_on_node(handle, state.clone(), pod, node_info, budgets)
-    if isinstance(outcome, Victims) or outcome.code is not _ERROR:
-        answers[node_info.name] = _Answer(node_info, nominated, priority, outcome)
-    return outcome
+    nominated_for = handle.nominated_pods_for_node
+    known_for = answers.get
+
+    def counted(found: Sequence[PodInfo]) -> tuple[PodInfo, ...]:
+        return tuple([info for info in found if info.pod.effective_priority >= priority
+                      and info.pod.uid != uid]) if found else ()
+
+    def select(node_info: NodeInfo) -> Victims | Status:
+        name = node_info.name
+        found = nominated_for(name)
+        known = known_for(name)
+        if known is not None and known.node_info is node_info and known.priority == priority:
+            if found is known.source and uid not in known.uids and (known.uids or not found):
+                return known.outcome
+            nominated = counted(found)
+            if known.nominated == nominated:
+                return known.outcome
+        else:
+            nominated = counted(found)
+        outcome = select_victims_on_node(handle, state.clone(), pod, node_info, budgets)
+        if isinstance(outcome, Victims) or outcome.code is not _ERROR:
+            source = found if type(found) is tuple else None
+            uids = frozenset([info.pod.uid for info in found])
+            answers[name] = _Answer(node_info, nominated, priority, outcome, source,
+                                    _NO_UIDS if uid in uids else uids)
+        return outcome
+
+    return select

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from itertools import chain
 from typing import Any, ClassVar, Final, final
 
 import attrs
@@ -44,7 +45,7 @@ from kschedlib.framework.results import PostFilterResult
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Code, Status
 from kschedlib.model.objects import Pod
-from kschedlib.plugins._helpers.preemption_reuse import VictimsMemo, select_victims
+from kschedlib.plugins._helpers.preemption_reuse import VictimsMemo, victims_selector
 from kschedlib.plugins._helpers.preemption_victims import Budget, Victims, budgets_of
 from kschedlib.plugins.default_preemption.extenders import process_with_extenders
 
@@ -77,6 +78,9 @@ REASON_PREEMPTION_BY_SCHEDULER: Final = "PreemptionByScheduler"
 PREEMPTED: Final = "preempted"
 
 _NOT_HELPFUL: Final = Status.unresolvable(ERR_NOT_HELPFUL)
+_ERROR: Final = Code.ERROR
+_UNSCHEDULABLE: Final = Code.UNSCHEDULABLE
+_UNRESOLVABLE: Final = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 _PRIORITY_OFFSET: Final = 2**31
 _PERCENTAGE_FIELD: Final = "minCandidateNodesPercentage"
 _ABSOLUTE_FIELD: Final = "minCandidateNodesAbsolute"
@@ -163,7 +167,7 @@ def pod_eligible_to_preempt_others(pod: Pod, snapshot: Snapshot, statuses: Mappi
     if not nominated:
         return ""
     status = statuses.get(nominated)
-    if status is not None and status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+    if status is not None and status.code is _UNRESOLVABLE:
         return ""
     node_info = snapshot.find(nominated)
     if node_info is None:
@@ -181,12 +185,15 @@ def nodes_where_preemption_might_help(
     """(nodes rejected exactly ``Unschedulable``, "not helpful" statuses of absent and U&U nodes)."""
     potential: list[NodeInfo] = []
     not_helpful: dict[str, Status] = {}
+    status_of = statuses.get
     for info in nodes:
-        status = statuses.get(info.name)
-        if status is None or status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+        status = status_of(info.name)
+        if status is None:
             not_helpful[info.name] = _NOT_HELPFUL
-        elif status.code is Code.UNSCHEDULABLE:
+        elif (code := status.code) is _UNSCHEDULABLE:
             potential.append(info)
+        elif code is _UNRESOLVABLE:
+            not_helpful[info.name] = _NOT_HELPFUL
     return potential, not_helpful
 
 
@@ -201,6 +208,8 @@ class Candidate:
     name: str
     victims: tuple[Pod, ...]
     num_pdb_violations: int
+    _rank: tuple[float, ...] | None = attrs.field(default=None, init=False, eq=False, repr=False)
+    """The criteria's values, once :func:`pick_one_candidate` has worked them out."""
 
 
 def _start_time(pod: Pod) -> float:
@@ -230,13 +239,26 @@ _CRITERIA: Final[tuple[Callable[[Candidate], float], ...]] = (
 """Higher is better; applied in order to the candidates still tied (``preemption.go``: ``pickOneNodeForPreemption``)."""
 
 
-def pick_one_candidate(candidates: Sequence[Candidate]) -> Candidate | None:
-    """The best candidate; a tie on every criterion goes to the first one found.
+class _Unranked(Exception):
+    """A candidate without victims, or with a NaN start time: its criteria do not compare as a tuple."""
 
-    kube breaks that last tie by Go map order (random); discovery order is the
-    deterministic refinement.  Criterion 2 reads the *first* victim, which is
-    a PDB-violating one when there are any, not necessarily the most important.
-    """
+
+def _rank(candidate: Candidate) -> tuple[float, ...]:
+    """Every criterion's value in order, kept on the candidate (the dry run hands the same one again
+    while its node's answer stands)."""
+    rank = candidate._rank
+    if rank is None:
+        if not candidate.victims:
+            raise _Unranked
+        rank = tuple([criterion(candidate) for criterion in _CRITERIA])
+        if rank[-1] != rank[-1]:
+            raise _Unranked
+        object.__setattr__(candidate, "_rank", rank)
+    return rank
+
+
+def _pick_in_turn(candidates: Sequence[Candidate]) -> Candidate | None:
+    """The criteria applied in turn to the candidates still tied (kube's loop)."""
     remaining = list(candidates)
     if len(remaining) <= 1:
         return remaining[0] if remaining else None
@@ -247,6 +269,25 @@ def pick_one_candidate(candidates: Sequence[Candidate]) -> Candidate | None:
         if len(remaining) == 1:
             break
     return remaining[0]
+
+
+def pick_one_candidate(candidates: Sequence[Candidate]) -> Candidate | None:
+    """The best candidate; a tie on every criterion goes to the first one found.
+
+    kube breaks that last tie by Go map order (random); discovery order is the
+    deterministic refinement.  Criterion 2 reads the *first* victim, which is
+    a PDB-violating one when there are any, not necessarily the most important.
+
+    Applying the criteria in turn keeps the candidates whose values are the greatest tuple, and
+    ``max`` returns the first of those: ranks compared as tuples give the same pick without the
+    rounds of lists (:func:`_pick_in_turn` remains for what tuples cannot rank).
+    """
+    if len(candidates) <= 1:
+        return candidates[0] if candidates else None
+    try:
+        return max(candidates, key=_rank)
+    except _Unranked:
+        return _pick_in_turn(candidates)
 
 
 def _aggregate(messages: Sequence[str]) -> str:
@@ -265,7 +306,7 @@ class DefaultPreemption(PostFilterPlugin):
     """Nominates the pod to the node where evicting the least important lower-priority pods lets it fit."""
 
     name: ClassVar[str] = "DefaultPreemption"
-    __slots__ = ("_answers", "_counts_every_node", "_handle", "_skips_terminating", "args")
+    __slots__ = ("_answers", "_candidates", "_counts_every_node", "_handle", "_skips_terminating", "args")
 
     def __init__(self, args: DefaultPreemptionArgs | None, handle: Handle) -> None:
         self.args = args if args is not None else DefaultPreemptionArgs()
@@ -275,6 +316,7 @@ class DefaultPreemption(PostFilterPlugin):
         self._counts_every_node = switches.absent_nodes_in_fit_error
         self._skips_terminating = switches.terminating_victims_not_deleted
         self._answers = VictimsMemo()
+        self._candidates: dict[str, Candidate] = {}
 
     def post_filter(self, state: CycleState, pod: Pod, node_statuses: Mapping[str, Status]) -> PostFilterResult:
         """Preempt, with every non-empty message prefixed ``preemption: ``."""
@@ -312,6 +354,15 @@ class DefaultPreemption(PostFilterPlugin):
         if best is None:
             return PostFilterResult(Status.unschedulable(ERR_NO_CANDIDATE))
         return PostFilterResult(Status.success(), best.name, self._prepare(best))
+
+    def _candidate(self, name: str, victims: Victims) -> Candidate:
+        """The node's Candidate of the previous dry run while its victims are the same (with its rank)."""
+        known = self._candidates.get(name)
+        pods, violations = victims.pods, victims.num_pdb_violations
+        if known is not None and known.victims is pods and known.num_pdb_violations == violations:
+            return known
+        candidate = self._candidates[name] = Candidate(name, pods, violations)
+        return candidate
 
     def _call_extenders(self, pod: Pod, candidates: list[Candidate], snapshot: Snapshot) -> list[Candidate] | Status:
         """Extenders that support preemption replace the candidates (``preemption.go``: ``callExtenders``)."""
@@ -377,21 +428,23 @@ class DefaultPreemption(PostFilterPlugin):
         violating: list[Candidate] = []
         statuses: dict[str, Status] = {}
         errors: list[str] = []
-        count = len(potential)
         answers = self._answers.table(self._handle, state, pod, budgets)
-        for step in range(count):
-            node_info = potential[(offset + step) % count]
-            outcome = select_victims(self._handle, state, pod, node_info, budgets, answers)
-            if isinstance(outcome, Victims) and outcome.pods:
-                group = violating if outcome.num_pdb_violations else non_violating
-                if len(group) < wanted:
-                    group.append(Candidate(node_info.name, outcome.pods, outcome.num_pdb_violations))
-                if non_violating and len(non_violating) + len(violating) >= wanted:
-                    break
-                continue
-            if isinstance(outcome, Victims):
+        if len(self._candidates) > 2 * self._handle.snapshot.num_nodes:
+            self._candidates.clear()  # names of nodes gone
+        select = victims_selector(self._handle, state, pod, budgets, answers)
+        candidate = self._candidate
+        for node_info in chain(potential[offset:], potential[:offset]):
+            outcome = select(node_info)
+            if type(outcome) is Victims:
+                if outcome.pods:
+                    group = violating if outcome.num_pdb_violations else non_violating
+                    if len(group) < wanted:
+                        group.append(candidate(node_info.name, outcome))
+                    if non_violating and len(non_violating) + len(violating) >= wanted:
+                        break
+                    continue
                 outcome = Status.from_error(f'expected at least one victim pod on node "{node_info.name}"')
-            if outcome.code is Code.ERROR:
+            if outcome.code is _ERROR:
                 errors.append(outcome.message())
             statuses[node_info.name] = outcome
         return non_violating + violating, statuses, errors
