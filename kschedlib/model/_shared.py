@@ -1,0 +1,79 @@
+"""One shared copy of equal read-only parts of model objects, handed out while reading manifests.
+
+Replicated pods repeat the same labels, requests, selectors and empty maps thousands of times.
+Model objects are frozen and their maps are read-only by contract, so the reader gives every
+object with the same content the same map (or selector) instead of a copy each; a cluster's
+memory then grows with its distinct shapes rather than with its pods.
+
+Sharing is exact: keys hold every value's type and, for quantities, the notation as well as
+the amount (``Quantity`` equality ignores the notation, which ``str()`` still shows), so a
+shared part is indistinguishable from the copy it replaces.  The pool is bounded and emptied
+whole when full, so unique content (a hostname label) costs nothing lasting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping
+from typing import Final, Never, TypeVar
+
+from kschedlib.model.labels import LabelSelector, Requirement
+from kschedlib.model.quantity import Quantity
+
+__all__ = ["EMPTY_MAP", "MAX_SHARED", "resource_map", "selector", "str_map"]
+
+MAX_SHARED: Final = 4096
+"""Distinct parts remembered; beyond this the pool starts afresh."""
+
+EMPTY_MAP: Final[Mapping[str, Never]] = {}
+"""The empty map every absent labels/annotations/resources field reads as (never mutated)."""
+
+_T = TypeVar("_T")
+_pool: dict[Hashable, object] = {}
+
+
+def _shared(key: Hashable, make: Callable[[], _T]) -> _T:
+    found = _pool.get(key)
+    if found is None:
+        if len(_pool) >= MAX_SHARED:
+            _pool.clear()
+        found = _pool[key] = make()
+    return found  # type: ignore[return-value]
+
+
+def _plain(items: tuple[tuple[object, object], ...]) -> bool:
+    """Whether every key and value is exactly a ``str`` (a subclass would be shared as a plain one)."""
+    return all(type(k) is str and type(v) is str for k, v in items)
+
+
+def str_map(value: Mapping[str, str]) -> Mapping[str, str]:
+    """A dict equal to ``value`` (same order), shared with every earlier equal one."""
+    if not value:
+        return EMPTY_MAP
+    items = tuple(value.items())
+    if not _plain(items):
+        return dict(items)
+    return _shared(("s", items), lambda: dict(items))
+
+
+def resource_map(value: Mapping[str, Quantity]) -> Mapping[str, Quantity]:
+    """A dict equal to ``value`` whose quantities also print alike, shared with every earlier such one."""
+    if not value:
+        return EMPTY_MAP
+    items = tuple(value.items())
+    key = []
+    for k, q in items:
+        if type(k) is not str or type(q) is not Quantity:
+            return dict(items)
+        key.append((k, q.amount, q.format))
+    return _shared(("r", *key), lambda: dict(items))
+
+
+def selector(match_labels: Mapping[str, str], expressions: tuple[Requirement, ...]) -> LabelSelector:
+    """``LabelSelector(match_labels, expressions)``, shared with every earlier equal one."""
+    items = tuple(match_labels.items())
+    if not _plain(items) or not all(
+            type(r.key) is str and type(r.operator) is str and all(type(v) is str for v in r.values)
+            for r in expressions):
+        return LabelSelector(dict(items), expressions)
+    labels = str_map(match_labels)
+    return _shared(("l", items, expressions), lambda: LabelSelector(labels, expressions))

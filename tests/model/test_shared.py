@@ -1,0 +1,106 @@
+"""Shared parts (:mod:`kschedlib.model._shared`) are indistinguishable from the copies they replace."""
+
+from __future__ import annotations
+
+import copy
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kschedlib.model import _shared as shared
+from kschedlib.model.convert import node_from_dict, pod_from_dict, pod_to_dict
+from kschedlib.model.labels import LabelSelector, Requirement
+from kschedlib.model.quantity import parse_quantity
+
+_TEXT = st.text(st.sampled_from("abz.-/"), max_size=4)
+_MAPS = st.dictionaries(_TEXT, _TEXT, max_size=4)
+_QUANTITIES = st.sampled_from(["1Gi", "1073741824", "1024Mi", "100m", "0.1", "1e3", "1k", "0"]).map(parse_quantity)
+_REQUIREMENTS = st.builds(
+    lambda key, op, values: Requirement(key, op, tuple(values) if op in ("In", "NotIn") else ()),
+    _TEXT, st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist"]), st.lists(_TEXT, min_size=1, max_size=2))
+
+
+@given(_MAPS)
+def test_str_map_equals_a_copy_in_order(value: dict[str, str]) -> None:
+    got = shared.str_map(value)
+    assert got == value
+    assert list(got.items()) == list(value.items())
+    assert type(got) is dict
+    assert shared.str_map(dict(value)) is got  # equal content, one object
+
+
+@given(st.dictionaries(st.sampled_from(["cpu", "memory", "example.com/gpu"]), _QUANTITIES, max_size=3))
+def test_resource_map_keeps_each_quantity_as_written(value: dict[str, object]) -> None:
+    got = shared.resource_map(value)  # type: ignore[arg-type]
+    assert got == value
+    assert [(k, str(q), q.format) for k, q in got.items()] == [(k, str(q), q.format) for k, q in value.items()]  # type: ignore[attr-defined]
+
+
+def test_equal_quantities_in_other_notations_are_not_merged() -> None:
+    binary = shared.resource_map({"memory": parse_quantity("1Gi")})
+    decimal = shared.resource_map({"memory": parse_quantity("1073741824")})
+    assert binary == decimal
+    assert binary is not decimal
+    assert str(binary["memory"]) == "1Gi"
+    assert str(decimal["memory"]) == "1073741824"
+
+
+def test_a_str_subclass_is_copied_not_shared() -> None:
+    class Tag(str):
+        pass
+
+    plain = shared.str_map({"app": "web"})
+    tagged = shared.str_map({"app": Tag("web")})
+    assert tagged == plain
+    assert tagged is not plain
+    assert type(tagged["app"]) is Tag
+
+
+@given(_MAPS, st.lists(_REQUIREMENTS, max_size=2), _MAPS)
+def test_selector_behaves_as_a_fresh_one(match_labels: dict[str, str], exprs: list[Requirement],
+                                         labels: dict[str, str]) -> None:
+    fresh = LabelSelector(dict(match_labels), tuple(exprs))
+    got = shared.selector(match_labels, tuple(exprs))
+    assert got == fresh
+    assert got.requirements == fresh.requirements
+    assert got.matches(labels) == fresh.matches(labels)
+    assert shared.selector(dict(match_labels), tuple(exprs)) is got
+
+
+def test_the_pool_stays_bounded() -> None:
+    for i in range(shared.MAX_SHARED + 10):
+        shared.str_map({"pod": str(i)})
+    assert len(shared._pool) <= shared.MAX_SHARED
+
+
+_POD = {
+    "apiVersion": "v1", "kind": "Pod",
+    "metadata": {"name": "web-1", "labels": {"app": "web", "tier": "front"}},
+    "spec": {
+        "containers": [{"name": "c", "image": "nginx",
+                        "resources": {"requests": {"cpu": "100m"}, "limits": {"memory": "1Gi"}}}],
+        "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "web"}}}]}},
+        "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+                                       "labelSelector": {"matchLabels": {"app": "web"}}}],
+    },
+}
+
+
+def test_replicated_pods_share_their_parts_and_read_back_unchanged() -> None:
+    first, second = pod_from_dict(copy.deepcopy(_POD)), pod_from_dict(copy.deepcopy(_POD))
+    assert first == second
+    assert first.labels is second.labels
+    assert first.containers[0].requests is second.containers[0].requests
+    assert first.annotations is second.annotations is shared.EMPTY_MAP
+    spread = first.topology_spread_constraints[0].label_selector
+    assert spread is second.topology_spread_constraints[0].label_selector
+    assert first.containers[0].requests == {"cpu": parse_quantity("100m"), "memory": parse_quantity("1Gi")}
+    assert pod_to_dict(first) == pod_to_dict(second)
+    assert pod_from_dict(pod_to_dict(first)) == first
+
+
+def test_a_node_without_allocatable_reads_its_capacity() -> None:
+    node = node_from_dict({"kind": "Node", "apiVersion": "v1", "metadata": {"name": "n"},
+                           "status": {"capacity": {"cpu": "4"}}})
+    assert node.allocatable == node.capacity == {"cpu": parse_quantity("4")}
