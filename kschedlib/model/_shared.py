@@ -7,8 +7,10 @@ memory then grows with its distinct shapes rather than with its pods.
 
 Sharing is exact: keys hold every value's type and, for quantities, the notation as well as
 the amount (``Quantity`` equality ignores the notation, which ``str()`` still shows), so a
-shared part is indistinguishable from the copy it replaces.  The pool is bounded and emptied
-whole when full, so unique content (a hostname label) costs nothing lasting.
+shared part is indistinguishable from the copy it replaces.  The pool is bounded: when the recent
+generation is full it becomes the old one (the previous old one is dropped), and a part found in the
+old generation moves back to the recent one, so a stream of unique content (a hostname label)
+cannot evict the few shapes every pod uses.
 """
 
 from __future__ import annotations
@@ -19,24 +21,31 @@ from typing import Final, Never, TypeVar
 from kschedlib.model.labels import LabelSelector, Requirement
 from kschedlib.model.quantity import Quantity
 
-__all__ = ["EMPTY_MAP", "MAX_SHARED", "resource_map", "selector", "str_map"]
+__all__ = ["EMPTY_MAP", "MAX_SHARED", "resource_map", "selector", "share", "str_map"]
 
 MAX_SHARED: Final = 4096
-"""Distinct parts remembered; beyond this the pool starts afresh."""
+"""Distinct parts remembered per generation (at most twice this many in all)."""
 
 EMPTY_MAP: Final[Mapping[str, Never]] = {}
 """The empty map every absent labels/annotations/resources field reads as (never mutated)."""
 
 _T = TypeVar("_T")
 _pool: dict[Hashable, object] = {}
+_old: dict[Hashable, object] = {}
 
 
-def _shared(key: Hashable, make: Callable[[], _T]) -> _T:
+def share(key: Hashable, make: Callable[[], _T]) -> _T:
+    """The part remembered under ``key``, else ``make()`` remembered; ``key`` must tell apart every
+    two parts that differ in anything (value types included)."""
+    global _pool, _old
     found = _pool.get(key)
     if found is None:
+        found = _old.get(key)
+        if found is None:
+            found = make()
         if len(_pool) >= MAX_SHARED:
-            _pool.clear()
-        found = _pool[key] = make()
+            _pool, _old = {}, _pool
+        _pool[key] = found
     return found  # type: ignore[return-value]
 
 
@@ -52,7 +61,7 @@ def str_map(value: Mapping[str, str]) -> Mapping[str, str]:
     items = tuple(value.items())
     if not _plain(items):
         return dict(items)
-    return _shared(("s", items), lambda: dict(items))
+    return share(("s", items), lambda: dict(items))
 
 
 def resource_map(value: Mapping[str, Quantity]) -> Mapping[str, Quantity]:
@@ -65,7 +74,7 @@ def resource_map(value: Mapping[str, Quantity]) -> Mapping[str, Quantity]:
         if type(k) is not str or type(q) is not Quantity:
             return dict(items)
         key.append((k, q.amount, q.format))
-    return _shared(("r", *key), lambda: dict(items))
+    return share(("r", *key), lambda: dict(items))
 
 
 def selector(match_labels: Mapping[str, str], expressions: tuple[Requirement, ...]) -> LabelSelector:
@@ -76,4 +85,4 @@ def selector(match_labels: Mapping[str, str], expressions: tuple[Requirement, ..
             for r in expressions):
         return LabelSelector(dict(items), expressions)
     labels = str_map(match_labels)
-    return _shared(("l", items, expressions), lambda: LabelSelector(labels, expressions))
+    return share(("l", items, expressions), lambda: LabelSelector(labels, expressions))

@@ -272,7 +272,7 @@ def node_from_dict(d: Mapping[str, Any]) -> Node:
     allocatable = r.resources(status, "allocatable", "status")
     return Node(
         name=name,
-        labels=r.shared_strmap(meta, "labels", "metadata") or EMPTY_MAP,
+        labels=r.strmap(meta, "labels", "metadata") or EMPTY_MAP,  # unique: they name the host
         annotations=r.shared_strmap(meta, "annotations", "metadata") or EMPTY_MAP,
         taints=spec_.taints(r, spec),
         unschedulable=r.getbool(spec, "unschedulable", "spec"),

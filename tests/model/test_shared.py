@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import math
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -11,6 +12,7 @@ from kschedlib.model import _shared as shared
 from kschedlib.model.convert import node_from_dict, pod_from_dict, pod_to_dict
 from kschedlib.model.labels import LabelSelector, Requirement
 from kschedlib.model.quantity import parse_quantity
+from kschedlib.model.resources import Resources
 
 _TEXT = st.text(st.sampled_from("abz.-/"), max_size=4)
 _MAPS = st.dictionaries(_TEXT, _TEXT, max_size=4)
@@ -67,10 +69,14 @@ def test_selector_behaves_as_a_fresh_one(match_labels: dict[str, str], exprs: li
     assert shared.selector(dict(match_labels), tuple(exprs)) is got
 
 
-def test_the_pool_stays_bounded() -> None:
-    for i in range(shared.MAX_SHARED + 10):
+def test_the_pool_stays_bounded_and_keeps_what_is_in_use() -> None:
+    common = shared.str_map({"app": "web"})
+    for i in range(3 * shared.MAX_SHARED):
         shared.str_map({"pod": str(i)})
+        if i % 1000 == 0:
+            assert shared.str_map({"app": "web"}) is common
     assert len(shared._pool) <= shared.MAX_SHARED
+    assert len(shared._old) <= shared.MAX_SHARED
 
 
 _POD = {
@@ -104,3 +110,23 @@ def test_a_node_without_allocatable_reads_its_capacity() -> None:
     node = node_from_dict({"kind": "Node", "apiVersion": "v1", "metadata": {"name": "n"},
                            "status": {"capacity": {"cpu": "4"}}})
     assert node.allocatable == node.capacity == {"cpu": parse_quantity("4")}
+
+
+_AMOUNTS = st.dictionaries(
+    st.sampled_from(["cpu", "memory", "ephemeral-storage", "pods", "example.com/gpu", "hugepages-2Mi"]),
+    st.sampled_from(["0", "1", "100m", "1Gi", "1073741824", "3", "0.5"]).map(parse_quantity), max_size=4)
+
+
+@given(_AMOUNTS, _AMOUNTS)
+def test_shared_resources_equal_the_amounts_they_stand_for(a: dict[str, object], b: dict[str, object]) -> None:
+    first = Resources.from_resource_list(a)  # type: ignore[arg-type]
+    second = Resources.from_resource_list(b)  # type: ignore[arg-type]
+    for got, amounts in ((first, a), (second, b)):
+        nanos = {k: q.amount * 10**9 for k, q in amounts.items()}  # type: ignore[attr-defined]
+        assert got.milli_cpu == math.ceil(nanos.get("cpu", 0) * 1000 / 10**9)
+        assert got.memory == math.ceil(nanos.get("memory", 0) / 10**9)
+        assert got.ephemeral_storage == math.ceil(nanos.get("ephemeral-storage", 0) / 10**9)
+        assert got.allowed_pod_number == math.ceil(nanos.get("pods", 0) / 10**9)
+        assert dict(got.scalar) == {k: math.ceil(v / 10**9) for k, v in nanos.items()
+                                    if k in ("example.com/gpu", "hugepages-2Mi")}
+    assert (first is second) == (first == second)
