@@ -19,7 +19,7 @@ from kschedlib.model._convert_base import (
     node_selector_term,
 )
 from kschedlib.model._resource_checks import check_container_resources, check_pod_resources
-from kschedlib.model._shared import EMPTY_MAP, resource_map
+from kschedlib.model._shared import EMPTY_MAP, from_manifest, resource_map
 from kschedlib.model.objects import (
     TAINT_EFFECTS,
     Affinity,
@@ -134,7 +134,8 @@ def _host_network_container(r: Reader, raw: object, path: str) -> Container:
 
 def containers(r: Reader, spec: Json, key: str, host_network: bool) -> tuple[Container, ...]:
     """``spec.containers`` or ``spec.initContainers``."""
-    return r.each(spec, key, "spec", _host_network_container if host_network else _container)
+    read = _host_network_container if host_network else _container
+    return from_manifest((key, host_network), spec.get(key), lambda: r.each(spec, key, "spec", read))
 
 
 def _weight(r: Reader, d: Json, path: str) -> int:
@@ -186,6 +187,10 @@ def _pod_affinity(r: Reader, d: Json, path: str) -> PodAffinity:
 
 def affinity(r: Reader, spec: Json) -> Affinity | None:
     """``spec.affinity``; each part is ``None`` when absent, so absent and empty stay distinct."""
+    return from_manifest("affinity", spec.get("affinity"), lambda: _affinity(r, spec))
+
+
+def _affinity(r: Reader, spec: Json) -> Affinity | None:
     d = r.getmap(spec, "affinity", "spec")
     if d is None:
         return None
@@ -224,7 +229,8 @@ def _toleration(r: Reader, raw: object, path: str) -> Toleration:
 
 def tolerations(r: Reader, spec: Json) -> tuple[Toleration, ...]:
     """``spec.tolerations``."""
-    return r.each(spec, "tolerations", "spec", _toleration)
+    return from_manifest("tolerations", spec.get("tolerations"),
+                         lambda: r.each(spec, "tolerations", "spec", _toleration))
 
 
 def _taint(r: Reader, raw: object, path: str) -> Taint:
@@ -270,7 +276,8 @@ def _spread_constraint(r: Reader, raw: object, path: str) -> TopologySpreadConst
 
 def topology_spread_constraints(r: Reader, spec: Json) -> tuple[TopologySpreadConstraint, ...]:
     """``spec.topologySpreadConstraints``."""
-    return r.each(spec, "topologySpreadConstraints", "spec", _spread_constraint)
+    return from_manifest("topologySpreadConstraints", spec.get("topologySpreadConstraints"),
+                         lambda: r.each(spec, "topologySpreadConstraints", "spec", _spread_constraint))
 
 
 def _volume(r: Reader, raw: object, path: str) -> Volume:

@@ -21,7 +21,7 @@ from typing import Final, Never, TypeVar
 from kschedlib.model.labels import LabelSelector, Requirement
 from kschedlib.model.quantity import Quantity
 
-__all__ = ["EMPTY_MAP", "MAX_SHARED", "resource_map", "selector", "share", "str_map"]
+__all__ = ["EMPTY_MAP", "MAX_SHARED", "from_manifest", "manifest_key", "resource_map", "selector", "share", "str_map"]
 
 MAX_SHARED: Final = 4096
 """Distinct parts remembered per generation (at most twice this many in all)."""
@@ -75,6 +75,45 @@ def resource_map(value: Mapping[str, Quantity]) -> Mapping[str, Quantity]:
             return dict(items)
         key.append((k, q.amount, q.format))
     return share(("r", *key), lambda: dict(items))
+
+
+_SCALARS: Final = frozenset({str, int, bool, type(None)})
+
+
+def manifest_key(raw: object) -> Hashable | None:
+    """A hashable stand-in for a JSON value that tells apart any two values that differ, types and
+    order included (``1``, ``1.0`` and ``True`` are three); ``None`` for anything but plain JSON."""
+    kind = type(raw)
+    if kind in _SCALARS:
+        return kind, raw
+    if kind is float:
+        return float, repr(raw)  # -0.0 is not 0.0, and nan is nan
+    if kind is dict:
+        items = []
+        for k, v in raw.items():  # type: ignore[attr-defined]
+            frozen = manifest_key(v)
+            if type(k) is not str or frozen is None:
+                return None
+            items.append((k, frozen))
+        return dict, tuple(items)
+    if kind is list:
+        values = []
+        for v in raw:  # type: ignore[attr-defined]
+            frozen = manifest_key(v)
+            if frozen is None:
+                return None
+            values.append(frozen)
+        return list, tuple(values)
+    return None
+
+
+def from_manifest(kind: Hashable, raw: object, read: Callable[[], _T]) -> _T:
+    """``read()``, the model part read from the manifest subtree ``raw``, shared with every earlier
+    part of the same ``kind`` read from an equal subtree (reading must depend on nothing else)."""
+    if raw is None:
+        return read()
+    key = manifest_key(raw)
+    return read() if key is None else share((kind, key), read)
 
 
 def selector(match_labels: Mapping[str, str], expressions: tuple[Requirement, ...]) -> LabelSelector:

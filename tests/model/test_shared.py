@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import copy
+import json
 import math
 
+import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kschedlib.framework.pod_info import AffinityTerm, PodInfo
+from kschedlib.model import _convert_spec as spec_
 from kschedlib.model import _shared as shared
+from kschedlib.model._convert_base import Reader
 from kschedlib.model.convert import node_from_dict, pod_from_dict, pod_to_dict
 from kschedlib.model.labels import LabelSelector, Requirement
 from kschedlib.model.quantity import parse_quantity
@@ -130,3 +135,52 @@ def test_shared_resources_equal_the_amounts_they_stand_for(a: dict[str, object],
         assert dict(got.scalar) == {k: math.ceil(v / 10**9) for k, v in nanos.items()
                                     if k in ("example.com/gpu", "hugepages-2Mi")}
     assert (first is second) == (first == second)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-2, 2) | st.sampled_from([0.0, -0.0, 1.0, -0.5, math.nan]) | _TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TEXT, inner, max_size=3), max_leaves=8)
+
+
+@given(_JSON, _JSON)
+def test_manifest_keys_are_equal_exactly_when_the_json_text_is(a: object, b: object) -> None:
+    """Types (1, 1.0, true) and key order count, as they do in what a part is read from."""
+    assert (shared.manifest_key(a) == shared.manifest_key(b)) == (json.dumps(a) == json.dumps(b))
+
+
+def test_anything_but_plain_json_has_no_key() -> None:
+    class Tag(str):
+        pass
+
+    assert shared.manifest_key({"a": Tag("x")}) is None
+    assert shared.manifest_key([("a", 1)]) is None
+    assert shared.manifest_key({1: "a"}) is None
+
+
+def test_parts_read_from_equal_subtrees_are_shared_and_equal_to_a_fresh_read() -> None:
+    first, second = pod_from_dict(copy.deepcopy(_POD)), pod_from_dict(copy.deepcopy(_POD))
+    assert first.affinity is second.affinity
+    assert first.containers is second.containers
+    assert first.topology_spread_constraints is second.topology_spread_constraints
+    r, spec = Reader("Pod"), _POD["spec"]
+    assert first.affinity == spec_._affinity(r, spec)  # type: ignore[arg-type]
+    assert first.containers == r.each(spec, "containers", "spec", spec_._container)  # type: ignore[arg-type]
+    assert first.topology_spread_constraints == r.each(
+        spec, "topologySpreadConstraints", "spec", spec_._spread_constraint)  # type: ignore[arg-type]
+    other = copy.deepcopy(_POD)
+    other["spec"]["topologySpreadConstraints"][0]["maxSkew"] = 2  # type: ignore[index]
+    assert pod_from_dict(other).topology_spread_constraints[0].max_skew == 2
+
+
+def test_pods_sharing_an_affinity_get_terms_for_their_own_namespace() -> None:
+    pod = pod_from_dict(copy.deepcopy(_POD))
+    elsewhere = attrs.evolve(pod, namespace="other")
+    assert elsewhere.affinity is pod.affinity
+    here, there = PodInfo.of(pod), PodInfo.of(elsewhere)
+    assert here.required_anti_affinity_terms[0].namespaces == frozenset({"default"})
+    assert there.required_anti_affinity_terms[0].namespaces == frozenset({"other"})
+    again = PodInfo.of(pod_from_dict(copy.deepcopy(_POD)))
+    assert again.required_anti_affinity_terms is here.required_anti_affinity_terms
+    anti = pod.affinity.pod_anti_affinity  # type: ignore[union-attr]
+    assert anti is not None
+    assert here.required_anti_affinity_terms == tuple(AffinityTerm.parse(t, "default") for t in anti.required)
