@@ -11,9 +11,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kschedlib.framework.pod_info import AffinityTerm, PodInfo
+from kschedlib.model import _convert_dra
 from kschedlib.model import _convert_spec as spec_
 from kschedlib.model import _shared as shared
 from kschedlib.model._convert_base import Reader
+from kschedlib.model._convert_dra import resource_slice_from_dict
 from kschedlib.model.convert import node_from_dict, pod_from_dict, pod_to_dict
 from kschedlib.model.labels import LabelSelector, Requirement
 from kschedlib.model.quantity import parse_quantity
@@ -184,3 +186,25 @@ def test_pods_sharing_an_affinity_get_terms_for_their_own_namespace() -> None:
     anti = pod.affinity.pod_anti_affinity  # type: ignore[union-attr]
     assert anti is not None
     assert here.required_anti_affinity_terms == tuple(AffinityTerm.parse(t, "default") for t in anti.required)
+
+
+def _slice(name: str, model: str) -> dict[str, object]:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": name},
+            "spec": {"driver": "gpu.example.com", "nodeName": name,
+                     "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+                     "devices": [{"name": "gpu-0", "attributes": {"model": {"string": model}},
+                                  "capacity": {"memory": {"value": "80Gi"}}}]}}
+
+
+def test_devices_with_equal_attributes_and_capacity_share_them() -> None:
+    a, b, c = (resource_slice_from_dict(_slice(n, m)).devices[0]
+               for n, m in (("n1", "a100"), ("n2", "a100"), ("n3", "h100")))
+    assert a.attributes is b.attributes
+    assert a.capacity is b.capacity
+    assert a.capacity_policies is b.capacity_policies
+    assert c.attributes != a.attributes
+    assert c.capacity is a.capacity
+    r = Reader("ResourceSlice")
+    fresh = _convert_dra._device(r, _slice("n1", "a100")["spec"]["devices"][0], "spec.devices[0]")  # type: ignore[index]
+    assert fresh == a
+    assert str(a.capacity["memory"]) == "80Gi"
