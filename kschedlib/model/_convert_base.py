@@ -165,15 +165,16 @@ class Reader:
 
     def strmap(self, d: Json, key: str, path: str) -> dict[str, str] | None:
         """An optional string-to-string map (labels, annotations, nodeSelector), copied."""
-        value = self._strmap(d, key, path)
+        value = self.checked_strmap(d, key, path)
         return None if value is None else dict(value)
 
     def shared_strmap(self, d: Json, key: str, path: str) -> Mapping[str, str] | None:
         """An optional string-to-string map, shared with equal ones (:mod:`~kschedlib.model._shared`)."""
-        value = self._strmap(d, key, path)
+        value = self.checked_strmap(d, key, path)
         return None if value is None else shared.str_map(value)
 
-    def _strmap(self, d: Json, key: str, path: str) -> Mapping[str, str] | None:
+    def checked_strmap(self, d: Json, key: str, path: str) -> Mapping[str, str] | None:
+        """An optional string-to-string map, checked and returned as read (not copied)."""
         value = self.getmap(d, key, path)
         if value is None:
             return None
@@ -185,8 +186,8 @@ class Reader:
         return value
 
     def resources(self, d: Json, key: str, path: str) -> Mapping[str, Quantity] | None:
-        """An optional ResourceList, shared with equal ones (:mod:`~kschedlib.model._shared`); a bad quantity
-    keeps the Kubernetes message and gains the path."""
+        """An optional ResourceList, shared with equal ones (:mod:`~kschedlib.model._shared`); a bad
+        quantity keeps the Kubernetes message and gains the path."""
         value = self.getmap(d, key, path)
         if value is None:
             return None
@@ -241,7 +242,7 @@ def label_selector(r: Reader, raw: object, path: str) -> LabelSelector | None:
     if raw is None:
         return None
     d = r.as_map(raw, path)
-    match_labels = r._strmap(d, "matchLabels", path) or EMPTY
+    match_labels = r.checked_strmap(d, "matchLabels", path) or EMPTY
     return shared.selector(match_labels, r.each(d, "matchExpressions", path, _label_requirement))
 
 

@@ -30,6 +30,7 @@ EMPTY_MAP: Final[Mapping[str, Never]] = {}
 """The empty map every absent labels/annotations/resources field reads as (never mutated)."""
 
 _T = TypeVar("_T")
+_MISSING: Final = object()
 _pool: dict[Hashable, object] = {}
 _old: dict[Hashable, object] = {}
 
@@ -38,10 +39,10 @@ def share(key: Hashable, make: Callable[[], _T]) -> _T:
     """The part remembered under ``key``, else ``make()`` remembered; ``key`` must tell apart every
     two parts that differ in anything (value types included)."""
     global _pool, _old
-    found = _pool.get(key)
-    if found is None:
-        found = _old.get(key)
-        if found is None:
+    found = _pool.get(key, _MISSING)
+    if found is _MISSING:
+        found = _old.get(key, _MISSING)
+        if found is _MISSING:
             found = make()
         if len(_pool) >= MAX_SHARED:
             _pool, _old = {}, _pool
@@ -112,7 +113,10 @@ def from_manifest(kind: Hashable, raw: object, read: Callable[[], _T]) -> _T:
     part of the same ``kind`` read from an equal subtree (reading must depend on nothing else)."""
     if raw is None:
         return read()
-    key = manifest_key(raw)
+    try:
+        key = manifest_key(raw)
+    except RecursionError:  # nested deeper than any part reads
+        key = None
     return read() if key is None else share((kind, key), read)
 
 

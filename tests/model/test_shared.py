@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import sys
 
 import attrs
 from hypothesis import given
@@ -208,3 +209,14 @@ def test_devices_with_equal_attributes_and_capacity_share_them() -> None:
     fresh = _convert_dra._device(r, _slice("n1", "a100")["spec"]["devices"][0], "spec.devices[0]")  # type: ignore[index]
     assert fresh == a
     assert str(a.capacity["memory"]) == "80Gi"
+
+
+def test_a_subtree_too_deep_for_a_key_is_read_unshared() -> None:
+    deep: dict[str, object] = {}
+    for _ in range(sys.getrecursionlimit() + 100):
+        deep = {"x": deep}
+    manifest = copy.deepcopy({k: v for k, v in _POD.items() if k != "spec"})
+    manifest["spec"] = {**_POD["spec"], "affinity": {"podAffinity": {}, "unknown": deep}}  # type: ignore[dict-item]
+    pod = pod_from_dict(manifest)
+    assert pod.affinity is not None
+    assert pod.affinity.pod_affinity is not None
