@@ -140,9 +140,13 @@ def test_shared_resources_equal_the_amounts_they_stand_for(a: dict[str, object],
     assert (first is second) == (first == second)
 
 
+def _nested(inner: st.SearchStrategy[object]) -> st.SearchStrategy[object]:
+    return st.lists(inner, max_size=3) | st.dictionaries(_TEXT, inner, max_size=3)
+
+
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-2, 2) | st.sampled_from([0.0, -0.0, 1.0, -0.5, math.nan]) | _TEXT,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TEXT, inner, max_size=3), max_leaves=8)
+    _nested, max_leaves=8)
 
 
 @given(_JSON, _JSON)
