@@ -267,14 +267,12 @@ class _PerPod(Generic[_T]):
     """A computation from a pod, remembered by the pod object's identity (pods are immutable).
 
     Plugins receive the same Pod object in PreFilter, PreScore and the preemption dry run, so each
-    computation runs once per pod instead of once per extension point.  The bound is what one cycle
-    (a preemption dry run over many nodes' victims included) needs: entries hold their pods, and a
-    pod the scheduler has since replaced (by its bound copy) stays alive until the entries are cleared.
+    computation runs once per pod instead of once per extension point.
     """
 
     __slots__ = ("_compute", "_entries", "_limit")
 
-    def __init__(self, compute: Callable[[Pod], _T], limit: int = 1024) -> None:
+    def __init__(self, compute: Callable[[Pod], _T], limit: int = 4096) -> None:
         self._compute = compute
         self._entries: dict[int, tuple[Pod, _T]] = {}
         self._limit = limit
