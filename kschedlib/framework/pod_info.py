@@ -13,6 +13,7 @@ from typing import final
 import attrs
 
 from kschedlib.framework._slots import builder
+from kschedlib.model._shared import share
 from kschedlib.model.labels import LabelSelector
 from kschedlib.model.objects import Pod, PodAffinity, PodAffinityTerm
 from kschedlib.model.resources import Accounting, Resources, pod_non_zero_requests, pod_requests
@@ -63,16 +64,23 @@ class WeightedAffinityTerm:
     term: AffinityTerm
 
 
-def _required(affinity: PodAffinity | None, namespace: str) -> tuple[AffinityTerm, ...]:
-    if affinity is None:
-        return ()
-    return tuple(AffinityTerm.parse(t, namespace) for t in affinity.required)
+_Terms = tuple[tuple[AffinityTerm, ...], tuple[WeightedAffinityTerm, ...]]
 
 
-def _preferred(affinity: PodAffinity | None, namespace: str) -> tuple[WeightedAffinityTerm, ...]:
+def _parse_terms(affinity: PodAffinity, namespace: str) -> _Terms:
+    return (tuple(AffinityTerm.parse(t, namespace) for t in affinity.required),
+            tuple(WeightedAffinityTerm(w.weight, AffinityTerm.parse(w.term, namespace)) for w in affinity.preferred))
+
+
+def _terms(affinity: PodAffinity | None, namespace: str) -> _Terms:
+    """The parsed (required, preferred) terms, shared by pods in one namespace whose (equally
+    shared, see :mod:`kschedlib.model._shared`) PodAffinity is the same object."""
     if affinity is None:
-        return ()
-    return tuple(WeightedAffinityTerm(w.weight, AffinityTerm.parse(w.term, namespace)) for w in affinity.preferred)
+        return (), ()
+    held, terms = share(("affinity terms", id(affinity), namespace),
+                        lambda: (affinity, _parse_terms(affinity, namespace)))
+    # the entry keeps its PodAffinity alive, so no other object can carry that id meanwhile
+    return terms if held is affinity else _parse_terms(affinity, namespace)
 
 
 def _host_ports(pod: Pod) -> tuple[HostPort, ...]:
@@ -107,6 +115,8 @@ class PodInfo:
         pod_affinity = affinity.pod_affinity if affinity else None
         anti = affinity.pod_anti_affinity if affinity else None
         ns = pod.namespace
+        required, preferred = _terms(pod_affinity, ns)
+        required_anti, preferred_anti = _terms(anti, ns)
         if accounting is None:
             cpu, memory = pod_non_zero_requests(pod)
             requests = pod_requests(pod)
@@ -119,10 +129,10 @@ class PodInfo:
             cpu,
             memory,
             _host_ports(pod),
-            _required(pod_affinity, ns),
-            _required(anti, ns),
-            _preferred(pod_affinity, ns),
-            _preferred(anti, ns),
+            required,
+            required_anti,
+            preferred,
+            preferred_anti,
         )
 
     def with_pod(self, pod: Pod) -> PodInfo:

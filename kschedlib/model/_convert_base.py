@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final, NoReturn, TypeVar, final
 
 from kschedlib.errors import ManifestError, QuantityError, SelectorError
+from kschedlib.model import _shared as shared
 from kschedlib.model.labels import (
     LABEL_OPERATORS,
     NODE_OPERATORS,
@@ -164,6 +165,16 @@ class Reader:
 
     def strmap(self, d: Json, key: str, path: str) -> dict[str, str] | None:
         """An optional string-to-string map (labels, annotations, nodeSelector), copied."""
+        value = self.checked_strmap(d, key, path)
+        return None if value is None else dict(value)
+
+    def shared_strmap(self, d: Json, key: str, path: str) -> Mapping[str, str] | None:
+        """An optional string-to-string map, shared with equal ones (:mod:`~kschedlib.model._shared`)."""
+        value = self.checked_strmap(d, key, path)
+        return None if value is None else shared.str_map(value)
+
+    def checked_strmap(self, d: Json, key: str, path: str) -> Mapping[str, str] | None:
+        """An optional string-to-string map, checked and returned as read (not copied)."""
         value = self.getmap(d, key, path)
         if value is None:
             return None
@@ -172,10 +183,11 @@ class Reader:
                 self.fail(f"{join(path, key)}.{name}", "expected a string", item)
             if type(name) is not str and not isinstance(name, str):
                 self.fail(join(path, key), "keys must be strings", name)
-        return dict(value)
+        return value
 
-    def resources(self, d: Json, key: str, path: str) -> dict[str, Quantity] | None:
-        """An optional ResourceList; a bad quantity keeps the Kubernetes message and gains the path."""
+    def resources(self, d: Json, key: str, path: str) -> Mapping[str, Quantity] | None:
+        """An optional ResourceList, shared with equal ones (:mod:`~kschedlib.model._shared`); a bad
+        quantity keeps the Kubernetes message and gains the path."""
         value = self.getmap(d, key, path)
         if value is None:
             return None
@@ -189,7 +201,7 @@ class Reader:
             if quantity.amount.numerator < 0:  # the API server refuses negative resource amounts, in these words
                 raise QuantityError(f'Invalid value: "{quantity}": must be greater than or equal to 0', obj=self.obj,
                                     field=f"{join(path, key)}[{name}]")
-        return out
+        return shared.resource_map(out)
 
     def timestamp(self, d: Json, key: str, path: str) -> float | None:
         """An optional RFC 3339 time as seconds since the epoch (a time without zone is UTC)."""
@@ -230,8 +242,8 @@ def label_selector(r: Reader, raw: object, path: str) -> LabelSelector | None:
     if raw is None:
         return None
     d = r.as_map(raw, path)
-    match_labels = r.strmap(d, "matchLabels", path) or {}
-    return LabelSelector(match_labels, r.each(d, "matchExpressions", path, _label_requirement))
+    match_labels = r.checked_strmap(d, "matchLabels", path) or EMPTY
+    return shared.selector(match_labels, r.each(d, "matchExpressions", path, _label_requirement))
 
 
 def _label_requirement(r: Reader, raw: object, path: str) -> Requirement:

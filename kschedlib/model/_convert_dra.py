@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from kschedlib.errors import QuantityError
-from kschedlib.model._convert_base import Json, Reader, node_selector, open_object, section
+from kschedlib.model._convert_base import EMPTY, Json, Reader, node_selector, open_object, section
 from kschedlib.model._convert_spec import owner_references
 from kschedlib.model._dra_checks import (
     device_class_errors,
@@ -22,6 +22,7 @@ from kschedlib.model._dra_checks import (
     resource_slice_errors,
 )
 from kschedlib.model._field_errors import raise_errors
+from kschedlib.model._shared import from_manifest
 from kschedlib.model.dra import (
     AllocatedDeviceStatus,
     AllocationResult,
@@ -157,14 +158,18 @@ def _policies(r: Reader, raw: object, path: str) -> dict[str, CapacityRequestPol
 def _device(r: Reader, raw: object, path: str) -> Device:
     d = r.as_map(raw, path)
     body = r.getmap(d, "basic", path) or d  # v1beta1 wraps the device in "basic"
-    attributes = {str(k): _attribute(r, v, f"{path}.attributes.{k}")
-                  for k, v in (r.getmap(body, "attributes", path) or {}).items()}
+    raw_attributes = r.getmap(body, "attributes", path) or EMPTY
+    attributes = from_manifest("device attributes", raw_attributes, lambda: {
+        str(k): _attribute(r, v, f"{path}.attributes.{k}") for k, v in raw_attributes.items()})
+    raw_capacity = body.get("capacity") or EMPTY
+    capacity, policies = from_manifest("device capacity", raw_capacity, lambda: (
+        _quantities(r, raw_capacity, f"{path}.capacity", wrapped=True), _policies(r, raw_capacity, f"{path}.capacity")))
     selector = r.getmap(body, "nodeSelector", path)
     return Device(
         name=r.reqstr(d, "name", path),
         attributes=attributes,
-        capacity=_quantities(r, body.get("capacity") or {}, f"{path}.capacity", wrapped=True),
-        capacity_policies=_policies(r, body.get("capacity") or {}, f"{path}.capacity"),
+        capacity=capacity,
+        capacity_policies=policies,
         consumes_counters=r.each(body, "consumesCounters", path, _consumption),
         taints=r.each(body, "taints", path, _taint),
         allow_multiple_allocations=r.getbool(body, "allowMultipleAllocations", path),

@@ -19,6 +19,7 @@ from kschedlib.model._convert_base import (
     node_selector_term,
 )
 from kschedlib.model._resource_checks import check_container_resources, check_pod_resources
+from kschedlib.model._shared import EMPTY_MAP, from_manifest, resource_map
 from kschedlib.model.objects import (
     TAINT_EFFECTS,
     Affinity,
@@ -101,15 +102,15 @@ def _container(r: Reader, raw: object, path: str, host_network: bool = False) ->
         requests = r.resources(res, "requests", res_path)
         limits = r.resources(res, "limits", res_path)
     if limits:
-        requests = {**limits, **requests} if requests else dict(limits)
+        requests = resource_map({**limits, **requests}) if requests else limits
     if res is not None:
         check_container_resources(r, join(path, "resources"), requests or {}, limits or {})
     ports = r.each(d, "ports", path, _host_network_port if host_network else _port)
     return Container(
         name=r.getstr(d, "name", path),
         image=r.getstr(d, "image", path),
-        requests=requests or {},
-        limits=limits or {},
+        requests=requests or EMPTY_MAP,
+        limits=limits or EMPTY_MAP,
         ports=ports,
         restart_policy=r.optstr(d, "restartPolicy", path),
         restart_policy_rules=r.each(d, "restartPolicyRules", path, _restart_rule),
@@ -133,7 +134,8 @@ def _host_network_container(r: Reader, raw: object, path: str) -> Container:
 
 def containers(r: Reader, spec: Json, key: str, host_network: bool) -> tuple[Container, ...]:
     """``spec.containers`` or ``spec.initContainers``."""
-    return r.each(spec, key, "spec", _host_network_container if host_network else _container)
+    read = _host_network_container if host_network else _container
+    return from_manifest((key, host_network), spec.get(key), lambda: r.each(spec, key, "spec", read))
 
 
 def _weight(r: Reader, d: Json, path: str) -> int:
@@ -185,6 +187,10 @@ def _pod_affinity(r: Reader, d: Json, path: str) -> PodAffinity:
 
 def affinity(r: Reader, spec: Json) -> Affinity | None:
     """``spec.affinity``; each part is ``None`` when absent, so absent and empty stay distinct."""
+    return from_manifest("affinity", spec.get("affinity"), lambda: _affinity(r, spec))
+
+
+def _affinity(r: Reader, spec: Json) -> Affinity | None:
     d = r.getmap(spec, "affinity", "spec")
     if d is None:
         return None
@@ -223,7 +229,8 @@ def _toleration(r: Reader, raw: object, path: str) -> Toleration:
 
 def tolerations(r: Reader, spec: Json) -> tuple[Toleration, ...]:
     """``spec.tolerations``."""
-    return r.each(spec, "tolerations", "spec", _toleration)
+    return from_manifest("tolerations", spec.get("tolerations"),
+                         lambda: r.each(spec, "tolerations", "spec", _toleration))
 
 
 def _taint(r: Reader, raw: object, path: str) -> Taint:
@@ -269,7 +276,8 @@ def _spread_constraint(r: Reader, raw: object, path: str) -> TopologySpreadConst
 
 def topology_spread_constraints(r: Reader, spec: Json) -> tuple[TopologySpreadConstraint, ...]:
     """``spec.topologySpreadConstraints``."""
-    return r.each(spec, "topologySpreadConstraints", "spec", _spread_constraint)
+    return from_manifest("topologySpreadConstraints", spec.get("topologySpreadConstraints"),
+                         lambda: r.each(spec, "topologySpreadConstraints", "spec", _spread_constraint))
 
 
 def _volume(r: Reader, raw: object, path: str) -> Volume:
@@ -354,16 +362,16 @@ def _container_status(r: Reader, raw: object, path: str) -> ContainerStatus | No
         return None  # kube-scheduler only reads statuses that report resources
     return ContainerStatus(
         name=r.getstr(d, "name", path),
-        requests=r.resources(resources, "requests", join(path, "resources")) or {},
-        allocated=r.resources(d, "allocatedResources", path) or {},
+        requests=r.resources(resources, "requests", join(path, "resources")) or EMPTY_MAP,
+        allocated=r.resources(d, "allocatedResources", path) or EMPTY_MAP,
     )
 
 
-def pod_level_status(r: Reader, status: Json) -> tuple[dict[str, Quantity] | None, dict[str, Quantity]]:
+def pod_level_status(r: Reader, status: Json) -> tuple[Mapping[str, Quantity] | None, Mapping[str, Quantity]]:
     """``status.resources.requests`` (``None`` without ``status.resources``) and ``status.allocatedResources``."""
     resources = r.getmap(status, "resources", "status")
-    requests = None if resources is None else r.resources(resources, "requests", "status.resources") or {}
-    return requests, r.resources(status, "allocatedResources", "status") or {}
+    requests = None if resources is None else r.resources(resources, "requests", "status.resources") or EMPTY_MAP
+    return requests, r.resources(status, "allocatedResources", "status") or EMPTY_MAP
 
 
 def container_statuses(r: Reader, status: Json, key: str) -> tuple[ContainerStatus, ...]:
@@ -372,7 +380,7 @@ def container_statuses(r: Reader, status: Json, key: str) -> tuple[ContainerStat
 
 
 def pod_level_resources(r: Reader, spec: Json, pod_containers: Callable[[], Mapping[str, Quantity]]
-                        ) -> tuple[dict[str, Quantity] | None, dict[str, Quantity] | None]:
+                        ) -> tuple[Mapping[str, Quantity] | None, Mapping[str, Quantity] | None]:
     """``spec.resources`` (requests, limits), defaulted as the API server does when limits are set:
     a missing cpu/memory request is the containers' total request if they request it, else the limit;
     any other missing request of a pod-level resource is its limit."""
@@ -390,6 +398,6 @@ def pod_level_resources(r: Reader, spec: Json, pod_containers: Callable[[], Mapp
         for name, quantity in limits.items():
             if name not in defaulted and is_pod_level_resource(name):
                 defaulted[name] = quantity
-        requests = defaulted or requests
+        requests = resource_map(defaulted) if defaulted else requests
     check_pod_resources(r, requests, limits)
     return requests, limits

@@ -87,6 +87,7 @@ from kschedlib.model._convert_write import (
     pod_to_dict,
 )
 from kschedlib.model._convert_write import object_to_dict as _core_object_to_dict
+from kschedlib.model._shared import EMPTY_MAP, str_map
 from kschedlib.model.dra import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from kschedlib.model.labels import LabelSelector, selector_from_labels
 from kschedlib.model.objects import (
@@ -211,8 +212,8 @@ def pod_from_dict(d: Mapping[str, Any]) -> Pod:
         name=name,
         namespace=namespace,
         uid=r.getstr(meta, "uid", "metadata"),
-        labels=r.strmap(meta, "labels", "metadata") or {},
-        annotations=r.strmap(meta, "annotations", "metadata") or {},
+        labels=r.shared_strmap(meta, "labels", "metadata") or EMPTY_MAP,
+        annotations=r.shared_strmap(meta, "annotations", "metadata") or EMPTY_MAP,
         owner_references=spec_.owner_references(r, meta),
         node_name=r.getstr(spec, "nodeName", "spec"),
         scheduler_name=r.getstr(spec, "schedulerName", "spec") or "default-scheduler",
@@ -221,7 +222,7 @@ def pod_from_dict(d: Mapping[str, Any]) -> Pod:
         containers=containers,
         init_containers=init_containers,
         overhead=r.resources(spec, "overhead", "spec"),
-        node_selector=r.strmap(spec, "nodeSelector", "spec"),
+        node_selector=r.shared_strmap(spec, "nodeSelector", "spec"),
         affinity=spec_.affinity(r, spec),
         tolerations=spec_.tolerations(r, spec),
         topology_spread_constraints=spec_.topology_spread_constraints(r, spec),
@@ -267,18 +268,18 @@ def node_from_dict(d: Mapping[str, Any]) -> Node:
     r, meta, name, _ = open_object(d, "Node", namespaced=False)
     spec = section(r, d, "spec")
     status = section(r, d, "status")
-    capacity = r.resources(status, "capacity", "status") or {}
+    capacity = r.resources(status, "capacity", "status") or EMPTY_MAP
     allocatable = r.resources(status, "allocatable", "status")
     return Node(
         name=name,
-        labels=r.strmap(meta, "labels", "metadata") or {},
-        annotations=r.strmap(meta, "annotations", "metadata") or {},
+        labels=r.strmap(meta, "labels", "metadata") or EMPTY_MAP,  # unique: they name the host
+        annotations=r.shared_strmap(meta, "annotations", "metadata") or EMPTY_MAP,
         taints=spec_.taints(r, spec),
         unschedulable=r.getbool(spec, "unschedulable", "spec"),
-        allocatable=dict(capacity) if allocatable is None else allocatable,
+        allocatable=capacity if allocatable is None else allocatable,
         capacity=capacity,
         images=r.each(status, "images", "status", _image),
-        conditions=dict(r.each(status, "conditions", "status", _node_condition)),
+        conditions=str_map(dict(r.each(status, "conditions", "status", _node_condition))),
         uid=r.getstr(meta, "uid", "metadata"),
         declared_features=r.strlist(status, "declaredFeatures", "status"),
     )

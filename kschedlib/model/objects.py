@@ -432,16 +432,21 @@ class Pod:
     ``status.resources`` is absent, which tells kube-scheduler to ignore the pod-level status."""
     pod_level_allocated: ResourceList = attrs.field(factory=_empty_resources)
     """``status.allocatedResources`` (pod level)."""
+    _key: str = attrs.field(init=False, repr=False, eq=False)
+    """:attr:`key`, built once: the store, the queue and the uid index each keep it, and one string serves
+    all three (and a defaulted ``uid``) instead of a copy each."""
 
     def __attrs_post_init__(self) -> None:
         _check_pod(self)
+        key = f"{self.namespace}/{self.name}"
+        object.__setattr__(self, "_key", key)
         if not self.uid:
-            object.__setattr__(self, "uid", f"{self.namespace}/{self.name}")
+            object.__setattr__(self, "uid", key)
 
     @property
     def key(self) -> str:
         """``namespace/name``, the pod's identity in queues and reports."""
-        return f"{self.namespace}/{self.name}"
+        return self._key
 
     @property
     def effective_priority(self) -> int:

@@ -15,6 +15,7 @@ from typing import Final, Generic, TypeVar, final
 
 import attrs
 
+from kschedlib.model._shared import share
 from kschedlib.model.objects import Container, ContainerStatus, Pod, ResourceList
 from kschedlib.model.quantity import Quantity
 from kschedlib.versions import Switches
@@ -82,6 +83,10 @@ def is_scalar_resource(name: str) -> bool:
 
 def _empty_scalars() -> Mapping[str, int]:
     return {}
+
+
+_NO_SCALARS: Final[Mapping[str, int]] = {}
+"""The scalars of every shared Resources without any (never mutated)."""
 
 
 @final
@@ -194,7 +199,9 @@ def _from_nanos(amounts: _Nanos) -> Resources:
             pods = _ceil_div(nanos, _NANO)
         elif is_scalar_resource(name):
             scalar[name] = _ceil_div(nanos, _NANO)
-    return Resources(milli_cpu, memory, ephemeral, pods, scalar)
+    # pods of one template ask for the same amounts: one Resources serves them all
+    return share(("Resources", milli_cpu, memory, ephemeral, pods, *scalar.items()),
+                 lambda: Resources(milli_cpu, memory, ephemeral, pods, scalar or _NO_SCALARS))
 
 
 def _add_into(total: _Nanos, amounts: Mapping[str, int]) -> None:

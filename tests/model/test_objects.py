@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable
 from types import MappingProxyType
 
 import attrs
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kschedlib.errors import KschedError, ManifestError, ModelError, QuantityError
 from kschedlib.model import (
@@ -26,6 +29,7 @@ from kschedlib.model import (
     WeightedPodAffinityTerm,
     parse_quantity,
 )
+from kschedlib.model._placed import placed
 from kschedlib.model.labels import NodeSelectorTerm
 from kschedlib.model.objects import PodAffinityTerm
 
@@ -160,3 +164,21 @@ def test_evolve_checks_the_new_value_too() -> None:
     with pytest.raises(ModelError, match="priority"):
         attrs.evolve(pod, priority="high")  # type: ignore[arg-type]  # a str priority is the refusal checked
     assert attrs.evolve(pod, priority=7).priority == 7
+
+
+_NAMES = st.text(st.characters(codec="ascii", exclude_characters="/"), min_size=1, max_size=8)
+
+
+@given(_NAMES, _NAMES, _NAMES, st.booleans())
+def test_a_pods_key_is_its_namespace_and_name_however_it_was_made(
+        name: str, namespace: str, renamed: str, with_uid: bool) -> None:
+    """The key is built once per pod; copies (evolve, placed, pickling) keep or rebuild it correctly."""
+    pod = Pod(name, namespace=namespace, uid="u" if with_uid else "")
+    assert pod.key == f"{namespace}/{name}"
+    assert pod.uid == ("u" if with_uid else pod.key)
+    assert placed(pod, "node_name", "n").key == pod.key
+    assert attrs.evolve(pod, name=renamed).key == f"{namespace}/{renamed}"
+    assert attrs.evolve(pod, namespace=renamed).key == f"{renamed}/{name}"
+    assert pickle.loads(pickle.dumps(pod)).key == pod.key
+    assert pod == Pod(name, namespace=namespace, uid=pod.uid)
+    assert "_key" not in repr(pod)

@@ -12,6 +12,7 @@ from kschedlib.model.resources import (
     DEFAULT_MEMORY_REQUEST,
     DEFAULT_MILLI_CPU_REQUEST,
     Resources,
+    _PerPod,
     is_extended_resource,
     is_scalar_resource,
     pod_non_zero_requests,
@@ -281,3 +282,19 @@ def test_is_extended_resource(name: str, expected: bool) -> None:
 )
 def test_is_scalar_resource(name: str, expected: bool) -> None:
     assert is_scalar_resource(name) is expected
+
+
+def test_per_pod_results_equal_the_computation_and_stay_bounded() -> None:
+    calls: list[Pod] = []
+
+    def compute(pod: Pod) -> Resources:
+        calls.append(pod)
+        return pod_requests(pod)
+
+    remembered = _PerPod(compute, limit=8)
+    pods = [Pod(f"p{i}", containers=(Container("c", requests={"cpu": parse_quantity(f"{i}m")}),)) for i in range(20)]
+    for pod in pods + pods[-3:]:
+        assert remembered(pod) == pod_requests(pod)
+        assert remembered(pod) is remembered(pod)
+    assert len(calls) == len(pods)  # the last three were remembered
+    assert len(remembered._entries) <= 8

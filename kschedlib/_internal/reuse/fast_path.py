@@ -9,6 +9,7 @@ returns what running the plugins would: verdicts and raw scores of plugins that 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from operator import attrgetter
 from typing import Any, Final, NamedTuple, cast, final
 
 from kschedlib._internal.plugin_errors import (
@@ -99,6 +100,7 @@ _SHAPES: Final = 64
 
 _SCORE_FAILURES: Final = (PluginFailure, OutOfRange)
 """What a node's scoring raises when a plugin fails (the column raises it again for the node asked first)."""
+_name: Final = attrgetter("name")
 
 
 def _unknown(j: int) -> None:
@@ -293,7 +295,7 @@ class Reuse:
         local: Sequence[int], keys: tuple[object, ...], positions: Sequence[int] | None, snapshot: Snapshot | None,
     ) -> LocalView:
         """The reusable plugins' results for ``nodes``: from the key's column when positions are known,
-        else from its id table."""
+        else from its node table."""
         score = self._local_scorer(state, pod, active, local)
         if positions is not None and snapshot is not None:
             tallied = self._scorers(state, active, local).tallied
@@ -302,11 +304,11 @@ class Reuse:
             if column is not None:
                 return self._column_view(column, snapshot, positions, score)
         table = self._memo.table(keys)
-        entries: list[Any] = list(map(table.get, map(id, nodes)))
+        entries: list[Any] = list(map(table.get, map(_name, nodes)))
         for i, (entry, node) in enumerate(zip(entries, nodes, strict=True)):
             if entry is None or entry[0] is not node:
                 raw, partial = score(node)
-                entries[i] = table[id(node)] = (node, raw, partial)
+                entries[i] = table[node.name] = (node, raw, partial)
         return LocalView([entry[2] for entry in entries], lambda j: [entry[1][j] for entry in entries], _unknown)
 
     @staticmethod

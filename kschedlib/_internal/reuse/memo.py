@@ -1,4 +1,4 @@
-"""Reusable node-local results by key: id tables and per-position columns, with their bounds."""
+"""Reusable node-local results by key: node tables and per-position columns, with their bounds."""
 
 from __future__ import annotations
 
@@ -34,15 +34,17 @@ def memo_key(key_of: Callable[[CycleState, Pod], object], state: CycleState, pod
 
 @final
 class Memo:
-    """Reusable node-local results by key: id tables and per-position columns.
+    """Reusable node-local results by key: node tables and per-position columns.
 
-    An id table maps NodeInfo id -> (NodeInfo, value); an entry is valid only while its NodeInfo
-    object is the one being asked about.  A column (see :mod:`~kschedlib._internal.reuse.columns`)
+    A node table maps a node's name -> (NodeInfo, value); an entry is valid only while its NodeInfo
+    object is the one being asked about.  Keyed by name (not by NodeInfo id), a node's newer NodeInfo
+    replaces the entry of its older one, so a table holds one entry per node and no NodeInfo a node
+    has left behind.  A column (see :mod:`~kschedlib._internal.reuse.columns`)
     covers every position of the snapshot; it is only built for a key once its pods have asked
     about as many nodes as the snapshot has, so one-off pod shapes never pay for it.
     Keys are few (one per distinct pod shape); tables, columns and use counts keep the most
     recently used keys (:class:`~kschedlib.framework._bounded.BoundedLRU`).  A table itself is
-    emptied whole beyond :attr:`MAX_ENTRIES` (ids of NodeInfos gone from the snapshot): the node
+    emptied whole beyond :attr:`MAX_ENTRIES` (names of nodes gone from the snapshot): the node
     search reads it as a plain dict, per node, with no room for recency bookkeeping.
     """
 
@@ -55,8 +57,8 @@ class Memo:
         self._tables: BoundedLRU[object, Any] = BoundedLRU(self.MAX_TABLES)
         self._uses: BoundedLRU[object, int] = BoundedLRU(self.MAX_COUNTED)
 
-    def table(self, key: object) -> dict[int, Any]:
-        table: dict[int, Any] | None = self._tables.get(key)
+    def table(self, key: object) -> dict[str, Any]:
+        table: dict[str, Any] | None = self._tables.get(key)
         if table is None:
             table = {}
             self._tables.put(key, table)
@@ -85,18 +87,18 @@ class MemoizedFilter:
 
     __slots__ = ("run", "table")
 
-    def __init__(self, run: FilterRunner, table: dict[int, Any]) -> None:
+    def __init__(self, run: FilterRunner, table: dict[str, Any]) -> None:
         self.run = run
         self.table = table
 
     def __call__(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
-        entry = self.table.get(id(node_info))
+        entry = self.table.get(node_info.name)
         if entry is not None and entry[0] is node_info:
             cached: Status = entry[1]
             return cached
         status = self.run(state, pod, node_info)
         if status.code is not _ERROR:
-            self.table[id(node_info)] = (node_info, status)
+            self.table[node_info.name] = (node_info, status)
         return status
 
 
