@@ -16,6 +16,7 @@ import attrs
 from kschedlib._internal.extenders import filter_with_extenders, has_filter_or_scoring, prioritize_with_extenders
 from kschedlib._internal.nominator import Nominator
 from kschedlib._internal.reuse.columns import SearchResult, search_nodes
+from kschedlib._internal.reuse.memo import MemoizedFilter
 from kschedlib._internal.reuse.nominated import NominatedNodeInfos
 from kschedlib._internal.reuse.spans import take, take_names
 from kschedlib._internal.runtime import FilterRunner, ProfileRuntime
@@ -101,7 +102,8 @@ def _filter_with_pods(
         status = runtime.run_pre_filter_extension(state_with, pod, pod_info, info_with, add=True)
         if status.code is not _SUCCESS:
             return status
-    status = run(state_with, pod, info_with)
+    # info_with is new each time: a verdict table would gain nothing and lose the node's own entry
+    status = (run.run if isinstance(run, MemoizedFilter) else run)(state_with, pod, info_with)
     if status.code is not _SUCCESS:
         return status
     return run(state, pod, node_info)

@@ -198,6 +198,29 @@ def test_a_composed_node_info_is_handed_out_again_while_nothing_changed() -> Non
     assert [i.pod.name for i in infos.with_pods(moved, nominated).pods] == ["high"]
 
 
+def test_a_node_keeps_both_verdicts_of_the_two_pass_rule() -> None:
+    """The verdict table is keyed by node name: the composed NodeInfo's verdict must not take the place
+    of the node's own, or every judgement would work both out again."""
+    from kschedlib._internal.reuse.memo import MemoizedFilter
+    from kschedlib.framework import CycleState, Status
+
+    judged: list[NodeInfo] = []
+
+    def run(state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        judged.append(node_info)
+        return Status.success()
+
+    infos, memo = NominatedNodeInfos(), MemoizedFilter(run, {})
+    node = _info("n0", _low("low", "n0", 500, 0, "a", None))
+    nominated = (PodInfo.of(make_pod("high", priority=5)),)
+    pod = make_pod("p", priority=5)
+    for _ in range(3):
+        assert infos.judge(memo, CycleState(), pod, nominated, node).is_success
+    assert [len(info.pods) for info in judged] == [2, 1]  # the composed node, then the node itself, once each
+    assert memo(CycleState(), pod, node).is_success
+    assert len(judged) == 2
+
+
 def test_composed_node_infos_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(NominatedNodeInfos, "MAX_ENTRIES", 2)
     infos = NominatedNodeInfos()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any, Final, TypeVar, final
 
 from kschedlib._internal.plugin_errors import FilterRunner
@@ -57,8 +57,8 @@ class Memo:
         self._tables: BoundedLRU[object, Any] = BoundedLRU(self.MAX_TABLES)
         self._uses: BoundedLRU[object, int] = BoundedLRU(self.MAX_COUNTED)
 
-    def table(self, key: object) -> dict[str, Any]:
-        table: dict[str, Any] | None = self._tables.get(key)
+    def table(self, key: object) -> dict[Hashable, Any]:
+        table: dict[Hashable, Any] | None = self._tables.get(key)
         if table is None:
             table = {}
             self._tables.put(key, table)
@@ -87,7 +87,7 @@ class MemoizedFilter:
 
     __slots__ = ("run", "table")
 
-    def __init__(self, run: FilterRunner, table: dict[str, Any]) -> None:
+    def __init__(self, run: FilterRunner, table: dict[Hashable, Any]) -> None:
         self.run = run
         self.table = table
 

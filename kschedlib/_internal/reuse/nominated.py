@@ -10,7 +10,7 @@ the plugins on a NodeInfo it has never seen.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final, final
+from typing import Final, final
 
 from kschedlib._internal.plugin_errors import FilterRunner
 from kschedlib._internal.reuse.memo import MemoizedFilter
@@ -23,7 +23,8 @@ from kschedlib.model.objects import Pod
 __all__ = ["NominatedNodeInfos"]
 
 _SUCCESS: Final = Code.SUCCESS
-_NO_TABLE: Final[dict[int, Any]] = {}
+_ERROR: Final = Code.ERROR
+_WITH_NOMINATED: Final = "with nominated pods"
 
 
 @final
@@ -46,15 +47,26 @@ class NominatedNodeInfos:
         same composed NodeInfo and verdicts as last time: those are read here at once (``run``'s
         table when it is a :class:`MemoizedFilter`) rather than through a call each.
         """
-        known = self._composed.get(node_info.name)
+        name = node_info.name
+        known = self._composed.get(name)
         composed = known[2] if known is not None and known[0] is node_info and known[1] == pods \
             else self.with_pods(node_info, pods)
-        table = run.table if isinstance(run, MemoizedFilter) else _NO_TABLE
-        entry = table.get(id(composed))
-        status: Status = entry[1] if entry is not None and entry[0] is composed else run(state, pod, composed)
+        if not isinstance(run, MemoizedFilter):
+            status = run(state, pod, composed)
+            return run(state, pod, node_info) if status.code is _SUCCESS else status
+        # The table is keyed by node name: the composed NodeInfo's verdict has a key of its own, so that
+        # it and the node's own verdict do not take each other's place.
+        table, key = run.table, (_WITH_NOMINATED, name)
+        entry = table.get(key)
+        if entry is not None and entry[0] is composed:
+            status = entry[1]
+        else:
+            status = run.run(state, pod, composed)
+            if status.code is not _ERROR:
+                table[key] = (composed, status)
         if status.code is not _SUCCESS:
             return status
-        entry = table.get(id(node_info))
+        entry = table.get(name)
         return entry[1] if entry is not None and entry[0] is node_info else run(state, pod, node_info)
 
     def with_pods(self, node_info: NodeInfo, pods: Sequence[PodInfo]) -> NodeInfo:
