@@ -153,31 +153,27 @@ def _diagnosis(statuses: Mapping[str, Status], *, pre_filter_message: str = "",
     return Diagnosis(dict(statuses), unschedulable, pending, pre_filter_message)
 
 
-def select_host(names: Sequence[str], totals: Sequence[int], rng: random.Random) -> tuple[str, tuple[str, ...]]:
-    """A uniformly random node among those with the top total, and all of them (in ``names`` order).
+def select_host(names: Sequence[str], totals: Sequence[int], rng: random.Random) -> str:
+    """A uniformly random node among those with the top total: the ``k``-th of them in ``names`` order,
+    ``k`` drawn from the seeded generator (no draw when one node has the top total).
 
     kube-scheduler draws the same uniform choice by reservoir sampling with its own RNG; one draw
-    from the seeded generator gives the same distribution.
+    from the seeded generator gives the same distribution.  :attr:`CycleOutcome.top` lists the ties.
 
     A cycle's totals hold a handful of distinct values, shared as one int object each (the
     runtime's ``_shared``): the top comes from their set (hashing an int it holds is cheaper than
-    comparing it), and the ties from ``index`` scans, which match the top by identity before
-    comparing (a C scan per tie instead of an ``==`` call per node).  Equal totals held by distinct
-    objects still compare equal, only slower.
+    comparing it), the ties are counted by ``count`` and the ``k``-th is reached by ``index`` scans,
+    which match the top by identity before comparing (C scans, no Python step per node or per tie
+    past the ``k``-th).  Equal totals held by distinct objects still compare equal, only slower.
     """
     top = max(set(totals))
     find = totals.index
     at = find(top)
-    best = [names[at]]
-    try:
-        while True:
+    ties = totals.count(top)
+    if ties > 1:
+        for _ in range(rng.randrange(ties)):
             at = find(top, at + 1)
-            best.append(names[at])
-    except ValueError:  # no further tie
-        pass
-    if len(best) == 1:
-        return best[0], (best[0],)
-    return best[rng.randrange(len(best))], tuple(best)
+    return names[at]
 
 
 class _OutcomeFields(TypedDict, total=False):
@@ -433,7 +429,7 @@ def _prioritize(
         added, by_node = prioritize_with_extenders(runtime.extenders, pod, feasible)
         table = table._replace(totals=[total + extra for total, extra in zip(table.totals, added, strict=True)])
         entries = {name: tuple(values) for name, values in by_node.items()}
-    selected, _ = select_host(scored, table.totals, cycle.rng)  # CycleOutcome.top derives the ties again
+    selected = select_host(scored, table.totals, cycle.rng)
     if len(feasible) == 1:
         selected = scored[0]
     fields.update({"selected": selected, "scores": table, "scored_nodes": scored,
