@@ -86,6 +86,7 @@ def _pod(i: int, count: int, claim: str | None) -> Json:
     spec: Json = {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.9", "resources": resources}]}
     if claim is None:
         requests[GPU] = str(count)
+        resources["limits"] = {GPU: str(count)}  # as the API server insists for extended resources
     else:
         resources["claims"] = [{"name": "gpu"}]
         spec["resourceClaims"] = [{"name": "gpu", "resourceClaimName": claim}]
