@@ -227,16 +227,19 @@ def test_no_entry_points(monkeypatch: pytest.MonkeyPatch) -> None:
     assert kschedlib.in_tree_registry().with_entry_points().names() == kschedlib.in_tree_registry().names()
 
 
+class Refuse(FilterPlugin):
+    """Refuses node n1: the plugin the entry-point tests publish."""
+
+    name: ClassVar[str] = "Refuse"
+
+    def __init__(self, args: Any, handle: Handle) -> None:
+        pass
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        return Status.unschedulable("refused") if node_info.name == "n1" else Status.success()
+
+
 def test_entry_point_plugin_runs_in_a_scheduler(monkeypatch: pytest.MonkeyPatch) -> None:
-    class Refuse(FilterPlugin):
-        name: ClassVar[str] = "Refuse"
-
-        def __init__(self, args: Any, handle: Handle) -> None:
-            pass
-
-        def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
-            return Status.unschedulable("refused") if node_info.name == "n1" else Status.success()
-
     fake_entry_points(monkeypatch, [FakeEntryPoint("Refuse", Refuse)])
     registry = kschedlib.in_tree_registry().with_entry_points()
     config = {"profiles": [{"plugins": {"filter": {"enabled": [{"name": "Refuse"}]}}}]}
@@ -251,15 +254,6 @@ def test_entry_point_plugin_runs_in_a_scheduler(monkeypatch: pytest.MonkeyPatch)
 
 def test_a_scheduler_looks_entry_points_up_only_for_a_plugin_that_is_not_in_tree(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    class Refuse(FilterPlugin):
-        name: ClassVar[str] = "Refuse"
-
-        def __init__(self, args: Any, handle: Handle) -> None:
-            pass
-
-        def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
-            return Status.unschedulable("refused") if node_info.name == "n1" else Status.success()
-
     groups = fake_entry_points(monkeypatch, [FakeEntryPoint("Refuse", Refuse)])
     kschedlib.Scheduler()
     kschedlib.Scheduler({"profiles": [{"pluginConfig": [{"name": "NodeResourcesFit", "args": {}}]}]})
