@@ -16,6 +16,7 @@ from kschedlib.model.objects import Pod
 __all__ = ["Memo", "MemoizedFilter", "memo_key"]
 
 _ERROR: Final = Code.ERROR
+_WITH_NOMINATED: Final = "with nominated pods"
 _C = TypeVar("_C", FilterColumn, ScoreColumn)
 
 
@@ -83,7 +84,12 @@ class Memo:
 
 @final
 class MemoizedFilter:
-    """A filter runner that reuses verdicts per NodeInfo; the node search reads ``table`` directly."""
+    """A filter runner that reuses verdicts per NodeInfo; the node search reads ``table`` directly.
+
+    The table is keyed by node name and holds the node's current NodeInfo with its verdict, so it keeps
+    no NodeInfo a node has left behind; a NodeInfo composed with the node's nominated pods has its own
+    key (:meth:`with_nominated`), so that the two verdicts of the two-pass rule do not displace each other.
+    """
 
     __slots__ = ("run", "table")
 
@@ -99,6 +105,18 @@ class MemoizedFilter:
         status = self.run(state, pod, node_info)
         if status.code is not _ERROR:
             self.table[node_info.name] = (node_info, status)
+        return status
+
+    def with_nominated(self, state: CycleState, pod: Pod, composed: NodeInfo) -> Status:
+        """The verdict on ``composed``, a node's NodeInfo with its nominated pods added."""
+        key = (_WITH_NOMINATED, composed.name)
+        entry = self.table.get(key)
+        if entry is not None and entry[0] is composed:
+            cached: Status = entry[1]
+            return cached
+        status = self.run(state, pod, composed)
+        if status.code is not _ERROR:
+            self.table[key] = (composed, status)
         return status
 
 

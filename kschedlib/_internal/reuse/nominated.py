@@ -23,8 +23,6 @@ from kschedlib.model.objects import Pod
 __all__ = ["NominatedNodeInfos"]
 
 _SUCCESS: Final = Code.SUCCESS
-_ERROR: Final = Code.ERROR
-_WITH_NOMINATED: Final = "with nominated pods"
 
 
 @final
@@ -54,19 +52,10 @@ class NominatedNodeInfos:
         if not isinstance(run, MemoizedFilter):
             status = run(state, pod, composed)
             return run(state, pod, node_info) if status.code is _SUCCESS else status
-        # The table is keyed by node name: the composed NodeInfo's verdict has a key of its own, so that
-        # it and the node's own verdict do not take each other's place.
-        table, key = run.table, (_WITH_NOMINATED, name)
-        entry = table.get(key)
-        if entry is not None and entry[0] is composed:
-            status = entry[1]
-        else:
-            status = run.run(state, pod, composed)
-            if status.code is not _ERROR:
-                table[key] = (composed, status)
+        status = run.with_nominated(state, pod, composed)
         if status.code is not _SUCCESS:
             return status
-        entry = table.get(name)
+        entry = run.table.get(name)
         return entry[1] if entry is not None and entry[0] is node_info else run(state, pod, node_info)
 
     def with_pods(self, node_info: NodeInfo, pods: Sequence[PodInfo]) -> NodeInfo:
