@@ -142,7 +142,10 @@ class Status:
         if self.error is not None:
             return Status(self.code, self.reasons, plugin, self.error)
         key = (self.code, self.reasons, plugin)
-        shared = _ATTRIBUTED.get(key)
+        try:
+            shared = _ATTRIBUTED.get(key)
+        except TypeError:  # reasons a plugin gave as a list: attributed as before, just not shared
+            return Status(self.code, self.reasons, plugin)
         if shared is None:
             if len(_ATTRIBUTED) >= _ATTRIBUTED_MAX:
                 _ATTRIBUTED.clear()
