@@ -200,6 +200,17 @@ class Engine:
             self.add_node(node)
             return
         old = known.node
+        if node is old:
+            # The object the scheduler holds, changed in place (the model's objects are meant to be replaced,
+            # not changed): what changed cannot be told, and the old version is gone.  A copy gives it a new
+            # identity, so that nothing reused per Node object outlives it, and the pods are told of it as of a
+            # node that joined (judged by what it is now).
+            node = attrs.evolve(node)
+            self.cache.update_node(node)
+            info = self.cache.node(node.name)
+            assert info is not None
+            self.queue.move_all(ev.NODE_ADD, node_pre_check(info), new=node)
+            return
         self.cache.update_node(node)
         info = self.cache.node(node.name)
         assert info is not None
