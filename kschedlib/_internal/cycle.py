@@ -24,7 +24,7 @@ from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis
 from kschedlib.framework.extender import EXTENDER_PSEUDO_PLUGIN
 from kschedlib.framework.node_info import NodeInfo
-from kschedlib.framework.pod_info import PodInfo
+from kschedlib.framework.pod_info import PodInfo, nominated_that_count
 from kschedlib.framework.results import PostFilterResult
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Code, Status
@@ -68,18 +68,10 @@ def filter_with_nominated(
     """
     if not nominator:
         return run(state, pod, node_info)
-    relevant = _counted(pod, nominator.pods_for_node(node_info.name))
+    relevant = nominated_that_count(nominator.pods_for_node(node_info.name), pod.effective_priority, pod.uid)
     if not relevant:
         return run(state, pod, node_info)
     return _filter_with_pods(runtime, run, state, pod, composed, relevant, node_info)
-
-
-def _counted(pod: Pod, nominated: Sequence[PodInfo]) -> tuple[PodInfo, ...]:
-    """The nominated pods the two-pass rule counts for ``pod``: equal or higher priority, not itself."""
-    if not nominated:
-        return ()
-    priority, uid = pod.effective_priority, pod.uid
-    return tuple([info for info in nominated if info.pod.effective_priority >= priority and info.pod.uid != uid])
 
 
 def _filter_with_pods(
@@ -93,7 +85,7 @@ def _filter_with_pods(
 ) -> Status:
     """The two-pass rule on a node where ``relevant`` (not empty) are the nominated pods that count
     (the node last: the node search judges it through a partial of everything else)."""
-    if composed is not None:
+    if composed is not None and isinstance(run, MemoizedFilter):
         return composed.judge(run, state, pod, relevant, node_info)
     state_with = state.clone()
     info_with = node_info
@@ -119,7 +111,8 @@ def _nominated_positions(
     position_of = snapshot.position_of
     for name, relevant in nominator.counted(pod.effective_priority, pod.uid):
         if (position := position_of(name)) is not None:
-            special[position] = partial(composed.judge, run, state, pod, relevant) if composed is not None \
+            special[position] = partial(composed.judge, run, state, pod, relevant) \
+                if composed is not None and isinstance(run, MemoizedFilter) \
                 else partial(_filter_with_pods, runtime, run, state, pod, None, relevant)
     return special
 

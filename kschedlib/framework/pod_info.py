@@ -7,7 +7,7 @@ the cluster keeps the per-node hot path to a few attribute reads.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import final
 
 import attrs
@@ -18,7 +18,7 @@ from kschedlib.model.labels import LabelSelector
 from kschedlib.model.objects import Pod, PodAffinity, PodAffinityTerm
 from kschedlib.model.resources import Accounting, Resources, pod_non_zero_requests, pod_requests
 
-__all__ = ["AffinityTerm", "HostPort", "PodInfo", "WeightedAffinityTerm"]
+__all__ = ["AffinityTerm", "HostPort", "PodInfo", "WeightedAffinityTerm", "nominated_that_count"]
 
 HostPort = tuple[str, str, int]
 """(host IP, protocol, host port) with Kubernetes' defaults applied (``0.0.0.0``, ``TCP``)."""
@@ -155,3 +155,11 @@ class PodInfo:
 
 _build = builder(PodInfo)
 """``PodInfo(...)`` with every field given (the assumed pod's copy, once per cycle)."""
+
+
+def nominated_that_count(nominated: Sequence[PodInfo], priority: int, uid: str) -> tuple[PodInfo, ...]:
+    """The nominated pods kube's two-pass filter rule counts for a pod of ``priority`` and ``uid``: those of
+    equal or higher priority, the pod itself excepted."""
+    if not nominated:
+        return ()
+    return tuple([info for info in nominated if info.pod.effective_priority >= priority and info.pod.uid != uid])

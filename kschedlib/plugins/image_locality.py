@@ -158,4 +158,4 @@ class ImageLocality(ScorePlugin, NodeLocalScore):
         if not self._holders.sync(snapshot):
             return _NO_IMAGES
         return (pod_image_names(pod, self._image_volumes), len(pod.init_containers) + len(pod.containers),
-                self._handle.snapshot.num_nodes)
+                snapshot.num_nodes)

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final, final
 
-from kschedlib._internal.plugin_errors import FilterRunner
 from kschedlib._internal.reuse.memo import MemoizedFilter
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.node_info import NodeInfo
@@ -36,22 +35,20 @@ class NominatedNodeInfos:
     def __init__(self) -> None:
         self._composed: dict[str, tuple[NodeInfo, tuple[PodInfo, ...], NodeInfo]] = {}
 
-    def judge(self, run: FilterRunner, state: CycleState, pod: Pod, pods: tuple[PodInfo, ...],
+    def judge(self, run: MemoizedFilter, state: CycleState, pod: Pod, pods: tuple[PodInfo, ...],
               node_info: NodeInfo) -> Status:
         """The two-pass rule by ``run`` (which reuses verdicts per NodeInfo): on ``node_info`` with
         ``pods`` added, then, if that passes, on ``node_info`` itself.
 
         The node search calls this for every node holding nominated pods, nearly always with the
-        same composed NodeInfo and verdicts as last time: those are read here at once (``run``'s
-        table when it is a :class:`MemoizedFilter`) rather than through a call each.
+        same composed NodeInfo and verdicts as last time: those are read here at once from ``run``'s
+        table rather than through a call each (a holder of composed NodeInfos exists only for a
+        verdict-reusing runner: :meth:`~kschedlib._internal.reuse.fast_path.Reuse.nominated_infos`).
         """
         name = node_info.name
         known = self._composed.get(name)
         composed = known[2] if known is not None and known[0] is node_info and known[1] == pods \
             else self.with_pods(node_info, pods)
-        if not isinstance(run, MemoizedFilter):
-            status = run(state, pod, composed)
-            return run(state, pod, node_info) if status.code is _SUCCESS else status
         status = run.with_nominated(state, pod, composed)
         if status.code is not _SUCCESS:
             return status

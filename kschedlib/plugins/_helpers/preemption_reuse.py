@@ -20,7 +20,7 @@ from kschedlib.framework._bounded import BoundedLRU
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.handle import Handle
 from kschedlib.framework.node_info import NodeInfo
-from kschedlib.framework.pod_info import PodInfo
+from kschedlib.framework.pod_info import PodInfo, nominated_that_count
 from kschedlib.framework.status import Code, Status
 from kschedlib.model.objects import Pod
 from kschedlib.plugins._helpers.preemption_victims import Budget, Victims, select_victims_on_node
@@ -96,10 +96,6 @@ def victims_selector(
     nominated_for = handle.nominated_pods_for_node
     known_for = answers.get
 
-    def counted(found: Sequence[PodInfo]) -> tuple[PodInfo, ...]:
-        return tuple([info for info in found if info.pod.effective_priority >= priority
-                      and info.pod.uid != uid]) if found else ()
-
     def select(node_info: NodeInfo) -> Victims | Status:
         name = node_info.name
         found = nominated_for(name)
@@ -107,11 +103,11 @@ def victims_selector(
         if known is not None and known.node_info is node_info and known.priority == priority:
             if found is known.source and uid not in known.uids and (known.uids or not found):
                 return known.outcome
-            nominated = counted(found)
+            nominated = nominated_that_count(found, priority, uid)
             if known.nominated == nominated:
                 return known.outcome
         else:
-            nominated = counted(found)
+            nominated = nominated_that_count(found, priority, uid)
         outcome = select_victims_on_node(handle, state.clone(), pod, node_info, budgets)
         if isinstance(outcome, Victims) or outcome.code is not _ERROR:
             source = found if type(found) is tuple else None
