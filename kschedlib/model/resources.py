@@ -15,7 +15,7 @@ from typing import Final, Generic, TypeVar, final
 
 import attrs
 
-from kschedlib.model._shared import share
+from kschedlib.model._shared import EMPTY_MAP, share
 from kschedlib.model.objects import Container, ContainerStatus, Pod, ResourceList
 from kschedlib.model.quantity import Quantity
 from kschedlib.versions import Switches
@@ -85,7 +85,6 @@ def _empty_scalars() -> Mapping[str, int]:
     return {}
 
 
-_NO_SCALARS: Final[Mapping[str, int]] = {}
 """The scalars of every shared Resources without any (never mutated)."""
 
 
@@ -201,7 +200,7 @@ def _from_nanos(amounts: _Nanos) -> Resources:
             scalar[name] = _ceil_div(nanos, _NANO)
     # pods of one template ask for the same amounts: one Resources serves them all
     return share(("Resources", milli_cpu, memory, ephemeral, pods, *scalar.items()),
-                 lambda: Resources(milli_cpu, memory, ephemeral, pods, scalar or _NO_SCALARS))
+                 lambda: Resources(milli_cpu, memory, ephemeral, pods, scalar or EMPTY_MAP))
 
 
 def _add_into(total: _Nanos, amounts: Mapping[str, int]) -> None:

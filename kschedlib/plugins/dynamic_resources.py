@@ -90,13 +90,6 @@ if TYPE_CHECKING:
 __all__ = ["DynamicResources", "DynamicResourcesArgs", "NO_CLAIMS_TO_DEALLOCATE", "decode_args", "dra_allocations"]
 
 NO_CLAIMS_TO_DEALLOCATE: Final = "no new claims to deallocate"
-
-
-def _warn(message: str, *args: object) -> None:
-    """Log a warning on the ``kschedlib`` logger (imported here: only a failed API write needs logging)."""
-    import logging
-
-    logging.getLogger("kschedlib").warning(message, *args)
 STATE_NOT_FOUND: Final = "not found"
 CANNOT_ALLOCATE: Final = "cannot allocate all claims"
 NOT_AVAILABLE: Final = "resourceclaim not available on the node"
@@ -106,6 +99,13 @@ STALE_EXTENDED_CLAIM: Final = "cannot schedule extended resource claim"
 _MEMO_SIGNATURES_MAX: Final = 64
 _CANNOT_ALLOCATE: Final = Status.unresolvable(CANNOT_ALLOCATE, plugin="DynamicResources")
 """Shared by every node that cannot serve the claims (already naming the plugin, so not copied to add it)."""
+
+
+def _warn(message: str, *args: object) -> None:
+    """Log a warning on the ``kschedlib`` logger (imported here: only a failed API write needs logging)."""
+    import logging
+
+    logging.getLogger("kschedlib").warning(message, *args)
 
 
 @final
