@@ -115,7 +115,7 @@ def measure(
     """
     workload = workloads.WORKLOADS[name]
     started = time.perf_counter()
-    cluster = kschedlib.load_cluster(workload.objects(scale))
+    cluster = kschedlib.load_cluster(workload.stream(scale))  # no list of every dict alongside the objects
     clock = kschedlib.FakeClock()
     scheduler = kschedlib.Scheduler(seed=0, clock=clock, kube_version=kube_version)
     scheduler.add_objects(cluster.objects)

@@ -18,7 +18,7 @@ then bound pods, then pending pods (file order is queue order).
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -43,19 +43,23 @@ TEMPLATES: Final = (
 
 @dataclass(frozen=True, slots=True)
 class Workload:
-    """A named workload shape; ``objects(scale)`` builds its v1 dicts."""
+    """A named workload shape; ``objects(scale)`` builds its v1 dicts, ``stream(scale)`` yields them one by one."""
 
     name: str
     description: str
     nodes: int
     pending_pods: int
-    build: Callable[[Workload, float], list[Json]]
+    build: Callable[[Workload, float], Iterator[Json]]
     evicts: bool = False
 
     def scaled(self, count: int, scale: float, minimum: int = 1) -> int:
         return max(minimum, round(count * scale))
 
     def objects(self, scale: float = 1.0) -> list[Json]:
+        return list(self.build(self, scale))
+
+    def stream(self, scale: float = 1.0) -> Iterator[Json]:
+        """The same dicts in the same order, each made when it is asked for (as a watch delivers them)."""
         return self.build(self, scale)
 
 
@@ -93,26 +97,26 @@ def pod(name: str, app: str, cpu: str, memory: str, **spec: Any) -> Json:
     }
 
 
-def _uniform(workload: Workload, scale: float, zones: int) -> list[Json]:
+def _uniform(workload: Workload, scale: float, zones: int) -> Iterator[Json]:
     rng = random.Random(f"{SEED}-{workload.name}")
     nodes = workload.scaled(workload.nodes, scale, minimum=zones)
     pods = workload.scaled(workload.pending_pods, scale)
-    out = [node(i, zones, "32", "128Gi") for i in range(nodes)]
+    for i in range(nodes):
+        yield node(i, zones, "32", "128Gi")
     for i in range(pods):
         app, cpu, memory = rng.choice(TEMPLATES)
-        out.append(pod(f"{app}-{i:06d}", app, cpu, memory))
-    return out
+        yield pod(f"{app}-{i:06d}", app, cpu, memory)
 
 
-def _small(workload: Workload, scale: float) -> list[Json]:
+def _small(workload: Workload, scale: float) -> Iterator[Json]:
     return _uniform(workload, scale, zones=5)
 
 
-def _basic(workload: Workload, scale: float) -> list[Json]:
+def _basic(workload: Workload, scale: float) -> Iterator[Json]:
     return _uniform(workload, scale, zones=10)
 
 
-def _large(workload: Workload, scale: float) -> list[Json]:
+def _large(workload: Workload, scale: float) -> Iterator[Json]:
     return _uniform(workload, scale, zones=10)
 
 
@@ -135,18 +139,18 @@ def _spread_and_anti_affinity(app: str) -> Json:
 AFFINITY_APPS: Final = 10
 
 
-def _affinity(workload: Workload, scale: float) -> list[Json]:
+def _affinity(workload: Workload, scale: float) -> Iterator[Json]:
     rng = random.Random(f"{SEED}-{workload.name}")
     zones = 10
     nodes = workload.scaled(workload.nodes, scale, minimum=zones)
     pods = workload.scaled(workload.pending_pods, scale)
     templates = [TEMPLATES[k % len(TEMPLATES)] for k in range(AFFINITY_APPS)]
     apps = [(f"{app}-{k}", cpu, memory) for k, (app, cpu, memory) in enumerate(templates)]
-    out = [node(i, zones, "32", "128Gi") for i in range(nodes)]
+    for i in range(nodes):
+        yield node(i, zones, "32", "128Gi")
     for i in range(pods):
         app, cpu, memory = rng.choice(apps)
-        out.append(pod(f"{app}-{i:06d}", app, cpu, memory, **_spread_and_anti_affinity(app)))
-    return out
+        yield pod(f"{app}-{i:06d}", app, cpu, memory, **_spread_and_anti_affinity(app))
 
 
 LOW_PODS_PER_NODE: Final = 4
@@ -154,7 +158,7 @@ LOW_PODS_PER_NODE: Final = 4
 
 def _preemption(
     workload: Workload, scale: float, low_app: Callable[[int, int], str] = lambda n, k: "low",
-) -> list[Json]:
+) -> Iterator[Json]:
     """kube-scheduler's PreemptionBasic shape: 4-CPU nodes, each full with four 900m pods at priority 0.
 
     A 3-CPU pod at priority 1000 finds 400m free anywhere, so it fits only after three victims go.
@@ -163,15 +167,15 @@ def _preemption(
     zones = 5
     nodes = workload.scaled(workload.nodes, scale, minimum=zones)
     pending = workload.scaled(workload.pending_pods, scale)
-    out = [node(i, zones, "4", "32Gi") for i in range(nodes)]
+    for i in range(nodes):
+        yield node(i, zones, "4", "32Gi")
     for i in range(nodes * LOW_PODS_PER_NODE):
         n, k = divmod(i, LOW_PODS_PER_NODE)
         low = pod(f"low-{i:06d}", low_app(n, k), "900m", "500Mi", priority=0, nodeName=f"node-{n:05d}")
         low["status"] = {"phase": "Running"}
-        out.append(low)
+        yield low
     for i in range(pending):
-        out.append(pod(f"high-{i:06d}", "high", "3", "500Mi", priority=1000))
-    return out
+        yield pod(f"high-{i:06d}", "high", "3", "500Mi", priority=1000)
 
 
 def _pdb(name: str, app: str, allowed: int) -> Json:
@@ -190,7 +194,7 @@ def _guarded_app(n: int, k: int) -> str:
     return "low-budget" if k % 2 else "low"
 
 
-def _preemption_pdb(workload: Workload, scale: float) -> list[Json]:
+def _preemption_pdb(workload: Workload, scale: float) -> Iterator[Json]:
     """``preemption`` with budgets: on node ``n``, ``n % 3`` of its four low-priority pods are guarded.
 
     Guarded pods (app ``low-guarded``) belong to a PodDisruptionBudget that allows no disruption, the
@@ -198,8 +202,9 @@ def _preemption_pdb(workload: Workload, scale: float) -> list[Json]:
     violating a budget, so preemption takes the other nodes first and then has to pick among
     violating candidates.
     """
-    pdbs = [_pdb("guarded", "low-guarded", 0), _pdb("budget", "low-budget", 100_000)]
-    return _preemption(workload, scale, _guarded_app) + pdbs
+    yield from _preemption(workload, scale, _guarded_app)
+    yield _pdb("guarded", "low-guarded", 0)
+    yield _pdb("budget", "low-budget", 100_000)
 
 
 GPU_DRIVER: Final = "gpu.example.com"
@@ -215,45 +220,45 @@ def _gpu_requests(workload: Workload, scale: float) -> tuple[int, list[tuple[int
     return nodes, wants
 
 
-def _gpu_extended(workload: Workload, scale: float) -> list[Json]:
+def _gpu_extended(workload: Workload, scale: float) -> Iterator[Json]:
     """GPUs as the extended resource ``nvidia.com/gpu`` (the model preference cannot be said)."""
     nodes, wants = _gpu_requests(workload, scale)
-    out = [node(i, 10, "64", "512Gi") for i in range(nodes)]
-    for n in out:
+    for i in range(nodes):
+        n = node(i, 10, "64", "512Gi")
         n["status"]["allocatable"]["nvidia.com/gpu"] = str(GPUS_PER_NODE)
+        yield n
     for i, (count, _) in enumerate(wants):
         p = pod(f"train-{i:06d}", "train", "1", "1Gi")
         resources = p["spec"]["containers"][0]["resources"]
         resources["requests"]["nvidia.com/gpu"] = str(count)
         resources["limits"] = {"nvidia.com/gpu": str(count)}  # as the API server insists for extended resources
-        out.append(p)
-    return out
+        yield p
 
 
-def _gpu_dra(workload: Workload, scale: float) -> list[Json]:
+def _gpu_dra(workload: Workload, scale: float) -> Iterator[Json]:
     """The same GPUs as DRA devices in ResourceSlices; each pod has a ResourceClaim (30% want A100s)."""
     nodes, wants = _gpu_requests(workload, scale)
-    out = [node(i, 10, "64", "512Gi") for i in range(nodes)]
+    for i in range(nodes):
+        yield node(i, 10, "64", "512Gi")
     for i in range(nodes):
         name = f"node-{i:05d}"
         model = "a100" if i % 2 else "h100"
-        out.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": name},
-                    "spec": {"driver": GPU_DRIVER, "nodeName": name,
-                             "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
-                             "devices": [{"name": f"gpu-{j}", "attributes": {"model": {"string": model}}}
-                                         for j in range(GPUS_PER_NODE)]}})
-    out.append({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
-                "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{GPU_DRIVER}"'}}]}})
+        yield {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": name},
+               "spec": {"driver": GPU_DRIVER, "nodeName": name,
+                        "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+                        "devices": [{"name": f"gpu-{j}", "attributes": {"model": {"string": model}}}
+                                    for j in range(GPUS_PER_NODE)]}}
+    yield {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+           "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{GPU_DRIVER}"'}}]}}
     for i, (count, a100) in enumerate(wants):
         exactly: Json = {"deviceClassName": "gpu", "allocationMode": "ExactCount", "count": count}
         if a100:
             exactly["selectors"] = [{"cel": {"expression": f'device.attributes["{GPU_DRIVER}"].model == "a100"'}}]
         name = f"train-{i:06d}"
-        out.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-                    "metadata": {"name": name, "namespace": "default", "uid": f"uid-claim-{name}"},
-                    "spec": {"devices": {"requests": [{"name": "gpu", "exactly": exactly}]}}})
-        out.append(pod(name, "train", "1", "1Gi", resourceClaims=[{"name": "gpu", "resourceClaimName": name}]))
-    return out
+        yield {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+               "metadata": {"name": name, "namespace": "default", "uid": f"uid-claim-{name}"},
+               "spec": {"devices": {"requests": [{"name": "gpu", "exactly": exactly}]}}}
+        yield pod(name, "train", "1", "1Gi", resourceClaims=[{"name": "gpu", "resourceClaimName": name}])
 
 
 WORKLOADS: Final[dict[str, Workload]] = {

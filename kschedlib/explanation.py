@@ -11,6 +11,7 @@ from typing import Any, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib._internal.cycle import CycleOutcome
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import Pod
@@ -37,8 +38,8 @@ def _status_dict(status: Status) -> dict[str, Any]:
 
 
 @final
-@attrs.frozen(slots=True)
-class Explanation:
+@attrs.frozen(slots=True, repr=False)
+class Explanation(FieldsRepr):
     """The outcome of one scheduling cycle, with every node's verdict and score."""
 
     pod: Pod

@@ -10,6 +10,7 @@ from typing import NamedTuple, Protocol, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.diagnosis import Diagnosis, fit_error_message
 from kschedlib.framework.results import PostFilterResult
@@ -28,8 +29,8 @@ class ScoreTable(NamedTuple):
 
 
 @final
-@attrs.frozen(slots=True)
-class CycleOutcome:
+@attrs.frozen(slots=True, repr=False)
+class CycleOutcome(FieldsRepr):
     """Everything one scheduling cycle decided and why (the raw material of ``explain``)."""
 
     pod: Pod
@@ -88,8 +89,8 @@ class CycleOutcome:
 
 
 @final
-@attrs.frozen(slots=True)
-class ScheduleResult:
+@attrs.frozen(slots=True, repr=False)
+class ScheduleResult(FieldsRepr):
     """The outcome of one scheduling attempt.
 
     ``status`` is SUCCESS when the pod was bound to ``node_name``, WAIT when a

@@ -26,6 +26,7 @@ from typing import Any, Final, Literal, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.errors import ConfigError
 
 __all__ = [
@@ -75,8 +76,8 @@ _SPACE: Final = " \t\n\f\r"
 
 
 @final
-@attrs.frozen(slots=True)
-class GateSpec:
+@attrs.frozen(slots=True, repr=False)
+class GateSpec(FieldsRepr):
     """A gate's value from minor ``since`` on (until a later spec of the same gate)."""
 
     since: int
@@ -149,8 +150,8 @@ _REMOVED_GATES: Final[Mapping[str, int]] = MappingProxyType({
 
 
 @final
-@attrs.frozen(slots=True)
-class Change:
+@attrs.frozen(slots=True, repr=False)
+class Change(FieldsRepr):
     """One behaviour change of kube-scheduler after v1.30, as kschedlib models it."""
 
     switch: str
@@ -300,8 +301,8 @@ CHANGES: Final[tuple[Change, ...]] = (
 
 
 @final
-@attrs.frozen(slots=True)
-class Switches:
+@attrs.frozen(slots=True, repr=False)
+class Switches(FieldsRepr):
     """The behaviour changes in force, one named flag each (see :data:`CHANGES` for what they mean).
 
     Plugins and the queue read these flags; they never compare version numbers.
@@ -359,8 +360,8 @@ class Switches:
 
 
 @final
-@attrs.frozen(slots=True)
-class Verification:
+@attrs.frozen(slots=True, repr=False)
+class Verification(FieldsRepr):
     """How one minor was checked against a real kube-scheduler (a row of the versions page)."""
 
     minor: int
@@ -392,8 +393,8 @@ VERIFICATIONS: Final[tuple[Verification, ...]] = (
 
 
 @final
-@attrs.frozen(slots=True)
-class KubeSettings:
+@attrs.frozen(slots=True, repr=False)
+class KubeSettings(FieldsRepr):
     """A resolved kube-scheduler version: its minor, every known gate's value and the switches."""
 
     version: str

@@ -29,7 +29,7 @@ TOP_LEVEL = {
     "dra": "model",
     "cli": EDGES, "_cli": EDGES, "__main__": EDGES, "capacity": EDGES,
     "simulation": EDGES, "testing": EDGES, "extender": EDGES, "prometheus": EDGES,
-    "sweeps": EDGES, "report": EDGES, "progress": "base", "kube": EDGES, "_lazy": "base",
+    "sweeps": EDGES, "report": EDGES, "progress": "base", "kube": EDGES, "_lazy": "base", "_fields_repr": "base",
 }
 
 

@@ -14,6 +14,7 @@ from typing import Any, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib._internal.admission import event_registrations
 from kschedlib._internal.cache import Cache
 from kschedlib._internal.extenders import check_ignored_resources, order_extenders, with_ignored_resources
@@ -37,8 +38,8 @@ __all__ = ["Parts", "assemble"]
 
 
 @final
-@attrs.frozen(slots=True)
-class Parts:
+@attrs.frozen(slots=True, repr=False)
+class Parts(FieldsRepr):
     """Everything an engine is made of, built and checked, before any event arrives."""
 
     rng: random.Random

@@ -27,6 +27,7 @@ from typing import final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib._internal.node_tree import NodeTree
 from kschedlib.errors import CacheError
 from kschedlib.framework._slots import builder
@@ -39,8 +40,8 @@ __all__ = ["Cache", "PodState"]
 
 
 @final
-@attrs.frozen(slots=True)
-class PodState:
+@attrs.frozen(slots=True, repr=False)
+class PodState(FieldsRepr):
     """Where the cache has a pod, and whether it is only assumed.
 
     Never changed in place (a change stores a new one), so a forked cache shares them.

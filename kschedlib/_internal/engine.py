@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib._internal.admission import node_pre_check
 from kschedlib._internal.assembly import assemble
 from kschedlib._internal.changes import event_resource, node_changes, object_changes, spec_changed
@@ -75,8 +76,8 @@ _bound_result: Final = builder(ScheduleResult)
 
 
 @final
-@attrs.define(slots=True)
-class _Attempt:
+@attrs.define(slots=True, repr=False)
+class _Attempt(FieldsRepr):
     """A pod between its scheduling cycle and the end of its binding cycle."""
 
     info: QueuedPodInfo
@@ -97,8 +98,8 @@ class _Attempt:
 
 
 @final
-@attrs.frozen(slots=True)
-class EngineOptions:
+@attrs.frozen(slots=True, repr=False)
+class EngineOptions(FieldsRepr):
     """An engine's construction options besides config, clock, seed and kube."""
 
     registry: Registry

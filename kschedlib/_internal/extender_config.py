@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.errors import ConfigError
 from kschedlib.framework._go_duration import parse_duration
 from kschedlib.model.resources import is_extended_resource
@@ -41,8 +42,8 @@ _TLS_KEYS: Final = ("insecure", "serverName", "certFile", "keyFile", "caFile", "
 
 
 @final
-@attrs.frozen(slots=True)
-class ManagedResource:
+@attrs.frozen(slots=True, repr=False)
+class ManagedResource(FieldsRepr):
     """An extended resource the extender handles; ``ignored_by_scheduler`` drops it from NodeResourcesFit."""
 
     name: str
@@ -50,8 +51,8 @@ class ManagedResource:
 
 
 @final
-@attrs.frozen(slots=True)
-class TLSConfig:
+@attrs.frozen(slots=True, repr=False)
+class TLSConfig(FieldsRepr):
     """``tlsConfig``: client certificate, CA and server name for an HTTPS extender (``*_data`` win over files)."""
 
     insecure: bool = False
@@ -65,8 +66,8 @@ class TLSConfig:
 
 
 @final
-@attrs.frozen(slots=True)
-class ExtenderConfig:
+@attrs.frozen(slots=True, repr=False)
+class ExtenderConfig(FieldsRepr):
     """One ``extenders[]`` entry; ``http_timeout`` in seconds."""
 
     url_prefix: str

@@ -11,6 +11,7 @@ from typing import final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib._internal.handle import FrameworkHandle
 from kschedlib._internal.runtime import ProfileRuntime
 from kschedlib.framework.cycle_state import CycleState
@@ -29,8 +30,8 @@ _MAX_NODE_SCORE = 100
 
 
 @final
-@attrs.frozen(slots=True)
-class NodeScores:
+@attrs.frozen(slots=True, repr=False)
+class NodeScores(FieldsRepr):
     """Each node's total score, in the order asked, and the highest total the active plugins could give."""
 
     totals: tuple[int, ...]

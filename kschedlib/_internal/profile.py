@@ -14,6 +14,7 @@ from typing import Any, Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.errors import ConfigError
 from kschedlib.framework.config import EXTENSION_POINTS, PluginRef, PluginSet, ProfileConfig
 from kschedlib.framework.extension_points import (
@@ -32,8 +33,8 @@ _MAX_TOTAL_SCORE: Final = 2**63 - 1
 
 
 @final
-@attrs.frozen(slots=True)
-class BuiltProfile:
+@attrs.frozen(slots=True, repr=False)
+class BuiltProfile(FieldsRepr):
     """A profile's instantiated plugins and their order at each extension point."""
 
     scheduler_name: str

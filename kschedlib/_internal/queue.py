@@ -29,6 +29,7 @@ from typing import Any, Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.framework.events import ClusterEvent, QueueingHint, QueueingHintFn, pod_changes
 from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.queued_pod import QueuedPodInfo
@@ -50,8 +51,8 @@ IMMEDIATELY: Final = "immediately"
 
 
 @final
-@attrs.frozen(slots=True)
-class EventRegistration:
+@attrs.frozen(slots=True, repr=False)
+class EventRegistration(FieldsRepr):
     """A plugin of a profile watches ``event``; ``hint`` (if any) judges each such event."""
 
     plugin: str

@@ -8,6 +8,7 @@ from typing import Any, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.capacity._common import ClusterSource, ProgressCallback, before_after, load, shapes_of
 from kschedlib.errors import ManifestError
 from kschedlib.framework.registry import Registry
@@ -22,8 +23,8 @@ _TIMINGS = ("seconds", "pods_per_second")
 
 
 @final
-@attrs.frozen(slots=True)
-class Comparison:
+@attrs.frozen(slots=True, repr=False)
+class Comparison(FieldsRepr):
     """Per config: the simulation's outcome, utilisation and fragmentation; and the pods placed differently."""
 
     configs: tuple[str, ...]

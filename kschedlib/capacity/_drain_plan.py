@@ -7,6 +7,7 @@ from typing import Any, ClassVar, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.capacity._common import (
     ClusterSource,
     ProgressCallback,
@@ -27,8 +28,8 @@ __all__ = ["DrainReport", "drain"]
 
 
 @final
-@attrs.frozen(slots=True)
-class DrainReport:
+@attrs.frozen(slots=True, repr=False)
+class DrainReport(FieldsRepr):
     """Where each moved pod went, which found no place (with the reason), and what was not drained."""
 
     nodes: tuple[Mapping[str, Any], ...]

@@ -8,6 +8,7 @@ from typing import Any, ClassVar, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.capacity._common import (
     ClusterSource,
     ProgressCallback,
@@ -34,8 +35,8 @@ HOSTNAME = "kubernetes.io/hostname"
 
 
 @final
-@attrs.frozen(slots=True)
-class NodesNeededReport:
+@attrs.frozen(slots=True, repr=False)
+class NodesNeededReport(FieldsRepr):
     """How many template nodes to add, which pods each new node is for, and which pods no count helps."""
 
     nodes_needed: int

@@ -9,6 +9,7 @@ from typing import Any, ClassVar, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.capacity._common import (
     ClusterSource,
     ProgressCallback,
@@ -35,8 +36,8 @@ PodSource = Pod | Mapping[str, Any] | str | PathLike[str]
 
 
 @final
-@attrs.frozen(slots=True)
-class ReplicaReport:
+@attrs.frozen(slots=True, repr=False)
+class ReplicaReport(FieldsRepr):
     """How many more copies fit, where they went and what stopped them."""
 
     replicas: int

@@ -13,6 +13,7 @@ from typing import Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.model.dra import ExactRequest, ResourceClaim
 from kschedlib.model.quantity import Quantity
 
@@ -32,8 +33,8 @@ class NodeAllocationFailed(AllocationError):
 
 
 @final
-@attrs.frozen(slots=True)
-class Features:
+@attrs.frozen(slots=True, repr=False)
+class Features(FieldsRepr):
     """The allocator features kube-scheduler v1.36 turns on by default."""
 
     admin_access: bool = True
@@ -102,8 +103,8 @@ def _held(devices: Iterable[DeviceID]) -> HeldDevices:
 
 
 @final
-@attrs.frozen(slots=True)
-class AllocatedState:
+@attrs.frozen(slots=True, repr=False)
+class AllocatedState(FieldsRepr):
     """Devices already allocated to claims (admin-access results excluded), and capacity consumed
     from devices that allow several allocations."""
 

@@ -23,6 +23,7 @@ from typing import Final, Literal, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.dra._allocated import (
     AllocatedState,
     AllocationError,
@@ -70,16 +71,16 @@ class _Stop(Exception):
 
 
 @final
-@attrs.frozen(slots=True)
-class _Candidate:
+@attrs.frozen(slots=True, repr=False)
+class _Candidate(FieldsRepr):
     id: DeviceID
     device: Device
     slice: ResourceSlice
     pool: Pool
 
 
-@attrs.define(slots=True)
-class _RequestData:
+@attrs.define(slots=True, repr=False)
+class _RequestData(FieldsRepr):
     request: ExactRequest
     parent: str | None
     device_class: DeviceClass
@@ -91,8 +92,8 @@ class _RequestData:
         return self.request.name if self.parent is None else f"{self.parent}/{self.request.name}"
 
 
-@attrs.define(slots=True)
-class _Picked:
+@attrs.define(slots=True, repr=False)
+class _Picked(FieldsRepr):
     candidate: _Candidate
     request: str
     admin_access: bool | None
@@ -101,8 +102,8 @@ class _Picked:
     tolerations: tuple[DeviceToleration, ...] = ()
 
 
-@attrs.define(slots=True)
-class _Constraint(abc.ABC):
+@attrs.define(slots=True, repr=False)
+class _Constraint(FieldsRepr, abc.ABC):
     """A claim constraint on one attribute of its requests' devices (all requests when ``requests`` is
     empty; a subrequest counts by its own ``request/sub`` name too)."""
 
@@ -144,7 +145,7 @@ class _Constraint(abc.ABC):
 
 
 @final
-@attrs.define(slots=True)
+@attrs.define(slots=True, repr=False)
 class _MatchAttribute(_Constraint):
     """``matchAttribute``: every device has the first device's value."""
 
@@ -162,7 +163,7 @@ class _MatchAttribute(_Constraint):
 
 
 @final
-@attrs.define(slots=True)
+@attrs.define(slots=True, repr=False)
 class _DistinctAttribute(_Constraint):
     """``distinctAttribute``: no two devices share a value.  As kube does, values are kept per request
     name, so a request's later device replaces its earlier one's value."""

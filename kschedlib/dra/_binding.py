@@ -21,6 +21,7 @@ from typing import Final, Literal, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.model.dra import AllocatedDeviceStatus, DeviceAllocation, ResourceClaim
 
 __all__ = ["BINDING_POLL_INTERVAL", "DEVICE_BINDING_TIMEOUT", "ERRORS_V134", "ERRORS_V136", "BindingErrors",
@@ -32,8 +33,8 @@ DEVICE_BINDING_TIMEOUT: Final = "device binding timeout"
 
 
 @final
-@attrs.frozen(slots=True)
-class BindingErrors:
+@attrs.frozen(slots=True, repr=False)
+class BindingErrors(FieldsRepr):
     """How a version words the ends of the wait: a device whose binding failed, a claim past its own timeout,
     and the wait's deadline (kube v1.36 wraps them in ``device binding failed/timeout``)."""
 

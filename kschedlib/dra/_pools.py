@@ -20,6 +20,7 @@ from typing import final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.model.dra import CounterSet, Device, ResourceSlice
 from kschedlib.model.labels import NodeSelector
 from kschedlib.model.objects import Node
@@ -28,8 +29,8 @@ __all__ = ["Pool", "PoolIndex", "device_reaches", "slice_reaches"]
 
 
 @final
-@attrs.frozen(slots=True)
-class Pool:
+@attrs.frozen(slots=True, repr=False)
+class Pool(FieldsRepr):
     driver: str
     name: str
     slices: tuple[ResourceSlice, ...]

@@ -25,6 +25,7 @@ from typing import Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.extender.service import ExtenderService, json_bytes
 
 __all__ = ["MAX_LINE", "FrontEnd", "FrontLimits"]
@@ -38,8 +39,8 @@ _UNSUPPORTED_BODY_METHODS: Final = frozenset({"PUT", "DELETE", "PATCH"})
 
 
 @final
-@attrs.frozen(slots=True)
-class FrontLimits:
+@attrs.frozen(slots=True, repr=False)
+class FrontLimits(FieldsRepr):
     """What the front end allows a connection (see :class:`~kschedlib.extender.ExtenderServer`)."""
 
     max_body_bytes: int
@@ -74,8 +75,8 @@ class _Connection:
 
 
 @final
-@attrs.define(slots=True)
-class _Head:
+@attrs.define(slots=True, repr=False)
+class _Head(FieldsRepr):
     method: str
     path: str
     keep_alive: bool

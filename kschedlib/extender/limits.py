@@ -14,6 +14,7 @@ from typing import Any, Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.errors import ConfigError
 from kschedlib.model.objects import Pod
 
@@ -28,8 +29,8 @@ def _positive(instance: object, attribute: attrs.Attribute[Any], value: Any) -> 
 
 
 @final
-@attrs.frozen(slots=True)
-class ExtenderLimits:
+@attrs.frozen(slots=True, repr=False)
+class ExtenderLimits(FieldsRepr):
     """Per-request limits and the bounded state of an :class:`~kschedlib.extender.ExtenderService`."""
 
     max_nodes: int = attrs.field(default=5_000, validator=_positive)

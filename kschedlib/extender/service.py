@@ -19,6 +19,7 @@ from typing import Any, Final, Literal, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib._internal import extender_wire as wire
 from kschedlib._internal.documents import load_config
 from kschedlib.errors import BadRequestError, KschedError
@@ -53,8 +54,8 @@ def json_bytes(payload: Any) -> bytes:
     return json.dumps(payload, separators=(",", ":")).encode("utf-8")
 
 
-@attrs.frozen(slots=True)
-class _Request:
+@attrs.frozen(slots=True, repr=False)
+class _Request(FieldsRepr):
     """A decoded filter or prioritize request: the pod, its nodes and, for echoing, their raw objects."""
 
     pod: Pod

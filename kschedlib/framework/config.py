@@ -14,6 +14,7 @@ from typing import Any, Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.errors import ConfigError
 from kschedlib.framework._config_fields import expect_type as _expect
 from kschedlib.framework._config_fields import strict_decoding_errors
@@ -38,8 +39,8 @@ _ABSOLUTE: Final = "minCandidateNodesAbsolute"
 
 
 @final
-@attrs.frozen(slots=True)
-class PluginRef:
+@attrs.frozen(slots=True, repr=False)
+class PluginRef(FieldsRepr):
     """An ``enabled`` entry: a plugin name and (for Score / multiPoint) an optional weight."""
 
     name: str
@@ -47,8 +48,8 @@ class PluginRef:
 
 
 @final
-@attrs.frozen(slots=True)
-class PluginSet:
+@attrs.frozen(slots=True, repr=False)
+class PluginSet(FieldsRepr):
     """The ``enabled`` and ``disabled`` lists of one extension point (or ``multiPoint``)."""
 
     enabled: tuple[PluginRef, ...] = ()
@@ -64,8 +65,8 @@ def _empty_args() -> Mapping[str, Mapping[str, Any] | None]:
 
 
 @final
-@attrs.frozen(slots=True)
-class ProfileConfig:
+@attrs.frozen(slots=True, repr=False)
+class ProfileConfig(FieldsRepr):
     """One profile as written by the user (merged with the defaults when the scheduler is built)."""
 
     scheduler_name: str = DEFAULT_SCHEDULER_NAME
@@ -79,8 +80,8 @@ def _default_profiles() -> tuple[ProfileConfig, ...]:
 
 
 @final
-@attrs.frozen(slots=True)
-class SchedulerConfig:
+@attrs.frozen(slots=True, repr=False)
+class SchedulerConfig(FieldsRepr):
     """The whole configuration; ``SchedulerConfig()`` is kube-scheduler's default."""
 
     profiles: tuple[ProfileConfig, ...] = attrs.field(factory=_default_profiles)

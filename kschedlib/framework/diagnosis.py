@@ -8,6 +8,7 @@ from typing import final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.framework.status import Status
 
 __all__ = ["NO_NODES_AVAILABLE", "Diagnosis", "fit_error_message"]
@@ -20,8 +21,8 @@ def _empty_statuses() -> Mapping[str, Status]:
 
 
 @final
-@attrs.frozen(slots=True)
-class Diagnosis:
+@attrs.frozen(slots=True, repr=False)
+class Diagnosis(FieldsRepr):
     """Rejected nodes with their statuses, the plugins that rejected, and PreFilter/PostFilter messages."""
 
     node_statuses: Mapping[str, Status] = attrs.field(factory=_empty_statuses)

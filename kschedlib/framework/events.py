@@ -25,6 +25,7 @@ from typing import Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.framework.extension_points import Plugin
 from kschedlib.model.objects import Pod
 from kschedlib.model.resources import pod_requests
@@ -95,8 +96,8 @@ class QueueingHint(enum.IntEnum):
 
 
 @final
-@attrs.frozen(slots=True)
-class ClusterEvent:
+@attrs.frozen(slots=True, repr=False)
+class ClusterEvent(FieldsRepr):
     """A change to a kind of object; ``label`` names it in metrics and reports."""
 
     resource: str
@@ -121,8 +122,8 @@ QueueingHintFn = Callable[[Pod, object, object], QueueingHint]
 
 
 @final
-@attrs.frozen(slots=True)
-class ClusterEventWithHint:
+@attrs.frozen(slots=True, repr=False)
+class ClusterEventWithHint(FieldsRepr):
     """A registered event, with an optional hint function (not consulted while hints are off)."""
 
     event: ClusterEvent

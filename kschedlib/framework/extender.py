@@ -28,6 +28,7 @@ from typing import Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.errors import ExtenderError
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.snapshot import Snapshot
@@ -54,8 +55,8 @@ def _empty_reasons() -> Mapping[str, str]:
 
 
 @final
-@attrs.frozen(slots=True)
-class ExtenderFilterResult:
+@attrs.frozen(slots=True, repr=False)
+class ExtenderFilterResult(FieldsRepr):
     """What an extender's filter decided.
 
     ``nodes`` pass (in the extender's order; they need not be a subset of the
@@ -71,8 +72,8 @@ class ExtenderFilterResult:
 
 
 @final
-@attrs.frozen(slots=True)
-class ExtenderVictims:
+@attrs.frozen(slots=True, repr=False)
+class ExtenderVictims(FieldsRepr):
     """Pods to evict on one node (most important first) and how many PodDisruptionBudgets that violates."""
 
     pods: tuple[Pod, ...]

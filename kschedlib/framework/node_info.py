@@ -14,6 +14,7 @@ from typing import Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.errors import CacheError
 from kschedlib.framework._slots import builder
 from kschedlib.framework.pod_info import HostPort, PodInfo
@@ -33,8 +34,8 @@ def next_generation() -> int:
 
 
 @final
-@attrs.frozen(slots=True)
-class ImageState:
+@attrs.frozen(slots=True, repr=False)
+class ImageState(FieldsRepr):
     """An image on a node: its size and how many nodes of the cluster have it."""
 
     size: int
@@ -98,8 +99,8 @@ def _with_claims(counts: Mapping[str, int], pod: Pod, delta: int) -> Mapping[str
 
 
 @final
-@attrs.frozen(slots=True)
-class NodeInfo:
+@attrs.frozen(slots=True, repr=False)
+class NodeInfo(FieldsRepr):
     """A node with its pods (assumed ones included) and their aggregates.
 
     ``node`` is ``None`` for a "ghost": pods known on a node the cache has not

@@ -12,6 +12,7 @@ from typing import final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.framework._slots import builder
 from kschedlib.model._shared import share
 from kschedlib.model.labels import LabelSelector
@@ -25,8 +26,8 @@ HostPort = tuple[str, str, int]
 
 
 @final
-@attrs.frozen(slots=True)
-class AffinityTerm:
+@attrs.frozen(slots=True, repr=False)
+class AffinityTerm(FieldsRepr):
     """A parsed pod (anti-)affinity term.
 
     ``namespaces`` is the pod's own namespace when the term names none and has
@@ -56,8 +57,8 @@ class AffinityTerm:
 
 
 @final
-@attrs.frozen(slots=True)
-class WeightedAffinityTerm:
+@attrs.frozen(slots=True, repr=False)
+class WeightedAffinityTerm(FieldsRepr):
     """A preferred term with its weight."""
 
     weight: int
@@ -93,8 +94,8 @@ def _host_ports(pod: Pod) -> tuple[HostPort, ...]:
 
 
 @final
-@attrs.frozen(slots=True)
-class PodInfo:
+@attrs.frozen(slots=True, repr=False)
+class PodInfo(FieldsRepr):
     """A pod plus its precomputed requests, host ports and affinity terms."""
 
     pod: Pod

@@ -6,6 +6,7 @@ from typing import final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.framework.pod_info import PodInfo
 from kschedlib.model.objects import Pod
 
@@ -13,8 +14,8 @@ __all__ = ["QueuedPodInfo"]
 
 
 @final
-@attrs.define(slots=True, eq=False)
-class QueuedPodInfo:
+@attrs.define(slots=True, eq=False, repr=False)
+class QueuedPodInfo(FieldsRepr):
     """A queued pod: when it (re-)entered the queue, how often it was tried, who rejected it."""
 
     pod_info: PodInfo

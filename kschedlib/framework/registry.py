@@ -19,6 +19,7 @@ from typing import Any, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.errors import RegistryError
 from kschedlib.framework.extension_points import Plugin
 from kschedlib.framework.handle import Handle
@@ -32,8 +33,8 @@ PluginFactory = Callable[[Any, Handle], Plugin]
 
 
 @final
-@attrs.frozen(slots=True)
-class PluginEntry:
+@attrs.frozen(slots=True, repr=False)
+class PluginEntry(FieldsRepr):
     """How to build one plugin."""
 
     name: str

@@ -7,14 +7,15 @@ from typing import final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.framework.status import Status
 
 __all__ = ["PostFilterResult", "PreFilterResult", "Wait"]
 
 
 @final
-@attrs.frozen(slots=True)
-class PreFilterResult:
+@attrs.frozen(slots=True, repr=False)
+class PreFilterResult(FieldsRepr):
     """A PreFilter's narrowing of the candidate nodes; ``None`` means every node."""
 
     node_names: frozenset[str] | None = None
@@ -37,8 +38,8 @@ class PreFilterResult:
 
 
 @final
-@attrs.frozen(slots=True)
-class PostFilterResult:
+@attrs.frozen(slots=True, repr=False)
+class PostFilterResult(FieldsRepr):
     """What a PostFilter (preemption) achieved.
 
     ``nominated_node_name`` of ``None`` leaves the pod's nomination as it is;
@@ -52,8 +53,8 @@ class PostFilterResult:
 
 
 @final
-@attrs.frozen(slots=True)
-class Wait:
+@attrs.frozen(slots=True, repr=False)
+class Wait(FieldsRepr):
     """Permit's answer "hold the pod before binding", for at most ``timeout`` seconds."""
 
     timeout: float

@@ -13,6 +13,8 @@ from typing import ClassVar, Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
+
 __all__ = ["REJECTED_CODES", "Code", "Status"]
 
 
@@ -60,8 +62,8 @@ REJECTED_CODES: Final = frozenset({Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UN
 
 
 @final
-@attrs.frozen(slots=True)
-class Status:
+@attrs.frozen(slots=True, repr=False)
+class Status(FieldsRepr):
     """The outcome of a plugin call: a code, reasons, the plugin and, for errors, the exception."""
 
     code: Code = Code.SUCCESS

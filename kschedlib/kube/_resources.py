@@ -7,12 +7,14 @@ from typing import Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
+
 __all__ = ["BATCH", "DRA", "RESOURCES", "Resource", "for_scheduler", "resource"]
 
 
 @final
-@attrs.frozen(slots=True)
-class Resource:
+@attrs.frozen(slots=True, repr=False)
+class Resource(FieldsRepr):
     """One API resource: its kind, group/version and plural (the URL's name)."""
 
     kind: str

@@ -13,6 +13,7 @@ from typing import Any, Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.kube._resources import RESOURCES, Resource
 from kschedlib.kube.client import KubeApiError, KubeClient
 
@@ -58,8 +59,8 @@ def _served(error: KubeApiError) -> bool:
 
 
 @final
-@attrs.frozen(slots=True)
-class Snapshot:
+@attrs.frozen(slots=True, repr=False)
+class Snapshot(FieldsRepr):
     """The objects read (kinds in the order asked), the resourceVersion they were read at, and the resources
     the API server served to this user (the others are left out)."""
 

@@ -9,6 +9,7 @@ from typing import Any, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib._internal.documents import read_config_document
 from kschedlib.errors import ConfigError
 from kschedlib.framework._go_duration import parse_duration
@@ -18,8 +19,8 @@ __all__ = ["ClientConnection", "LeaderElection", "RunSettings", "read_settings"]
 
 
 @final
-@attrs.frozen(slots=True)
-class LeaderElection:
+@attrs.frozen(slots=True, repr=False)
+class LeaderElection(FieldsRepr):
     """KubeSchedulerConfiguration's ``leaderElection`` (durations in seconds)."""
 
     leader_elect: bool = False
@@ -31,8 +32,8 @@ class LeaderElection:
 
 
 @final
-@attrs.frozen(slots=True)
-class ClientConnection:
+@attrs.frozen(slots=True, repr=False)
+class ClientConnection(FieldsRepr):
     """``clientConnection``: the API client's rate limits and kubeconfig."""
 
     qps: float = DEFAULT_QPS
@@ -41,8 +42,8 @@ class ClientConnection:
 
 
 @final
-@attrs.frozen(slots=True)
-class RunSettings:
+@attrs.frozen(slots=True, repr=False)
+class RunSettings(FieldsRepr):
     """The config document (for the Scheduler), its client connection and its leader election."""
 
     document: Mapping[str, Any] | None

@@ -13,6 +13,7 @@ from typing import Any, Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.errors import ManifestError
 from kschedlib.model._convert_base import open_object
 from kschedlib.model.objects import Pod
@@ -23,8 +24,8 @@ PREEMPT_LOWER_PRIORITY: Final = "PreemptLowerPriority"
 
 
 @final
-@attrs.frozen(slots=True)
-class PriorityClass:
+@attrs.frozen(slots=True, repr=False)
+class PriorityClass(FieldsRepr):
     """A scheduling.k8s.io/v1 PriorityClass: the number and policy it gives its pods."""
 
     name: str

@@ -14,6 +14,7 @@ from typing import Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.errors import ManifestError
 
 __all__ = [
@@ -38,8 +39,8 @@ __all__ = [
 
 
 @final
-@attrs.frozen(slots=True)
-class FieldError:
+@attrs.frozen(slots=True, repr=False)
+class FieldError(FieldsRepr):
     """One validation error: ``field`` (``spec.devices[1]``) and kube's ``text`` after it."""
 
     field: str

@@ -12,6 +12,7 @@ from typing import Final, Literal, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.model.labels import NodeSelector
 from kschedlib.model.objects import OwnerReference
 from kschedlib.model.quantity import Quantity
@@ -52,8 +53,8 @@ AttributeKind = Literal["int", "bool", "string", "version"]
 
 
 @final
-@attrs.frozen(slots=True)
-class DeviceAttribute:
+@attrs.frozen(slots=True, repr=False)
+class DeviceAttribute(FieldsRepr):
     """One typed device attribute (exactly one of int, bool, string, version in the API)."""
 
     kind: AttributeKind
@@ -61,16 +62,16 @@ class DeviceAttribute:
 
 
 @final
-@attrs.frozen(slots=True)
-class DeviceTaint:
+@attrs.frozen(slots=True, repr=False)
+class DeviceTaint(FieldsRepr):
     key: str
     value: str = ""
     effect: str = ""
 
 
 @final
-@attrs.frozen(slots=True)
-class DeviceToleration:
+@attrs.frozen(slots=True, repr=False)
+class DeviceToleration(FieldsRepr):
     """A request's toleration of device taints (``operator`` Equal or Exists)."""
 
     key: str = ""
@@ -92,22 +93,22 @@ class DeviceToleration:
 
 
 @final
-@attrs.frozen(slots=True)
-class DeviceCounterConsumption:
+@attrs.frozen(slots=True, repr=False)
+class DeviceCounterConsumption(FieldsRepr):
     counter_set: str
     counters: Mapping[str, Quantity]
 
 
 @final
-@attrs.frozen(slots=True)
-class CounterSet:
+@attrs.frozen(slots=True, repr=False)
+class CounterSet(FieldsRepr):
     name: str
     counters: Mapping[str, Quantity]
 
 
 @final
-@attrs.frozen(slots=True)
-class CapacityRequestPolicy:
+@attrs.frozen(slots=True, repr=False)
+class CapacityRequestPolicy(FieldsRepr):
     """How much of a shareable capacity one allocation may take (``capacity[name].requestPolicy``):
     a ``default`` for requests that name none, and either ``valid_values`` (ascending) or a range
     (``valid_min`` .. ``valid_max`` in steps of ``valid_step``; ``has_range`` says one was given)."""
@@ -121,8 +122,8 @@ class CapacityRequestPolicy:
 
 
 @final
-@attrs.frozen(slots=True)
-class Device:
+@attrs.frozen(slots=True, repr=False)
+class Device(FieldsRepr):
     """A device in a ResourceSlice; attribute and capacity names as written (domain optional)."""
 
     name: str
@@ -144,8 +145,8 @@ class Device:
 
 
 @final
-@attrs.frozen(slots=True)
-class ResourceSlice:
+@attrs.frozen(slots=True, repr=False)
+class ResourceSlice(FieldsRepr):
     """One slice of a driver's pool of devices; where they are reachable from is one of
     ``node_name``, ``node_selector``, ``all_nodes`` or ``per_device_node_selection``."""
 
@@ -164,8 +165,8 @@ class ResourceSlice:
 
 
 @final
-@attrs.frozen(slots=True)
-class DeviceConfig:
+@attrs.frozen(slots=True, repr=False)
+class DeviceConfig(FieldsRepr):
     """A device configuration for a driver (``opaque``, the one kind ``resource.k8s.io/v1`` has).
 
     ``parameters`` are the driver's own, kept as read (the scheduler only passes them on into the
@@ -181,8 +182,8 @@ class DeviceConfig:
 
 
 @final
-@attrs.frozen(slots=True)
-class DeviceClass:
+@attrs.frozen(slots=True, repr=False)
+class DeviceClass(FieldsRepr):
     name: str
     selectors: tuple[str, ...] = ()
     extended_resource_name: str | None = None
@@ -191,8 +192,8 @@ class DeviceClass:
 
 
 @final
-@attrs.frozen(slots=True)
-class ExactRequest:
+@attrs.frozen(slots=True, repr=False)
+class ExactRequest(FieldsRepr):
     """What to allocate for a request (``exactly``) or one ``firstAvailable`` subrequest."""
 
     name: str
@@ -206,8 +207,8 @@ class ExactRequest:
 
 
 @final
-@attrs.frozen(slots=True)
-class DeviceRequest:
+@attrs.frozen(slots=True, repr=False)
+class DeviceRequest(FieldsRepr):
     """A claim's request: ``exactly`` one device spec, or a prioritized list ``first_available``."""
 
     name: str
@@ -216,16 +217,16 @@ class DeviceRequest:
 
 
 @final
-@attrs.frozen(slots=True)
-class DeviceConstraint:
+@attrs.frozen(slots=True, repr=False)
+class DeviceConstraint(FieldsRepr):
     requests: tuple[str, ...] = ()
     match_attribute: str | None = None
     distinct_attribute: str | None = None
 
 
 @final
-@attrs.frozen(slots=True)
-class DeviceAllocation:
+@attrs.frozen(slots=True, repr=False)
+class DeviceAllocation(FieldsRepr):
     """One allocated device (``status.allocation.devices.results[]``)."""
 
     request: str
@@ -248,8 +249,8 @@ class DeviceAllocation:
 
 
 @final
-@attrs.frozen(slots=True)
-class AllocationResult:
+@attrs.frozen(slots=True, repr=False)
+class AllocationResult(FieldsRepr):
     devices: tuple[DeviceAllocation, ...] = ()
     node_selector: NodeSelector | None = None
     node_selector_raw: Mapping[str, object] | None = None
@@ -261,8 +262,8 @@ class AllocationResult:
 
 
 @final
-@attrs.frozen(slots=True)
-class DeviceCondition:
+@attrs.frozen(slots=True, repr=False)
+class DeviceCondition(FieldsRepr):
     """A condition a driver reports for an allocated device (``metav1.Condition``: ``status`` is
     ``True``, ``False`` or ``Unknown``)."""
 
@@ -273,8 +274,8 @@ class DeviceCondition:
 
 
 @final
-@attrs.frozen(slots=True)
-class AllocatedDeviceStatus:
+@attrs.frozen(slots=True, repr=False)
+class AllocatedDeviceStatus(FieldsRepr):
     """An entry of a claim's ``status.devices``, written by the device's driver.
 
     ``data`` and ``network_data`` are kept as read: the scheduler does not look into them.
@@ -297,8 +298,8 @@ class AllocatedDeviceStatus:
 
 
 @final
-@attrs.frozen(slots=True)
-class ClaimConsumer:
+@attrs.frozen(slots=True, repr=False)
+class ClaimConsumer(FieldsRepr):
     """An entry of ``status.reservedFor``."""
 
     name: str
@@ -307,8 +308,8 @@ class ClaimConsumer:
 
 
 @final
-@attrs.frozen(slots=True)
-class ResourceClaim:
+@attrs.frozen(slots=True, repr=False)
+class ResourceClaim(FieldsRepr):
     name: str
     namespace: str = "default"
     uid: str = ""
@@ -330,8 +331,8 @@ class ResourceClaim:
 
 
 @final
-@attrs.frozen(slots=True)
-class ResourceClaimTemplate:
+@attrs.frozen(slots=True, repr=False)
+class ResourceClaimTemplate(FieldsRepr):
     name: str
     namespace: str = "default"
     requests: tuple[DeviceRequest, ...] = ()

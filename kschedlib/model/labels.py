@@ -12,6 +12,7 @@ from typing import Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.errors import SelectorError
 
 __all__ = [
@@ -42,8 +43,8 @@ def _parse_int64(text: str) -> int | None:
 
 
 @final
-@attrs.frozen(slots=True)
-class Requirement:
+@attrs.frozen(slots=True, repr=False)
+class Requirement(FieldsRepr):
     """One ``key operator values`` requirement of a selector.
 
     ``In``/``NotIn`` need at least one value, ``Exists``/``DoesNotExist`` none,
@@ -90,8 +91,8 @@ class Requirement:
 
 
 @final
-@attrs.frozen(slots=True)
-class LabelSelector:
+@attrs.frozen(slots=True, repr=False)
+class LabelSelector(FieldsRepr):
     """A ``metav1.LabelSelector``: ``matchLabels`` ANDed with ``matchExpressions``.
 
     Only ``In``, ``NotIn``, ``Exists`` and ``DoesNotExist`` are allowed.
@@ -136,8 +137,8 @@ def selector_from_labels(labels: Mapping[str, str]) -> LabelSelector:
 
 
 @final
-@attrs.frozen(slots=True)
-class NodeSelectorRequirement:
+@attrs.frozen(slots=True, repr=False)
+class NodeSelectorRequirement(FieldsRepr):
     """A requirement on node labels (``matchExpressions``) or fields (``matchFields``)."""
 
     key: str
@@ -159,8 +160,8 @@ def _compile_requirement(req: NodeSelectorRequirement, *, field: bool) -> Requir
 
 
 @final
-@attrs.frozen(slots=True)
-class NodeSelectorTerm:
+@attrs.frozen(slots=True, repr=False)
+class NodeSelectorTerm(FieldsRepr):
     """Requirements ANDed together; a term with none, or with an invalid one, matches no node."""
 
     match_expressions: tuple[NodeSelectorRequirement, ...] = ()
@@ -193,8 +194,8 @@ class NodeSelectorTerm:
 
 
 @final
-@attrs.frozen(slots=True)
-class NodeSelector:
+@attrs.frozen(slots=True, repr=False)
+class NodeSelector(FieldsRepr):
     """Terms ORed together (``requiredDuringSchedulingIgnoredDuringExecution``).
 
     A selector whose terms are all empty or invalid matches no node.

@@ -12,6 +12,7 @@ from typing import Final, Literal, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.model import _checks as check
 from kschedlib.model.labels import LabelSelector, NodeSelector, NodeSelectorTerm
 from kschedlib.model.quantity import Quantity
@@ -66,8 +67,8 @@ def _empty_resources() -> ResourceList:
 
 
 @final
-@attrs.frozen(slots=True)
-class Taint:
+@attrs.frozen(slots=True, repr=False)
+class Taint(FieldsRepr):
     """A node taint: pods that do not tolerate it are repelled according to ``effect``."""
 
     key: str
@@ -78,8 +79,8 @@ class Taint:
 
 
 @final
-@attrs.frozen(slots=True)
-class Toleration:
+@attrs.frozen(slots=True, repr=False)
+class Toleration(FieldsRepr):
     """Lets a pod land on nodes with matching taints.
 
     An empty ``key`` with operator ``Exists`` tolerates everything; an empty
@@ -109,8 +110,8 @@ class Toleration:
 
 
 @final
-@attrs.frozen(slots=True)
-class ContainerPort:
+@attrs.frozen(slots=True, repr=False)
+class ContainerPort(FieldsRepr):
     """A container port; only ``host_port > 0`` entries occupy the node."""
 
     container_port: int
@@ -124,8 +125,8 @@ class ContainerPort:
 
 
 @final
-@attrs.frozen(slots=True)
-class ContainerRestartRule:
+@attrs.frozen(slots=True, repr=False)
+class ContainerRestartRule(FieldsRepr):
     """A ``restartPolicyRules`` entry: what the kubelet does when the container exits with given codes.
 
     The scheduler reads only ``action`` (``RestartAllContainers`` needs a node that declares it).
@@ -142,8 +143,8 @@ class ContainerRestartRule:
 
 
 @final
-@attrs.frozen(slots=True)
-class Container:
+@attrs.frozen(slots=True, repr=False)
+class Container(FieldsRepr):
     """A container (regular or init) as far as scheduling reads it.
 
     ``restart_policy == "Always"`` on an init container makes it a sidecar.
@@ -169,8 +170,8 @@ class Container:
 
 
 @final
-@attrs.frozen(slots=True)
-class PreferredSchedulingTerm:
+@attrs.frozen(slots=True, repr=False)
+class PreferredSchedulingTerm(FieldsRepr):
     """A weighted node-affinity preference."""
 
     weight: int
@@ -180,8 +181,8 @@ class PreferredSchedulingTerm:
 
 
 @final
-@attrs.frozen(slots=True)
-class NodeAffinity:
+@attrs.frozen(slots=True, repr=False)
+class NodeAffinity(FieldsRepr):
     """Hard (``required``) and soft (``preferred``) constraints on node labels."""
 
     required: NodeSelector | None = None
@@ -189,8 +190,8 @@ class NodeAffinity:
 
 
 @final
-@attrs.frozen(slots=True)
-class PodAffinityTerm:
+@attrs.frozen(slots=True, repr=False)
+class PodAffinityTerm(FieldsRepr):
     """Pods matching ``label_selector`` in the given namespaces, grouped by ``topology_key``.
 
     ``label_selector`` / ``namespace_selector`` of ``None`` match nothing; ``{}`` matches all.
@@ -205,8 +206,8 @@ class PodAffinityTerm:
 
 
 @final
-@attrs.frozen(slots=True)
-class WeightedPodAffinityTerm:
+@attrs.frozen(slots=True, repr=False)
+class WeightedPodAffinityTerm(FieldsRepr):
     """A weighted inter-pod (anti-)affinity preference."""
 
     weight: int
@@ -216,8 +217,8 @@ class WeightedPodAffinityTerm:
 
 
 @final
-@attrs.frozen(slots=True)
-class PodAffinity:
+@attrs.frozen(slots=True, repr=False)
+class PodAffinity(FieldsRepr):
     """Required and preferred terms; used for both affinity and anti-affinity."""
 
     required: tuple[PodAffinityTerm, ...] = ()
@@ -225,8 +226,8 @@ class PodAffinity:
 
 
 @final
-@attrs.frozen(slots=True)
-class Affinity:
+@attrs.frozen(slots=True, repr=False)
+class Affinity(FieldsRepr):
     """A pod's ``spec.affinity``; ``None`` parts were absent."""
 
     node_affinity: NodeAffinity | None = None
@@ -235,8 +236,8 @@ class Affinity:
 
 
 @final
-@attrs.frozen(slots=True)
-class TopologySpreadConstraint:
+@attrs.frozen(slots=True, repr=False)
+class TopologySpreadConstraint(FieldsRepr):
     """How evenly matching pods must (``DoNotSchedule``) or should (``ScheduleAnyway``) spread."""
 
     max_skew: int
@@ -253,8 +254,8 @@ class TopologySpreadConstraint:
 
 
 @final
-@attrs.frozen(slots=True)
-class OwnerReference:
+@attrs.frozen(slots=True, repr=False)
+class OwnerReference(FieldsRepr):
     """A ``metadata.ownerReferences`` entry."""
 
     kind: str
@@ -265,8 +266,8 @@ class OwnerReference:
 
 
 @final
-@attrs.frozen(slots=True)
-class Volume:
+@attrs.frozen(slots=True, repr=False)
+class Volume(FieldsRepr):
     """A pod volume; ``source`` keeps the Kubernetes volume source as read.
 
     ``claim_name`` is set for ``persistentVolumeClaim`` volumes; ``ephemeral``
@@ -282,8 +283,8 @@ class Volume:
 
 
 @final
-@attrs.frozen(slots=True)
-class ContainerStatus:
+@attrs.frozen(slots=True, repr=False)
+class ContainerStatus(FieldsRepr):
     """A ``status.containerStatuses`` (or ``initContainerStatuses``) entry: the resources of an in-place resize.
 
     ``requests`` is ``resources.requests`` (``None`` when ``resources`` is absent, which tells
@@ -299,8 +300,8 @@ class ContainerStatus:
 
 
 @final
-@attrs.frozen(slots=True)
-class PodCondition:
+@attrs.frozen(slots=True, repr=False)
+class PodCondition(FieldsRepr):
     """A ``status.conditions`` entry (preemption reads ``DisruptionTarget``)."""
 
     type: str
@@ -313,8 +314,8 @@ class PodCondition:
 
 
 @final
-@attrs.frozen(slots=True)
-class PodResourceClaim:
+@attrs.frozen(slots=True, repr=False)
+class PodResourceClaim(FieldsRepr):
     """A ``spec.resourceClaims`` entry: the pod's name for a ResourceClaim, made directly or from a template.
 
     Read so that a pod using Dynamic Resource Allocation is recognised (and refused until DRA is
@@ -330,8 +331,8 @@ class PodResourceClaim:
 
 
 @final
-@attrs.frozen(slots=True)
-class ContainerExtendedResourceRequest:
+@attrs.frozen(slots=True, repr=False)
+class ContainerExtendedResourceRequest(FieldsRepr):
     """A ``status.extendedResourceClaimStatus.requestMappings`` entry: which request of the pod's
     extended-resource claim serves a container's extended resource."""
 
@@ -344,8 +345,8 @@ class ContainerExtendedResourceRequest:
 
 
 @final
-@attrs.frozen(slots=True)
-class PodExtendedResourceClaimStatus:
+@attrs.frozen(slots=True, repr=False)
+class PodExtendedResourceClaimStatus(FieldsRepr):
     """``status.extendedResourceClaimStatus``: the claim kube-scheduler made for the pod's extended resources
     that DeviceClasses provide (DRAExtendedResource), and its request per container and resource."""
 
@@ -377,8 +378,8 @@ _check_pod = check.checker({
 
 
 @final
-@attrs.frozen(slots=True)
-class Pod:
+@attrs.frozen(slots=True, repr=False)
+class Pod(FieldsRepr):
     """A pod, pending (``node_name == ""``) or bound.
 
     Defaults are those an API server applies.  ``priority`` of ``None`` reads
@@ -455,8 +456,8 @@ class Pod:
 
 
 @final
-@attrs.frozen(slots=True)
-class ContainerImage:
+@attrs.frozen(slots=True, repr=False)
+class ContainerImage(FieldsRepr):
     """An image present on a node: every name it is known by, and its size."""
 
     names: tuple[str, ...]
@@ -466,8 +467,8 @@ class ContainerImage:
 
 
 @final
-@attrs.frozen(slots=True)
-class Node:
+@attrs.frozen(slots=True, repr=False)
+class Node(FieldsRepr):
     """A node as far as scheduling reads it."""
 
     name: str
@@ -491,8 +492,8 @@ class Node:
 
 
 @final
-@attrs.frozen(slots=True)
-class Namespace:
+@attrs.frozen(slots=True, repr=False)
+class Namespace(FieldsRepr):
     """A namespace; its labels feed ``namespaceSelector`` in pod affinity."""
 
     name: str
@@ -502,8 +503,8 @@ class Namespace:
 
 
 @final
-@attrs.frozen(slots=True)
-class PodDisruptionBudget:
+@attrs.frozen(slots=True, repr=False)
+class PodDisruptionBudget(FieldsRepr):
     """A PodDisruptionBudget as preemption reads it (only its status counts)."""
 
     name: str
@@ -514,8 +515,8 @@ class PodDisruptionBudget:
 
 
 @final
-@attrs.frozen(slots=True)
-class OwnerSelector:
+@attrs.frozen(slots=True, repr=False)
+class OwnerSelector(FieldsRepr):
     """A Service, ReplicaSet, StatefulSet or ReplicationController, reduced to its pod selector.
 
     PodTopologySpread's system default constraints apply to pods such objects select.

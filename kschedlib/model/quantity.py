@@ -30,6 +30,7 @@ from typing import Final, Literal
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.errors import QuantityError
 
 __all__ = ["Quantity", "QuantityFormat", "parse_quantity"]
@@ -102,8 +103,8 @@ def _normalize(amount: Fraction, format: QuantityFormat) -> Fraction:
 
 
 @typing.final
-@attrs.frozen(slots=True, eq=False)
-class Quantity:
+@attrs.frozen(slots=True, eq=False, repr=False)
+class Quantity(FieldsRepr):
     """An exact resource amount such as ``100m`` CPU or ``1Gi`` of memory.
 
     Equality, hashing and ordering look at :attr:`amount` only, as Kubernetes' ``Cmp`` does:

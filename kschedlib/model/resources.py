@@ -11,10 +11,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
-from typing import Final, Generic, TypeVar, final
+from functools import partial
+from typing import Any, Final, Generic, TypeVar, final
+from weakref import KeyedRef
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.model._shared import EMPTY_MAP, share
 from kschedlib.model.objects import Container, ContainerStatus, Pod, ResourceList
 from kschedlib.model.quantity import Quantity
@@ -89,8 +92,8 @@ def _empty_scalars() -> Mapping[str, int]:
 
 
 @final
-@attrs.frozen(slots=True)
-class Resources:
+@attrs.frozen(slots=True, repr=False)
+class Resources(FieldsRepr):
     """Amounts in scheduling units; immutable, so sums return new objects."""
 
     milli_cpu: int = 0
@@ -266,25 +269,36 @@ class _PerPod(Generic[_T]):
     """A computation from a pod, remembered by the pod object's identity (pods are immutable).
 
     Plugins receive the same Pod object in PreFilter, PreScore and the preemption dry run, so each
-    computation runs once per pod instead of once per extension point.
+    computation runs once per pod instead of once per extension point.  Entries hold the pod weakly
+    and leave with it, so a pod that was replaced (bound, updated, deleted) is not kept alive here;
+    at most ``limit`` are kept.
     """
 
-    __slots__ = ("_compute", "_entries", "_limit")
+    __slots__ = ("_compute", "_entries", "_forget", "_limit")
 
     def __init__(self, compute: Callable[[Pod], _T], limit: int = 4096) -> None:
         self._compute = compute
-        self._entries: dict[int, tuple[Pod, _T]] = {}
+        self._entries: dict[int, tuple[KeyedRef[int, Pod], _T]] = {}
+        self._forget = partial(_forget, self._entries)
         self._limit = limit
 
     def __call__(self, pod: Pod) -> _T:
         entry = self._entries.get(id(pod))
-        if entry is not None and entry[0] is pod:
+        if entry is not None and entry[0]() is pod:
             return entry[1]
         value = self._compute(pod)
         if len(self._entries) >= self._limit:
             self._entries.clear()
-        self._entries[id(pod)] = (pod, value)
+        self._entries[id(pod)] = (KeyedRef(pod, self._forget, id(pod)), value)
         return value
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+def _forget(entries: dict[int, Any], gone: KeyedRef[int, Pod]) -> None:
+    """A remembered pod was freed: its entry goes (its id may now be given to another object)."""
+    entries.pop(gone.key, None)
 
 
 def pod_requests(pod: Pod) -> Resources:
@@ -392,8 +406,8 @@ def container_requests_sum(pod: Pod) -> dict[str, Quantity]:
 
 
 @final
-@attrs.frozen(slots=True)
-class RequestRules:
+@attrs.frozen(slots=True, repr=False)
+class RequestRules(FieldsRepr):
     """Which later kube-scheduler ways of counting requests are in force (all off: v1.30)."""
 
     sidecar_non_zero: bool = False

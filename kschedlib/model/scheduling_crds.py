@@ -14,6 +14,7 @@ from typing import Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.model.quantity import Quantity
 
 __all__ = [
@@ -41,8 +42,8 @@ def pod_group_name(labels: Mapping[str, str]) -> str:
 
 
 @final
-@attrs.frozen(slots=True)
-class PodGroup:
+@attrs.frozen(slots=True, repr=False)
+class PodGroup(FieldsRepr):
     """A gang: at least ``min_member`` of its pods must be placed together, or none.
 
     ``min_resources`` (optional) is what the whole group needs; the scheduler checks
@@ -71,8 +72,8 @@ class PodGroup:
 
 
 @final
-@attrs.frozen(slots=True)
-class ElasticQuota:
+@attrs.frozen(slots=True, repr=False)
+class ElasticQuota(FieldsRepr):
     """A namespace's quota: ``min`` is guaranteed, up to ``max`` may be borrowed from others' unused min.
 
     ``None`` means the field is absent: no max is unlimited, no min is zero.  A field

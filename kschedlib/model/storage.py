@@ -19,6 +19,7 @@ from typing import Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.model.labels import LabelSelector, NodeSelector
 from kschedlib.model.objects import OwnerReference, ResourceList, _empty_map
 from kschedlib.model.quantity import Quantity
@@ -64,8 +65,8 @@ def _empty_fields() -> Mapping[str, object]:
 
 
 @final
-@attrs.frozen(slots=True)
-class CSIVolumeSource:
+@attrs.frozen(slots=True, repr=False)
+class CSIVolumeSource(FieldsRepr):
     """A volume of a CSI driver; ``driver`` + ``volume_handle`` identify it on a node."""
 
     driver: str
@@ -79,8 +80,8 @@ class CSIVolumeSource:
 
 
 @final
-@attrs.frozen(slots=True)
-class GCEPersistentDiskVolumeSource:
+@attrs.frozen(slots=True, repr=False)
+class GCEPersistentDiskVolumeSource(FieldsRepr):
     """A GCE persistent disk, identified by ``pd_name``."""
 
     pd_name: str
@@ -94,8 +95,8 @@ class GCEPersistentDiskVolumeSource:
 
 
 @final
-@attrs.frozen(slots=True)
-class AWSElasticBlockStoreVolumeSource:
+@attrs.frozen(slots=True, repr=False)
+class AWSElasticBlockStoreVolumeSource(FieldsRepr):
     """An AWS EBS volume; ``volume_id`` is ``vol-...`` or ``aws://<zone>/vol-...``."""
 
     volume_id: str
@@ -109,8 +110,8 @@ class AWSElasticBlockStoreVolumeSource:
 
 
 @final
-@attrs.frozen(slots=True)
-class AzureDiskVolumeSource:
+@attrs.frozen(slots=True, repr=False)
+class AzureDiskVolumeSource(FieldsRepr):
     """An Azure data disk; the defaults are the API server's (``kind`` ``Shared`` cannot migrate to CSI)."""
 
     disk_name: str
@@ -126,8 +127,8 @@ class AzureDiskVolumeSource:
 
 
 @final
-@attrs.frozen(slots=True)
-class CinderVolumeSource:
+@attrs.frozen(slots=True, repr=False)
+class CinderVolumeSource(FieldsRepr):
     """An OpenStack Cinder volume."""
 
     volume_id: str
@@ -140,8 +141,8 @@ class CinderVolumeSource:
 
 
 @final
-@attrs.frozen(slots=True)
-class ISCSIVolumeSource:
+@attrs.frozen(slots=True, repr=False)
+class ISCSIVolumeSource(FieldsRepr):
     """An iSCSI disk; two pods conflict on the same ``iqn`` unless both mount it read-only."""
 
     target_portal: str
@@ -155,8 +156,8 @@ class ISCSIVolumeSource:
 
 
 @final
-@attrs.frozen(slots=True)
-class RBDVolumeSource:
+@attrs.frozen(slots=True, repr=False)
+class RBDVolumeSource(FieldsRepr):
     """A Ceph RBD image (``pool`` defaults to ``rbd``, as the API server sets it)."""
 
     monitors: tuple[str, ...]
@@ -170,8 +171,8 @@ class RBDVolumeSource:
 
 
 @final
-@attrs.frozen(slots=True)
-class LocalVolumeSource:
+@attrs.frozen(slots=True, repr=False)
+class LocalVolumeSource(FieldsRepr):
     """A local volume (a disk or directory of one node; its PV's node affinity says which)."""
 
     path: str
@@ -183,8 +184,8 @@ class LocalVolumeSource:
 
 
 @final
-@attrs.frozen(slots=True)
-class OtherVolumeSource:
+@attrs.frozen(slots=True, repr=False)
+class OtherVolumeSource(FieldsRepr):
     """Any other source (``hostPath``, ``nfs``, ``azureFile``, ...): its kind and its fields as read."""
 
     kind: str
@@ -213,8 +214,8 @@ PersistentVolumeSource = (
 
 
 @final
-@attrs.frozen(slots=True)
-class ClaimRef:
+@attrs.frozen(slots=True, repr=False)
+class ClaimRef(FieldsRepr):
     """A PersistentVolume's ``spec.claimRef``: the claim it is bound (or pre-bound) to.
 
     An empty ``uid`` matches any claim of that namespace and name.
@@ -226,8 +227,8 @@ class ClaimRef:
 
 
 @final
-@attrs.frozen(slots=True)
-class PersistentVolume:
+@attrs.frozen(slots=True, repr=False)
+class PersistentVolume(FieldsRepr):
     """A PersistentVolume (cluster-scoped).
 
     ``node_affinity`` is ``spec.nodeAffinity.required`` (``None``: any node).
@@ -253,8 +254,8 @@ class PersistentVolume:
 
 
 @final
-@attrs.frozen(slots=True)
-class PersistentVolumeClaim:
+@attrs.frozen(slots=True, repr=False)
+class PersistentVolumeClaim(FieldsRepr):
     """A PersistentVolumeClaim.
 
     ``storage_class_name`` of ``None`` means the field was absent (the
@@ -288,8 +289,8 @@ class PersistentVolumeClaim:
 
 
 @final
-@attrs.frozen(slots=True)
-class TopologySelectorRequirement:
+@attrs.frozen(slots=True, repr=False)
+class TopologySelectorRequirement(FieldsRepr):
     """A StorageClass ``allowedTopologies`` expression: the node label ``key`` has one of ``values``."""
 
     key: str
@@ -297,16 +298,16 @@ class TopologySelectorRequirement:
 
 
 @final
-@attrs.frozen(slots=True)
-class TopologySelectorTerm:
+@attrs.frozen(slots=True, repr=False)
+class TopologySelectorTerm(FieldsRepr):
     """Expressions ANDed together; a term without expressions matches no node."""
 
     match_label_expressions: tuple[TopologySelectorRequirement, ...] = ()
 
 
 @final
-@attrs.frozen(slots=True)
-class StorageClass:
+@attrs.frozen(slots=True, repr=False)
+class StorageClass(FieldsRepr):
     """A StorageClass (cluster-scoped).
 
     ``volume_binding_mode`` is ``Immediate`` or ``WaitForFirstConsumer``
@@ -325,8 +326,8 @@ class StorageClass:
 
 
 @final
-@attrs.frozen(slots=True)
-class CSINodeDriver:
+@attrs.frozen(slots=True, repr=False)
+class CSINodeDriver(FieldsRepr):
     """A CSI driver installed on a node; ``allocatable_count`` caps its attached volumes."""
 
     name: str
@@ -336,8 +337,8 @@ class CSINodeDriver:
 
 
 @final
-@attrs.frozen(slots=True)
-class CSINode:
+@attrs.frozen(slots=True, repr=False)
+class CSINode(FieldsRepr):
     """The CSI drivers of the node of the same name.
 
     Its annotation ``storage.alpha.kubernetes.io/migrated-plugins`` lists the
@@ -350,8 +351,8 @@ class CSINode:
 
 
 @final
-@attrs.frozen(slots=True)
-class CSIDriver:
+@attrs.frozen(slots=True, repr=False)
+class CSIDriver(FieldsRepr):
     """A CSI driver; with ``storage_capacity`` the scheduler checks CSIStorageCapacity objects.
 
     The defaults are the API server's.
@@ -363,8 +364,8 @@ class CSIDriver:
 
 
 @final
-@attrs.frozen(slots=True)
-class CSIStorageCapacity:
+@attrs.frozen(slots=True, repr=False)
+class CSIStorageCapacity(FieldsRepr):
     """Free capacity of one storage class in one topology segment.
 
     ``node_topology`` of ``None`` means the capacity is reachable from no node.
@@ -379,8 +380,8 @@ class CSIStorageCapacity:
 
 
 @final
-@attrs.frozen(slots=True)
-class VolumeAttachment:
+@attrs.frozen(slots=True, repr=False)
+class VolumeAttachment(FieldsRepr):
     """A storage.k8s.io/v1 VolumeAttachment: ``attacher`` attaches the PersistentVolume
     ``persistent_volume_name`` to the node ``node_name`` (NodeVolumeLimits counts it from v1.32,
     also while the volume is still detaching from a pod that is gone)."""

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.clock import Clock
 from kschedlib.dra._allocated import AllocationError, Features, NodeAllocationFailed, claims_signature
 from kschedlib.dra._binding import (
@@ -109,8 +110,8 @@ def _warn(message: str, *args: object) -> None:
 
 
 @final
-@attrs.frozen(slots=True)
-class DynamicResourcesArgs:
+@attrs.frozen(slots=True, repr=False)
+class DynamicResourcesArgs(FieldsRepr):
     """``DynamicResourcesArgs`` (config v1, kube-scheduler v1.34+), in seconds.
 
     ``filter_timeout`` bounds the device search per node (0 disables the bound);

@@ -27,6 +27,7 @@ from typing import Any, ClassVar, Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.errors import ConfigError, SelectorError
 from kschedlib.framework.cycle_state import CycleState, StateKey
 from kschedlib.framework.events import (
@@ -79,8 +80,8 @@ _INT64: Final = re.compile(r"[+-]?[0-9]+")
 
 
 @final
-@attrs.frozen(slots=True)
-class _FieldError:
+@attrs.frozen(slots=True, repr=False)
+class _FieldError(FieldsRepr):
     """One ``field.Error``: path relative to its term, bad value, detail and kind."""
 
     path: str
@@ -185,8 +186,8 @@ def _pod_node_affinity(pod: objects.Pod) -> objects.NodeAffinity | None:
 
 
 @final
-@attrs.frozen(slots=True)
-class RequiredNodeAffinity:
+@attrs.frozen(slots=True, repr=False)
+class RequiredNodeAffinity(FieldsRepr):
     """A pod's ``spec.nodeSelector`` AND required node affinity, parsed once.
 
     ``node_selector`` holds the nodeSelector's (key, value) pairs (none when nil
@@ -243,8 +244,8 @@ def _pinned_node_names(terms: Sequence[NodeSelectorTerm]) -> frozenset[str] | No
 
 
 @final
-@attrs.frozen(slots=True)
-class NodeAffinityArgs:
+@attrs.frozen(slots=True, repr=False)
+class NodeAffinityArgs(FieldsRepr):
     """``NodeAffinityArgs``: ``addedAffinity`` applies to every pod of the profile (default: none)."""
 
     added_affinity: objects.NodeAffinity | None = None
@@ -336,8 +337,8 @@ def decode_args(raw: Mapping[str, Any] | None) -> NodeAffinityArgs:
 
 
 @final
-@attrs.frozen(slots=True)
-class _PreScoreState:
+@attrs.frozen(slots=True, repr=False)
+class _PreScoreState(FieldsRepr):
     """Every preferred term that scores for this pod: addedAffinity's, then the pod's."""
 
     terms: WeightedTerms

@@ -26,6 +26,7 @@ from typing import ClassVar, Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.framework.cycle_state import CycleState, StateKey
 from kschedlib.framework.events import (
     ActionType,
@@ -115,8 +116,8 @@ def after_pod_update(pod: Pod, old: object, new: object) -> QueueingHint:
 
 
 @final
-@attrs.frozen(slots=True)
-class _PreFilterState:
+@attrs.frozen(slots=True, repr=False)
+class _PreFilterState(FieldsRepr):
     """The features the pod needs (never empty: PreFilter Skips otherwise)."""
 
     required: frozenset[str]

@@ -15,6 +15,7 @@ from typing import ClassVar, Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.framework.cycle_state import CycleState, StateKey
 from kschedlib.framework.events import (
     ActionType,
@@ -97,8 +98,8 @@ def fits(pod: Pod, node_info: NodeInfo) -> bool:
 
 
 @final
-@attrs.frozen(slots=True)
-class _PreFilterState:
+@attrs.frozen(slots=True, repr=False)
+class _PreFilterState(FieldsRepr):
     """The pod's wanted host ports (never empty: PreFilter Skips otherwise)."""
 
     ports: tuple[HostPort, ...]

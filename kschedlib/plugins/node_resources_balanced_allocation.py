@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Final, Self, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.errors import ConfigError
 from kschedlib.framework.cycle_state import CycleState, StateKey
 from kschedlib.framework.extension_points import MAX_NODE_SCORE, PreScorePlugin, ScorePlugin
@@ -46,8 +47,8 @@ _MAX_SCORE_F: Final = float(MAX_NODE_SCORE)
 
 
 @final
-@attrs.frozen(slots=True)
-class NodeResourcesBalancedAllocationArgs:
+@attrs.frozen(slots=True, repr=False)
+class NodeResourcesBalancedAllocationArgs(FieldsRepr):
     """The resources to balance (default cpu and memory); every weight must be 1."""
 
     resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES
@@ -181,8 +182,8 @@ def _best_effort(entries: tuple[ResourceEntry, ...]) -> bool:
 
 
 @final
-@attrs.frozen(slots=True)
-class PreScoreState:
+@attrs.frozen(slots=True, repr=False)
+class PreScoreState(FieldsRepr):
     """The pod's effective requests for the configured resources it can be scored on."""
 
     entries: tuple[ResourceEntry, ...]

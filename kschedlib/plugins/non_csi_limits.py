@@ -20,6 +20,7 @@ from typing import ClassVar, Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.extension_points import FilterPlugin, PreFilterPlugin
 from kschedlib.framework.handle import Handle
@@ -82,8 +83,8 @@ def _instance_type(labels: Mapping[str, str]) -> str:
 
 
 @final
-@attrs.frozen(slots=True)
-class VolumeFilter:
+@attrs.frozen(slots=True, repr=False)
+class VolumeFilter(FieldsRepr):
     """What one plugin counts: its source type, in-tree provisioner, limit key and default limit."""
 
     source_type: type[PersistentVolumeSource]

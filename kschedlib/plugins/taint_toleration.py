@@ -18,6 +18,7 @@ from typing import ClassVar, Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.framework.cycle_state import CycleState, StateKey
 from kschedlib.framework.events import (
     ActionType,
@@ -106,8 +107,8 @@ def count_untolerated_prefer_no_schedule(taints: Iterable[Taint], tolerations: S
 
 
 @final
-@attrs.frozen(slots=True)
-class _PreScoreState:
+@attrs.frozen(slots=True, repr=False)
+class _PreScoreState(FieldsRepr):
     """The pod's tolerations that matter for scoring, filtered once per pod."""
 
     tolerations: tuple[Toleration, ...]

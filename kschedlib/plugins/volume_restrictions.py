@@ -18,6 +18,7 @@ from typing import ClassVar, Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.framework.cycle_state import CycleState, StateKey
 from kschedlib.framework.events import ClusterEventWithHint, EnqueueExtensions
 from kschedlib.framework.extension_points import FilterPlugin, PreFilterExtensions, PreFilterPlugin
@@ -73,8 +74,8 @@ def _rwop_claims_in(claims: frozenset[str], volumes: Iterable[Volume]) -> int:
 
 
 @final
-@attrs.define(slots=True, eq=False)
-class PreFilterState:
+@attrs.define(slots=True, eq=False, repr=False)
+class PreFilterState(FieldsRepr):
     """The pod's inline disks, its ReadWriteOncePod claim names, and how many uses of them exist.
 
     ``conflicts`` changes under AddPod/RemovePod, so ``clone`` copies.

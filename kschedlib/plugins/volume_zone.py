@@ -15,6 +15,7 @@ from typing import ClassVar, Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.framework.cycle_state import CycleState, StateKey
 from kschedlib.framework.events import ClusterEventWithHint, EnqueueExtensions
 from kschedlib.framework.extension_points import FilterPlugin, PreFilterPlugin
@@ -97,8 +98,8 @@ def fits(topologies: tuple[PVTopology, ...], labels: Mapping[str, str]) -> bool:
 
 
 @final
-@attrs.frozen(slots=True)
-class _PreFilterState:
+@attrs.frozen(slots=True, repr=False)
+class _PreFilterState(FieldsRepr):
     topologies: tuple[PVTopology, ...]
 
     def clone(self) -> _PreFilterState:

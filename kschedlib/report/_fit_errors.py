@@ -8,6 +8,8 @@ from typing import Any, Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
+
 __all__ = ["FitError", "parse_fit_error", "rejections_of"]
 
 _HEAD: Final = re.compile(r"0/(\d+) nodes are available: ")
@@ -16,8 +18,8 @@ _ITEM: Final = re.compile(r"(\d+) (.+)")
 
 
 @final
-@attrs.frozen(slots=True)
-class FitError:
+@attrs.frozen(slots=True, repr=False)
+class FitError(FieldsRepr):
     """``0/N nodes are available: <count reason>, ... . <rest>`` taken apart."""
 
     nodes: int | None

@@ -15,6 +15,8 @@ from typing import Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
+
 __all__ = ["Cell", "Section", "cell", "el", "esc", "figures", "page", "table"]
 
 CSP: Final = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
@@ -42,8 +44,8 @@ def el(tag: str, *children: str, **attributes: object) -> str:
 
 
 @final
-@attrs.frozen(slots=True)
-class Cell:
+@attrs.frozen(slots=True, repr=False)
+class Cell(FieldsRepr):
     """A table cell given as HTML, with the value it sorts by and its class."""
 
     html: str
@@ -88,8 +90,8 @@ def _number(value: object) -> object:
 
 
 @final
-@attrs.frozen(slots=True)
-class Section:
+@attrs.frozen(slots=True, repr=False)
+class Section(FieldsRepr):
     """One part of a report: an anchor, a heading and its HTML."""
 
     id: str

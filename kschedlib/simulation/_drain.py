@@ -17,6 +17,7 @@ from typing import Any, Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.errors import ManifestError
 from kschedlib.model.objects import Pod, PodDisruptionBudget
 from kschedlib.scheduler import Scheduler
@@ -65,8 +66,8 @@ def _budgets_of(pod: Pod, pdbs: Sequence[PodDisruptionBudget]) -> list[PodDisrup
 
 
 @final
-@attrs.frozen(slots=True)
-class NodeDrain:
+@attrs.frozen(slots=True, repr=False)
+class NodeDrain(FieldsRepr):
     """What draining one node did (or, when ``blocked``, would have done)."""
 
     node: str

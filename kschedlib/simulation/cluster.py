@@ -9,6 +9,7 @@ from typing import Any, Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib._internal.documents import read_documents
 from kschedlib.errors import ManifestError
 from kschedlib.model.convert import ObjectCollector, PriorityClass
@@ -30,8 +31,8 @@ def _no_counts() -> Mapping[str, int]:
 
 
 @final
-@attrs.frozen(slots=True)
-class Cluster:
+@attrs.frozen(slots=True, repr=False)
+class Cluster(FieldsRepr):
     """The objects of a cluster dump, in file order, and what the dump held that was not used.
 
     ``skipped`` counts objects of kinds kschedlib does not read (Deployments, ConfigMaps, custom
@@ -110,9 +111,10 @@ class Cluster:
         return attrs.evolve(self, objects=(*self.objects, *objects))
 
 
-def load_cluster(source: str | PathLike[str] | Mapping[str, Any] | Sequence[Any] | Cluster) -> Cluster:
-    """Read a cluster: a file (JSON, or YAML with the ``yaml`` extra), a v1 ``List`` dict, or a list of
-    objects, dicts, files and clusters (concatenated in order).  Model objects are kept as they are.
+def load_cluster(source: str | PathLike[str] | Mapping[str, Any] | Iterable[Any] | Cluster) -> Cluster:
+    """Read a cluster: a file (JSON, or YAML with the ``yaml`` extra), a v1 ``List`` dict, or a list (or any
+    iterable, read once) of objects, dicts, files and clusters (concatenated in order).  Model objects are
+    kept as they are; dicts are converted as they come, so a generator need not hold them all at once.
 
     The same object twice (one uid, as overlapping ``kubectl get`` dumps give it) is read once, the later
     copy in the place of the first (:attr:`Cluster.duplicates`); two objects of one kind and name with

@@ -10,6 +10,7 @@ from typing import Any, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib._internal.documents import read_documents
 from kschedlib.clock import FakeClock
 from kschedlib.dra._report import device_report
@@ -34,8 +35,8 @@ Progress = Callable[[int, int], None]
 
 
 @final
-@attrs.define(slots=True)
-class SimulationReport:
+@attrs.define(slots=True, repr=False)
+class SimulationReport(FieldsRepr):
     """What happened to every pending pod."""
 
     placements: dict[str, str | None] = attrs.field(factory=dict)

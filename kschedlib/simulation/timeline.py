@@ -12,6 +12,7 @@ from typing import Any, Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.errors import ManifestError
 from kschedlib.model.convert import node_from_dict, pod_from_dict
 from kschedlib.model.objects import Node, Pod, Taint
@@ -29,8 +30,8 @@ OPS: Final = frozenset({
 
 
 @final
-@attrs.frozen(slots=True)
-class TimelineEvent:
+@attrs.frozen(slots=True, repr=False)
+class TimelineEvent(FieldsRepr):
     """One cluster change and when it applies (``idle``, ``with_previous``, ``nominated`` or ``attempts``)."""
 
     index: int
@@ -42,8 +43,8 @@ class TimelineEvent:
 
 
 @final
-@attrs.frozen(slots=True)
-class Batch:
+@attrs.frozen(slots=True, repr=False)
+class Batch(FieldsRepr):
     """Events applied together; the first event's ``at`` says when."""
 
     events: tuple[TimelineEvent, ...]
@@ -243,8 +244,8 @@ def _node_event(scheduler: Scheduler, event: TimelineEvent) -> None:
 
 
 @final
-@attrs.frozen(slots=True)
-class Change:
+@attrs.frozen(slots=True, repr=False)
+class Change(FieldsRepr):
     """Pods an event deleted or added as pending (``namespace/name``), and what it did to a node."""
 
     deleted: tuple[str, ...] = ()

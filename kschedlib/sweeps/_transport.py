@@ -20,6 +20,7 @@ from typing import Any, Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.sweeps.scenario import Scenario
 
 __all__ = ["CACHE_SIZE", "UNPRINTABLE", "Missing", "Outcome", "Payloads", "Task", "describe", "evaluate", "run_here",
@@ -35,8 +36,8 @@ _cache_lock = threading.Lock()  # Dask workers run tasks on threads
 
 
 @final
-@attrs.frozen(slots=True)
-class Outcome:
+@attrs.frozen(slots=True, repr=False)
+class Outcome(FieldsRepr):
     """What one scenario gave: a value, or an error line and its traceback."""
 
     value: Any = None
@@ -46,16 +47,16 @@ class Outcome:
 
 
 @final
-@attrs.frozen(slots=True)
-class Missing:
+@attrs.frozen(slots=True, repr=False)
+class Missing(FieldsRepr):
     """The worker does not hold these inputs yet: send the task again with their bytes."""
 
     digests: tuple[str, ...]
 
 
 @final
-@attrs.frozen(slots=True)
-class Task:
+@attrs.frozen(slots=True, repr=False)
+class Task(FieldsRepr):
     """A scenario on the wire: the scenario without its big inputs, their addresses, maybe their bytes."""
 
     shell: Any

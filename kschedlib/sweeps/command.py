@@ -11,6 +11,7 @@ import attrs
 
 from kschedlib._cli.formats import add_format_argument, write
 from kschedlib._cli.help import examples
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.kube.sources import add_live_arguments, live_clusters
 from kschedlib.simulation.report import table
 from kschedlib.sweeps.driver import check_timeout, sweep
@@ -74,8 +75,8 @@ def summary_row(row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 @final
-@attrs.frozen(slots=True)
-class SweepAnswer:
+@attrs.frozen(slots=True, repr=False)
+class SweepAnswer(FieldsRepr):
     """The whole sweep in one answer: every result row, in grid order."""
 
     results: Sequence[Mapping[str, Any]]

@@ -14,6 +14,7 @@ from typing import Any, Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib._internal.documents import load_config, read_config_document, read_documents
 from kschedlib.errors import ConfigError
 from kschedlib.simulation.cluster import Cluster, load_cluster
@@ -29,8 +30,8 @@ EACH_NODE: Final = "@nodes"
 
 
 @final
-@attrs.frozen(slots=True)
-class Grid:
+@attrs.frozen(slots=True, repr=False)
+class Grid(FieldsRepr):
     """The scenarios of a grid file, in order, with the axis values that name each one."""
 
     question: str

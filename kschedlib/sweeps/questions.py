@@ -15,6 +15,7 @@ from typing import Any, Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.errors import ConfigError
 from kschedlib.simulation.cluster import Cluster, load_cluster
 from kschedlib.simulation.explain import explain
@@ -62,8 +63,8 @@ def _whole(scenario: Scenario) -> Cluster:
 
 
 @final
-@attrs.frozen(slots=True)
-class Ask:
+@attrs.frozen(slots=True, repr=False)
+class Ask(FieldsRepr):
     """The ``run`` of a grid sweep: ask the question named ``question`` of each scenario."""
 
     question: str

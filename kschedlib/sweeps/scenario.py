@@ -7,6 +7,7 @@ from typing import Any, Generic, TypeVar, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.errors import ScenarioError
 
 __all__ = ["Scenario", "SweepResult"]
@@ -19,8 +20,8 @@ def _no_params() -> Mapping[str, Any]:
 
 
 @final
-@attrs.frozen(slots=True, eq=True, hash=False)
-class Scenario:
+@attrs.frozen(slots=True, eq=True, hash=False, repr=False)
+class Scenario(FieldsRepr):
     """One case of a sweep: a cluster and a workload (each sent to a worker once, however many
     scenarios share it), small parameters (sent with every scenario) and a name for reports.
 
@@ -35,8 +36,8 @@ class Scenario:
 
 
 @final
-@attrs.frozen(slots=True)
-class SweepResult(Generic[R]):
+@attrs.frozen(slots=True, repr=False)
+class SweepResult(FieldsRepr, Generic[R]):
     """What one scenario gave, in input order: ``value``, or ``error`` (``"TypeName: message"``) and
     the worker's ``traceback``; ``seconds`` is the time the run took where it ran."""
 

@@ -10,6 +10,7 @@ import attrs
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.model.labels import LabelSelector
 from kschedlib.model.objects import (
     Affinity,
@@ -155,8 +156,8 @@ def affinities(
     )
 
 
-@attrs.frozen
-class _SpreadParts:
+@attrs.frozen(repr=False)
+class _SpreadParts(FieldsRepr):
     keys: tuple[str, ...]
     labels: tuple[str, ...]
     selectors: st.SearchStrategy[LabelSelector | None]

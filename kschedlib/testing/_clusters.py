@@ -8,6 +8,7 @@ from typing import Final, final
 import attrs
 from hypothesis import strategies as st
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.pod_info import PodInfo
 from kschedlib.model.objects import NO_EXECUTE, NO_SCHEDULE, Node, Pod
@@ -61,8 +62,8 @@ def _renamed_pod(pod: Pod, name: str, node_name: str) -> Pod:
     )
 
 
-@attrs.frozen
-class _ClusterParts:
+@attrs.frozen(repr=False)
+class _ClusterParts(FieldsRepr):
     nodes: st.SearchStrategy[list[Node]]
     pods: st.SearchStrategy[list[Pod]]
     pending_pods: st.SearchStrategy[list[Pod]]

@@ -15,6 +15,7 @@ from typing import Any, Final, NoReturn, TypeVar, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.framework.cycle_state import CycleState, StateKey
 from kschedlib.framework.extension_points import (
     FilterPlugin,
@@ -202,8 +203,8 @@ class Run:
         return [(node.name, describe(self.filter(state.clone(), node))) for node in self.handle.snapshot]
 
 
-@attrs.define
-class Cycle:
+@attrs.define(repr=False)
+class Cycle(FieldsRepr):
     """What one attempt did: its trace and the nodes that passed Filter (all nodes without Filter)."""
 
     trace: list[Step]

@@ -14,6 +14,7 @@ import attrs
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.model.labels import LabelSelector, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Requirement
 from kschedlib.model.objects import Taint, Toleration
 from kschedlib.testing._basics import (
@@ -79,8 +80,8 @@ def label_sets(
     return _label_sets(keys, {key: st.sampled_from(values) for key, values in vocabulary.items()})
 
 
-@attrs.frozen
-class _Words:
+@attrs.frozen(repr=False)
+class _Words(FieldsRepr):
     """Precomputed strategies over a vocabulary (or arbitrary words): keys, one value, some values."""
 
     keys: st.SearchStrategy[str]

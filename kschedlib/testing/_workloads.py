@@ -16,6 +16,7 @@ from typing import Final, TypeVar
 import attrs
 from hypothesis import strategies as st
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.model.objects import (
     Affinity,
     Container,
@@ -111,8 +112,8 @@ _PRIORITIES: Final = st.sampled_from((0, 100, 1000))
 # --- containers ------------------------------------------------------------------------------
 
 
-@attrs.frozen
-class _ContainerParts:
+@attrs.frozen(repr=False)
+class _ContainerParts(FieldsRepr):
     name: str
     requests: st.SearchStrategy[dict[str, Quantity]]
     extra: dict[str, st.SearchStrategy[Quantity]]
@@ -196,8 +197,8 @@ _POD_PARTS: Final = ("init_containers", "sidecars", "overhead", "priority", "pre
 _REQUIRES: Final = {"sidecars": "init_containers", "preemption_policy": "priority"}
 
 
-@attrs.frozen
-class _PodParts:
+@attrs.frozen(repr=False)
+class _PodParts(FieldsRepr):
     """The sub-strategies of :func:`pods`, built (and so validated) once."""
 
     name: str
@@ -318,8 +319,8 @@ def pods(
 # --- nodes and namespaces --------------------------------------------------------------------
 
 
-@attrs.frozen
-class NodeParts:
+@attrs.frozen(repr=False)
+class NodeParts(FieldsRepr):
     """The validated arguments of :func:`nodes`, as strategies."""
 
     zone: st.SearchStrategy[str] | None

@@ -29,6 +29,7 @@ from hypothesis import settings as Settings
 from hypothesis.errors import FlakyFailure, InvalidArgument
 from hypothesis.strategies import SearchStrategy
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.extension_points import FilterPlugin, PreFilterExtensions, ReservePlugin
 from kschedlib.framework.node_info import NodeInfo
@@ -77,8 +78,8 @@ def _prefiltered(result: Status | PreFilterResult | None) -> bool:
     return isinstance(result, PreFilterResult) or (isinstance(result, Status) and result.is_success)
 
 
-@attrs.frozen
-class _Move:
+@attrs.frozen(repr=False)
+class _Move(FieldsRepr):
     """A pod joining (``bound=False``) or already on (``bound=True``) a node, with the node without and with it."""
 
     label: str

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import weakref
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -297,4 +299,23 @@ def test_per_pod_results_equal_the_computation_and_stay_bounded() -> None:
         assert remembered(pod) == pod_requests(pod)
         assert remembered(pod) is remembered(pod)
     assert len(calls) == len(pods)  # the last three were remembered
-    assert len(remembered._entries) <= 8
+    assert len(remembered) <= 8
+
+
+def test_per_pod_results_do_not_keep_pods_alive() -> None:
+    """A pod that was replaced (bound, updated) leaves the memo with its last reference: no id is reused
+    for a stale entry, and no pending pod outlives its bound copy because of a cache."""
+    remembered = _PerPod(pod_requests)
+    pods = [Pod(f"p{i}", containers=(Container("c", requests={"cpu": parse_quantity(f"{i + 1}m")}),)) for i in range(5)]
+    gone = weakref.ref(pods[0])
+    for pod in pods:
+        remembered(pod)
+    assert len(remembered) == 5
+    del pod
+    pods.pop(0)
+    assert gone() is None
+    assert len(remembered) == 4
+    replacement = Pod("p0", containers=(Container("c", requests={"cpu": parse_quantity("7m")}),))
+    assert remembered(replacement) == pod_requests(replacement)
+    pods.clear()
+    assert len(remembered) == 1

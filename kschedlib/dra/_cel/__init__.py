@@ -27,6 +27,7 @@ from typing import Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.dra._cel._compile import CheckFault, Evaluator, compile_tree
 from kschedlib.dra._cel._cost import COST, COST_LIMIT
 from kschedlib.dra._cel._nodes import Node
@@ -57,8 +58,8 @@ _MEMO_SIZE: Final = 256
 
 
 @final
-@attrs.frozen(slots=True)
-class Version:
+@attrs.frozen(slots=True, repr=False)
+class Version(FieldsRepr):
     """A version attribute (``DeviceAttribute.version``) as the ResourceSlice gives it, parsed on use."""
 
     text: str = attrs.field(validator=attrs.validators.instance_of(str))

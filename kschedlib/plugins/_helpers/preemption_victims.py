@@ -26,6 +26,7 @@ from typing import Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.errors import CacheError
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.handle import Handle
@@ -54,8 +55,8 @@ _OK: Final = Status.success()
 
 
 @final
-@attrs.frozen(slots=True)
-class Victims:
+@attrs.frozen(slots=True, repr=False)
+class Victims(FieldsRepr):
     """The pods to evict on one node, most important first, and how many of them break a PDB."""
 
     pods: tuple[Pod, ...]
@@ -63,8 +64,8 @@ class Victims:
 
 
 @final
-@attrs.frozen(slots=True)
-class Budget:
+@attrs.frozen(slots=True, repr=False)
+class Budget(FieldsRepr):
     """What preemption reads of a PodDisruptionBudget; only budgets that can match a pod are kept."""
 
     namespace: str

@@ -9,6 +9,7 @@ from typing import Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.model.storage import PersistentVolume
 
 __all__ = [
@@ -44,8 +45,8 @@ def label_zones_to_set(value: str) -> frozenset[str] | None:
 
 
 @final
-@attrs.frozen(slots=True)
-class PVTopology:
+@attrs.frozen(slots=True, repr=False)
+class PVTopology(FieldsRepr):
     """One zone/region label of a bound volume: the key, the node key tried next, the allowed values."""
 
     key: str

@@ -27,6 +27,7 @@ from typing import Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.framework.cycle_state import CycleState, StateKey
 from kschedlib.framework.handle import Handle
 from kschedlib.framework.node_info import NodeInfo
@@ -52,8 +53,8 @@ _SUCCESS: Final = Code.SUCCESS
 
 
 @final
-@attrs.frozen(slots=True)
-class QuotaPreFilterState:
+@attrs.frozen(slots=True, repr=False)
+class QuotaPreFilterState(FieldsRepr):
     """The pod's requests, plus the nominated pods that count against its namespace / against all mins."""
 
     pod_request: Resources

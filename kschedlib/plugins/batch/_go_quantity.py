@@ -16,6 +16,7 @@ from typing import Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.model.quantity import Quantity
 
 __all__ = ["GoQuantity", "go_map", "parse"]
@@ -29,8 +30,8 @@ _EXPONENT: Final = re.compile(r"[eE]([+-]?[0-9]+)")
 
 
 @final
-@attrs.frozen(slots=True)
-class GoQuantity:
+@attrs.frozen(slots=True, repr=False)
+class GoQuantity(FieldsRepr):
     """A Quantity on Go's int64 path: ``value`` x 10^``scale``, the cached string ``s`` and the ``Format``."""
 
     value: int

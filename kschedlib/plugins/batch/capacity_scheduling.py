@@ -26,6 +26,7 @@ from typing import Any, ClassVar, Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.errors import ConfigError
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.events import POD, ActionType, ClusterEvent, ClusterEventWithHint, EnqueueExtensions
@@ -56,8 +57,8 @@ _ENDED: Final = frozenset({"Succeeded", "Failed"})
 
 
 @final
-@attrs.frozen(slots=True)
-class CapacitySchedulingArgs:
+@attrs.frozen(slots=True, repr=False)
+class CapacitySchedulingArgs(FieldsRepr):
     """``gangAware`` (kschedlib's addition, default true): preemption takes a PodGroup's pods together."""
 
     gang_aware: bool = True

@@ -35,6 +35,7 @@ from typing import Any, ClassVar, Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.errors import ConfigError
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.events import POD, ActionType, ClusterEvent, ClusterEventWithHint, EnqueueExtensions
@@ -91,8 +92,8 @@ def pod_group_statuses(objects: SchedulingObjectLister) -> list[PodGroup]:
 
 
 @final
-@attrs.frozen(slots=True)
-class CoschedulingArgs:
+@attrs.frozen(slots=True, repr=False)
+class CoschedulingArgs(FieldsRepr):
     """``permitWaitingTimeSeconds`` (default 60) and ``podGroupBackoffSeconds`` (default 0: no backoff)."""
 
     permit_waiting_time_seconds: int = 60

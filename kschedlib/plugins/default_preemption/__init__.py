@@ -34,6 +34,7 @@ from typing import Any, ClassVar, Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.errors import ConfigError
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.diagnosis import Diagnosis, fit_error_message
@@ -90,8 +91,8 @@ _ABSOLUTE_FIELD: Final = "minCandidateNodesAbsolute"
 
 
 @final
-@attrs.frozen(slots=True)
-class DefaultPreemptionArgs:
+@attrs.frozen(slots=True, repr=False)
+class DefaultPreemptionArgs(FieldsRepr):
     """How many candidate nodes the dry run must find before it may stop early.
 
     At least ``min_candidate_nodes_percentage`` % of the potential nodes and
@@ -201,8 +202,8 @@ def nodes_where_preemption_might_help(
 
 
 @final
-@attrs.frozen(slots=True)
-class Candidate:
+@attrs.frozen(slots=True, repr=False)
+class Candidate(FieldsRepr):
     """A node where evicting ``victims`` (most important first) lets the pod fit."""
 
     name: str

@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.errors import ConfigError, KschedError
 from kschedlib.framework.cycle_state import CycleState, StateKey
 from kschedlib.framework.events import ActionType, ClusterEventWithHint, EnqueueExtensions, node_events, pod_events
@@ -84,8 +85,8 @@ _POD_TALLIES: Final = 64
 
 
 @final
-@attrs.frozen(slots=True)
-class InterPodAffinityArgs:
+@attrs.frozen(slots=True, repr=False)
+class InterPodAffinityArgs(FieldsRepr):
     """``InterPodAffinityArgs`` with kube's defaults.
 
     ``hard_pod_affinity_weight`` (0..100) is the score an existing pod's
@@ -149,8 +150,8 @@ def _matches_all(terms: Sequence[AffinityTerm], pod: Pod) -> bool:
 
 
 @final
-@attrs.define(slots=True, eq=False)
-class PreFilterState:
+@attrs.define(slots=True, eq=False, repr=False)
+class PreFilterState(FieldsRepr):
     """The three topology counts plus the incoming pod's merged required terms.
 
     Mutated by AddPod/RemovePod, hence ``clone`` copies the counts.

@@ -19,6 +19,7 @@ from typing import Final, TypeVar, cast, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.errors import KschedError, SelectorError
 from kschedlib.framework.cycle_state import StateKey
 from kschedlib.framework.extension_points import MAX_NODE_SCORE
@@ -50,8 +51,8 @@ TallyOf = Callable[[AffinityTerm], PodTally]
 
 
 @final
-@attrs.frozen(slots=True)
-class IncomingTerms:
+@attrs.frozen(slots=True, repr=False)
+class IncomingTerms(FieldsRepr):
     """The four term lists of the pod being scheduled, as written (namespaces not yet merged)."""
 
     required_affinity: tuple[AffinityTerm, ...] = ()
@@ -151,8 +152,8 @@ ScorePart = tuple[str, Mapping[str, int], int]
 
 
 @final
-@attrs.frozen(slots=True)
-class PreScoreState:
+@attrs.frozen(slots=True, repr=False)
+class PreScoreState(FieldsRepr):
     """The weighted per-value tables Score reads; a node's raw score sums its entries in each.
 
     Kept as separate tables rather than summed per topology pair: a table

@@ -18,6 +18,7 @@ from typing import ClassVar, Final, Self, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.dra._extended import dra_backed_resources
 from kschedlib.framework.cycle_state import CycleState, StateKey
 from kschedlib.framework.events import ActionType, ClusterEventWithHint, EnqueueExtensions, node_events, pod_events
@@ -83,8 +84,8 @@ __all__ = [
 ]
 
 @final
-@attrs.frozen(slots=True)
-class PreFilterState:
+@attrs.frozen(slots=True, repr=False)
+class PreFilterState(FieldsRepr):
     """The pod's effective requests and the scalar requests Filter must check."""
 
     requests: Resources
@@ -101,8 +102,8 @@ class PreFilterState:
 
 
 @final
-@attrs.frozen(slots=True)
-class PreScoreState:
+@attrs.frozen(slots=True, repr=False)
+class PreScoreState(FieldsRepr):
     """The pod's scoring requests (``calculatePodResourceRequest``) for the configured resources it can be scored on."""
 
     entries: tuple[ResourceEntry, ...]

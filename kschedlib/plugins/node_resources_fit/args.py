@@ -7,6 +7,7 @@ from typing import Any, Final, NamedTuple, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.errors import ConfigError
 from kschedlib.framework._config_fields import expect_type as _expect
 from kschedlib.model.resources import CPU, MEMORY
@@ -56,8 +57,8 @@ DEFAULT_RESOURCES: Final = (ResourceSpec(CPU, 1), ResourceSpec(MEMORY, 1))
 
 
 @final
-@attrs.frozen(slots=True)
-class ScoringStrategy:
+@attrs.frozen(slots=True, repr=False)
+class ScoringStrategy(FieldsRepr):
     """``scoringStrategy``: the type, the weighted resources and (for RTCR) the shape points."""
 
     type: str = LEAST_ALLOCATED
@@ -67,8 +68,8 @@ class ScoringStrategy:
 
 
 @final
-@attrs.frozen(slots=True)
-class NodeResourcesFitArgs:
+@attrs.frozen(slots=True, repr=False)
+class NodeResourcesFitArgs(FieldsRepr):
     """NodeResourcesFitArgs with kube's defaults (LeastAllocated over cpu and memory, weight 1)."""
 
     ignored_resources: tuple[str, ...] = ()

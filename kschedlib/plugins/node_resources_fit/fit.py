@@ -11,6 +11,7 @@ from typing import Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.framework.node_info import NodeInfo
 from kschedlib.model.objects import Pod
 from kschedlib.model.resources import (
@@ -41,8 +42,8 @@ REASON_INSUFFICIENT_MEMORY: Final = "Insufficient memory"
 REASON_INSUFFICIENT_EPHEMERAL_STORAGE: Final = "Insufficient ephemeral-storage"
 
 @final
-@attrs.frozen(slots=True)
-class InsufficientResource:
+@attrs.frozen(slots=True, repr=False)
+class InsufficientResource(FieldsRepr):
     """One shortfall: which resource, the reason string, and the numbers behind it."""
 
     resource_name: str

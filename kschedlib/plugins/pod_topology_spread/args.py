@@ -15,6 +15,7 @@ from typing import Any, Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.errors import ConfigError, KschedError
 from kschedlib.framework._config_fields import expect_type as _expect
 from kschedlib.model.convert import label_selector_from_dict
@@ -46,8 +47,8 @@ SYSTEM_DEFAULT_CONSTRAINTS: Final = (
 
 
 @final
-@attrs.frozen(slots=True)
-class PodTopologySpreadArgs:
+@attrs.frozen(slots=True, repr=False)
+class PodTopologySpreadArgs(FieldsRepr):
     """``PodTopologySpreadArgs``: the constraints applied to pods that declare none.
 
     ``defaulting_type`` ``System`` uses :data:`SYSTEM_DEFAULT_CONSTRAINTS` (and

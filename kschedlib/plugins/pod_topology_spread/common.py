@@ -13,6 +13,7 @@ from typing import Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.model.labels import LabelSelector, Requirement
 from kschedlib.model.objects import (
     NO_EXECUTE,
@@ -48,8 +49,8 @@ _KINDS: Final = {
 """The controllers whose selector joins the default selector, by (API group, version, kind)."""
 
 @final
-@attrs.frozen(slots=True)
-class SpreadConstraint:
+@attrs.frozen(slots=True, repr=False)
+class SpreadConstraint(FieldsRepr):
     """A constraint as evaluated: its selector final (``None`` selects nothing), defaults applied."""
 
     max_skew: int

@@ -26,6 +26,7 @@ from typing import Any, ClassVar, Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.errors import ConfigError, KubeApiError
 from kschedlib.framework.cluster_api import ClusterApi
 from kschedlib.framework.cycle_state import CycleState, StateKey
@@ -86,8 +87,8 @@ _SHAPE_FIELD: Final = "shape"
 
 
 @final
-@attrs.frozen(slots=True)
-class VolumeBindingArgs:
+@attrs.frozen(slots=True, repr=False)
+class VolumeBindingArgs(FieldsRepr):
     """``VolumeBindingArgs``: how long PreBind waits for the binding on a live cluster (a simulated binding is
     immediate).  ``shape`` is only allowed with the VolumeCapacityPriority gate, off in v1.30."""
 
@@ -116,8 +117,8 @@ def decode_args(raw: Mapping[str, Any] | None) -> VolumeBindingArgs:
 
 
 @final
-@attrs.define(slots=True, eq=False)
-class VolumeBindingState:
+@attrs.define(slots=True, eq=False, repr=False)
+class VolumeBindingState(FieldsRepr):
     """One attempt's volume decisions; shared by clones, as kube's (Filter fills it per node).
 
     ``claims`` is ``None`` for pods without claims.  ``written`` keeps the

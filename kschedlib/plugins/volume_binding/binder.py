@@ -20,6 +20,7 @@ from typing import Final, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.framework.storage import StorageLister
 from kschedlib.model.labels import NodeSelector
 from kschedlib.model.objects import Node, Pod
@@ -87,8 +88,8 @@ class BinderError(Exception):
 
 
 @final
-@attrs.frozen(slots=True)
-class PodVolumeClaims:
+@attrs.frozen(slots=True, repr=False)
+class PodVolumeClaims(FieldsRepr):
     """A pod's claims by binding state, and the volumes of each delayed claim's class (as listed in PreFilter)."""
 
     bound: tuple[PersistentVolumeClaim, ...] = ()
@@ -98,8 +99,8 @@ class PodVolumeClaims:
 
 
 @final
-@attrs.frozen(slots=True)
-class Binding:
+@attrs.frozen(slots=True, repr=False)
+class Binding(FieldsRepr):
     """A delayed claim matched to a static PersistentVolume."""
 
     pv: PersistentVolume
@@ -107,8 +108,8 @@ class Binding:
 
 
 @final
-@attrs.frozen(slots=True)
-class PodVolumes:
+@attrs.frozen(slots=True, repr=False)
+class PodVolumes(FieldsRepr):
     """What binding the pod's claims on one node takes: static bindings and claims to provision."""
 
     static_bindings: tuple[Binding, ...] = ()
