@@ -8,6 +8,7 @@ from typing import Any, ClassVar, final
 
 import attrs
 
+from kschedlib._fields_repr import FieldsRepr
 from kschedlib.explanation import bound_note
 from kschedlib.simulation._groups import group_lines, quota_lines
 from kschedlib.simulation.cluster import CONTROLLER_KINDS
@@ -220,8 +221,8 @@ def simulation_rows(report: SimulationReport) -> list[dict[str, Any]]:
 
 
 @final
-@attrs.frozen(slots=True)
-class ExplainAnswer:
+@attrs.frozen(slots=True, repr=False)
+class ExplainAnswer(FieldsRepr):
     """What ``kschedlib explain`` prints, in every format."""
 
     explanation: Explanation
@@ -238,8 +239,8 @@ class ExplainAnswer:
 
 
 @final
-@attrs.frozen(slots=True)
-class SimulationAnswer:
+@attrs.frozen(slots=True, repr=False)
+class SimulationAnswer(FieldsRepr):
     """What ``kschedlib simulate`` prints, in every format: the report, and the input it read."""
 
     report: SimulationReport
