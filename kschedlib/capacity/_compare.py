@@ -13,7 +13,7 @@ from kschedlib.capacity._common import ClusterSource, ProgressCallback, before_a
 from kschedlib.errors import ManifestError
 from kschedlib.framework.registry import Registry
 from kschedlib.scheduler import ConfigSource
-from kschedlib.simulation.simulate import simulation_run
+from kschedlib.simulation.simulator import simulation_run
 from kschedlib.versions import KubeSettings
 
 __all__ = ["Comparison", "compare"]

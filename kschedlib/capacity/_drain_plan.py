@@ -21,7 +21,7 @@ from kschedlib.errors import ManifestError
 from kschedlib.framework.registry import Registry
 from kschedlib.model.objects import Node
 from kschedlib.scheduler import ConfigSource, Scheduler
-from kschedlib.simulation.simulate import simulation_run
+from kschedlib.simulation.simulator import simulation_run
 from kschedlib.versions import KubeSettings
 
 __all__ = ["DrainReport", "drain"]

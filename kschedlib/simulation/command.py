@@ -13,7 +13,6 @@ from kschedlib.kube.sources import cluster_input
 from kschedlib.progress import Progress
 from kschedlib.simulation.explain import explain
 from kschedlib.simulation.report import ExplainAnswer, SimulationAnswer
-from kschedlib.simulation.simulate import simulate
 
 __all__ = ["EXAMPLE_CLUSTER", "add_arguments"]
 
@@ -71,6 +70,8 @@ def _simulate_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from importlib import resources  # here: ``explain`` never reads the bundled example
+
+    from kschedlib.simulation.simulator import simulate  # here: ``explain`` does not import the simulation
 
     meter = Progress(unit="attempts", label="simulate", stream=err)  # of the pods' first attempts: ETA
     with resources.as_file(resources.files("kschedlib.simulation.data") / EXAMPLE_CLUSTER) as example:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, final
+from typing import TYPE_CHECKING, Any, ClassVar, final
 
 import attrs
 
@@ -13,8 +13,10 @@ from kschedlib.explanation import bound_note
 from kschedlib.simulation._groups import group_lines, quota_lines
 from kschedlib.simulation.cluster import CONTROLLER_KINDS
 from kschedlib.simulation.explain import Explanation
-from kschedlib.simulation.simulate import SimulationReport
 from kschedlib.simulation.skipped import listing, skipped_text
+
+if TYPE_CHECKING:
+    from kschedlib.simulation.simulator import SimulationReport
 
 __all__ = ["ExplainAnswer", "SimulationAnswer", "explanation_rows", "explanation_text", "listing",
            "simulation_rows", "simulation_text", "table"]

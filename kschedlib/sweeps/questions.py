@@ -19,7 +19,7 @@ from kschedlib._fields_repr import FieldsRepr
 from kschedlib.errors import ConfigError
 from kschedlib.simulation.cluster import Cluster, load_cluster
 from kschedlib.simulation.explain import explain
-from kschedlib.simulation.simulate import simulate
+from kschedlib.simulation.simulator import simulate
 from kschedlib.sweeps.scenario import Scenario
 
 __all__ = ["QUESTIONS", "Ask", "ask", "question", "register_question"]

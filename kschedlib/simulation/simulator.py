@@ -1,4 +1,4 @@
-"""simulate: schedule a cluster's pending pods the way kube-scheduler's loop would."""
+"""The simulator: schedule a cluster's pending pods the way kube-scheduler's loop would (:func:`simulate`)."""
 
 from __future__ import annotations
 
