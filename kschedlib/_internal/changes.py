@@ -4,21 +4,29 @@ as cluster events (``eventhandlers.go``).  Pure functions of the old and new obj
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Final
+from typing import TYPE_CHECKING, Final, cast
 
 import attrs
 
 from kschedlib._internal.store import ObjectStore
 from kschedlib.framework import events as ev
-from kschedlib.model.dra import DeviceClass, ResourceClaim, ResourceSlice
+from kschedlib.model._kinds import is_dra_object
 from kschedlib.model.objects import Node, Pod
+
+if TYPE_CHECKING:
+    from kschedlib.model.dra import DeviceClass, ResourceClaim, ResourceSlice
 
 __all__ = ["node_changes", "object_changes", "spec_changed"]
 
-_DRA_RESOURCES: Final[dict[type, str]] = {ResourceClaim: ev.RESOURCE_CLAIM, ResourceSlice: ev.RESOURCE_SLICE,
-                                          DeviceClass: ev.DEVICE_CLASS}
-"""The DRA objects that are cluster events, with their event resource (templates are none: nobody watches them)."""
-_DRA_OBJECTS: Final = (ResourceClaim, ResourceSlice, DeviceClass)
+_DRA_RESOURCES: Final[dict[str, str]] = {"ResourceClaim": ev.RESOURCE_CLAIM, "ResourceSlice": ev.RESOURCE_SLICE,
+                                         "DeviceClass": ev.DEVICE_CLASS}
+"""The DRA classes whose objects are cluster events, by name, with their event resource (templates are none:
+nobody watches them)."""
+
+
+def _dra_resource(obj: object) -> str | None:
+    """The event resource of a DRA object that is a cluster event (asked without importing the DRA model)."""
+    return _DRA_RESOURCES.get(type(obj).__name__) if is_dra_object(obj) else None
 
 
 def node_changes(old: Node, new: Node, *, declared_features: bool = False) -> list[ev.ClusterEvent]:
@@ -64,8 +72,8 @@ def object_changes(store: ObjectStore, items: Iterable[object], *, storage_event
     storage, dra = store.storage, store.dra
     for obj in items:
         replaced = storage.replaced(obj) if storage_events else None
-        if replaced is None and dra_events and isinstance(obj, _DRA_OBJECTS):
-            replaced = _DRA_RESOURCES[type(obj)], dra.stored(obj)
+        if replaced is None and dra_events and (resource := _dra_resource(obj)) is not None:
+            replaced = resource, dra.stored(cast("DeviceClass | ResourceSlice | ResourceClaim", obj))
         if replaced is None or replaced[1] == obj:
             continue
         resource, old = replaced
@@ -79,6 +87,4 @@ def event_resource(store: ObjectStore, obj: object, *, storage_events: bool, dra
     stored = store.storage.replaced(obj) if storage_events else None
     if stored is not None:
         return stored[0]
-    if dra_events and isinstance(obj, _DRA_OBJECTS):
-        return _DRA_RESOURCES[type(obj)]
-    return None
+    return _dra_resource(obj) if dra_events else None

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from typing import Final, final
+from typing import TYPE_CHECKING, Final, final
 
 import attrs
 
 from kschedlib._fields_repr import FieldsRepr
-from kschedlib.model.dra import ExactRequest, ResourceClaim
 from kschedlib.model.quantity import Quantity
+
+if TYPE_CHECKING:
+    from kschedlib.model.dra import ExactRequest, ResourceClaim
 
 __all__ = ["AllocatedState", "AllocationError", "DeviceID", "Features", "HeldDevices", "NodeAllocationFailed",
            "claims_signature"]

@@ -17,12 +17,14 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable
-from typing import Final, Literal, final
+from typing import TYPE_CHECKING, Final, Literal, final
 
 import attrs
 
 from kschedlib._fields_repr import FieldsRepr
-from kschedlib.model.dra import AllocatedDeviceStatus, DeviceAllocation, ResourceClaim
+
+if TYPE_CHECKING:
+    from kschedlib.model.dra import AllocatedDeviceStatus, DeviceAllocation, ResourceClaim
 
 __all__ = ["BINDING_POLL_INTERVAL", "DEVICE_BINDING_TIMEOUT", "ERRORS_V134", "ERRORS_V136", "BindingErrors",
            "has_binding_conditions", "poll_outcome", "readiness", "timed_out", "wait_outcome"]

@@ -12,10 +12,13 @@ so that the kubelet can tell which container gets which devices.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from kschedlib.dra._store import DraStore
-from kschedlib.model.dra import DeviceRequest, ExactRequest
 from kschedlib.model.objects import Container, ContainerExtendedResourceRequest, Pod
+
+if TYPE_CHECKING:
+    from kschedlib.model.dra import DeviceRequest
 
 __all__ = ["dra_backed_resources", "extended_requests"]
 
@@ -53,6 +56,8 @@ def _container_request(index: int, container: Container, resource: str, class_na
         mappings.append(ContainerExtendedResourceRequest(container.name, resource, other.name))
         if covered >= wanted:
             return None, mappings
+    from kschedlib.model.dra import DeviceRequest, ExactRequest  # the first DRA-backed extended resource requested
+
     name = f"container-{index}-request-{sorted(container.requests).index(resource)}"
     mappings.append(ContainerExtendedResourceRequest(container.name, resource, name))
     return DeviceRequest(name, ExactRequest(name, class_name, count=wanted - covered)), mappings

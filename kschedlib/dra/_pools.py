@@ -16,14 +16,16 @@ shared counters are ignored.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import final
+from typing import TYPE_CHECKING, final
 
 import attrs
 
 from kschedlib._fields_repr import FieldsRepr
-from kschedlib.model.dra import CounterSet, Device, ResourceSlice
 from kschedlib.model.labels import NodeSelector
 from kschedlib.model.objects import Node
+
+if TYPE_CHECKING:
+    from kschedlib.model.dra import CounterSet, Device, ResourceSlice
 
 __all__ = ["Pool", "PoolIndex", "device_reaches", "slice_reaches"]
 

@@ -8,15 +8,17 @@ environment of :mod:`kschedlib.dra._cel` (the ``kschedlib[dra]`` extra).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from kschedlib.model.dra import Device
+if TYPE_CHECKING:
+    from kschedlib.model.dra import Device
+
 
 __all__ = ["CompileSelector", "SelectorError", "SelectorPredicate", "SelectorRuntimeError", "SelectorCache"]
 
 _RESULTS_MAX: Final = 1 << 18
 
-SelectorPredicate = Callable[[Device, str], bool]
+SelectorPredicate = Callable[["Device", str], bool]
 """Whether the device (published by the driver named) matches."""
 CompileSelector = Callable[[str], SelectorPredicate]
 """Compile an expression; raise :class:`SelectorError` if it does not compile."""

@@ -15,22 +15,18 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Final, final
+from typing import TYPE_CHECKING, Final, final
 
 import attrs
 
 from kschedlib.dra._allocated import AllocatedState, DeviceID, HeldDevices
 from kschedlib.dra._pools import PoolIndex
-from kschedlib.model.dra import (
-    AllocationResult,
-    ClaimConsumer,
-    DeviceClass,
-    ResourceClaim,
-    ResourceClaimTemplate,
-    ResourceSlice,
-)
+from kschedlib.model._kinds import is_dra_object
 from kschedlib.model.objects import Pod
 from kschedlib.model.quantity import Quantity
+
+if TYPE_CHECKING:
+    from kschedlib.model.dra import AllocationResult, DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 
 __all__ = ["EXTENDED_CLAIM_ANNOTATION", "EXTENDED_CLAIM_SUFFIX", "ClaimProblem", "DraStore", "pod_claim_name"]
 
@@ -180,6 +176,10 @@ class DraStore:
 
     def add(self, obj: object) -> bool:
         """Record (or replace) ``obj`` if it is a DRA object; returns whether it was one."""
+        if not is_dra_object(obj):
+            return False
+        from kschedlib.model.dra import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+
         if isinstance(obj, DeviceClass):
             self.classes[obj.name] = obj
             self.classes_version += 1
@@ -198,6 +198,10 @@ class DraStore:
 
     def remove(self, obj: object) -> object | None:
         """Forget the stored DRA object of ``obj``'s kind and name (deleted in the cluster); returns it."""
+        if not is_dra_object(obj):
+            return None
+        from kschedlib.model.dra import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+
         if isinstance(obj, DeviceClass):
             old: object | None = self.classes.pop(obj.name, None)
             self.classes_version += old is not None
@@ -217,6 +221,8 @@ class DraStore:
 
     def stored(self, obj: DeviceClass | ResourceSlice | ResourceClaim) -> object | None:
         """The version of ``obj`` (same kind and name) this store holds, if any."""
+        from kschedlib.model.dra import ResourceClaim, ResourceSlice
+
         if isinstance(obj, ResourceClaim):
             return self.claims.get(obj.key)
         if isinstance(obj, ResourceSlice):
@@ -367,6 +373,8 @@ class DraStore:
         allocation = claim.allocation
         if allocated_at is not None and allocation is not None and allocation.allocation_timestamp is None:
             claim = attrs.evolve(claim, allocation=attrs.evolve(allocation, allocation_timestamp=allocated_at))
+        from kschedlib.model.dra import ClaimConsumer
+
         return attrs.evolve(claim, reserved_for=(*claim.reserved_for, ClaimConsumer(pod.name, pod.uid)))
 
     def bind(self, claim: ResourceClaim, pod: Pod, allocated_at: float | None = None) -> ResourceClaim:

@@ -16,11 +16,13 @@ reports for that write.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from kschedlib.model.dra import ResourceClaim
 from kschedlib.model.objects import ContainerExtendedResourceRequest, Pod
 from kschedlib.model.storage import PersistentVolume, PersistentVolumeClaim
+
+if TYPE_CHECKING:
+    from kschedlib.model.dra import ResourceClaim
 
 __all__ = ["ClusterApi"]
 

@@ -27,27 +27,14 @@ for every object as read.
 
 from __future__ import annotations
 
+import importlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final, NoReturn, final
+from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeAlias, cast, final
 
 from kschedlib.errors import ManifestError
 from kschedlib.model import _convert_spec as spec_
 from kschedlib.model._convert_base import EMPTY, Json, Reader, label_selector, open_object, section
-from kschedlib.model._convert_dra import (
-    DraObject,
-    device_class_from_dict,
-    resource_claim_from_dict,
-    resource_claim_template_from_dict,
-    resource_slice_from_dict,
-)
-from kschedlib.model._convert_dra_write import (
-    allocation_to_dict,
-    device_class_to_dict,
-    device_request_to_dict,
-    resource_claim_template_to_dict,
-    resource_claim_to_dict,
-)
 from kschedlib.model._convert_priority import PriorityClass, PriorityClasses, priority_class_from_dict
 from kschedlib.model._convert_scheduling import (
     SchedulingObject,
@@ -87,8 +74,8 @@ from kschedlib.model._convert_write import (
     pod_to_dict,
 )
 from kschedlib.model._convert_write import object_to_dict as _core_object_to_dict
+from kschedlib.model._kinds import is_dra_object
 from kschedlib.model._shared import EMPTY_MAP, str_map
-from kschedlib.model.dra import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from kschedlib.model.labels import LabelSelector, selector_from_labels
 from kschedlib.model.objects import (
     ContainerExtendedResourceRequest,
@@ -149,9 +136,56 @@ __all__ = [
     "volume_source_to_dict",
 ]
 
-KubeObject = (Node | Pod | Namespace | PodDisruptionBudget | OwnerSelector | StorageObject | SchedulingObject
-              | DraObject)
-"""What a Kubernetes object can be read as."""
+if TYPE_CHECKING:
+    from kschedlib.model._convert_dra import DraObject
+    from kschedlib.model._convert_dra import device_class_from_dict as device_class_from_dict
+    from kschedlib.model._convert_dra import resource_claim_from_dict as resource_claim_from_dict
+    from kschedlib.model._convert_dra import resource_claim_template_from_dict as resource_claim_template_from_dict
+    from kschedlib.model._convert_dra import resource_slice_from_dict as resource_slice_from_dict
+    from kschedlib.model._convert_dra_write import allocation_to_dict as allocation_to_dict
+    from kschedlib.model._convert_dra_write import device_class_to_dict as device_class_to_dict
+    from kschedlib.model._convert_dra_write import device_request_to_dict as device_request_to_dict
+    from kschedlib.model._convert_dra_write import resource_claim_template_to_dict as resource_claim_template_to_dict
+    from kschedlib.model._convert_dra_write import resource_claim_to_dict as resource_claim_to_dict
+
+    KubeObject: TypeAlias = (Node | Pod | Namespace | PodDisruptionBudget | OwnerSelector | StorageObject
+                             | SchedulingObject | DraObject)
+    """What a Kubernetes object can be read as."""
+
+_DRA_HOMES: Final = {
+    **dict.fromkeys(("device_class_from_dict", "resource_claim_from_dict", "resource_claim_template_from_dict",
+                     "resource_slice_from_dict"), "kschedlib.model._convert_dra"),
+    **dict.fromkeys(("allocation_to_dict", "device_class_to_dict", "device_request_to_dict",
+                     "resource_claim_template_to_dict", "resource_claim_to_dict"),
+                    "kschedlib.model._convert_dra_write"),
+}
+"""The DRA readers and writers this module offers, imported with the DRA model on first use (PEP 562): most
+clusters have no DRA objects, and a process that reads none does not pay for the DRA model."""
+
+
+def __getattr__(name: str) -> object:
+    if name == "KubeObject":
+        from kschedlib.model._convert_dra import DraObject
+
+        return (Node | Pod | Namespace | PodDisruptionBudget | OwnerSelector | StorageObject | SchedulingObject
+                | DraObject)
+    home = _DRA_HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def _read_dra(kind: str) -> Callable[[Mapping[str, Any]], KubeObject]:
+    """The reader of a DRA kind, importing the DRA model when the first object of the kind is read."""
+    name = f"{''.join('_' + c.lower() if c.isupper() else c for c in kind).lstrip('_')}_from_dict"
+
+    def read(d: Mapping[str, Any]) -> KubeObject:
+        reader = globals().get(name) or __getattr__(name)
+        return cast("Callable[[Mapping[str, Any]], KubeObject]", reader)(d)
+
+    return read
 
 NAMESPACE_NAME_LABEL: Final = "kubernetes.io/metadata.name"
 _OWNER_KINDS: Final = frozenset({"Service", "ReplicaSet", "StatefulSet", "ReplicationController"})
@@ -357,10 +391,7 @@ _READERS: Final[dict[str, Callable[[Mapping[str, Any]], KubeObject]]] = {
     "PodGroup": pod_group_from_dict,
     "ElasticQuota": elastic_quota_from_dict,
     "VolumeAttachment": volume_attachment_from_dict,
-    "DeviceClass": device_class_from_dict,
-    "ResourceSlice": resource_slice_from_dict,
-    "ResourceClaim": resource_claim_from_dict,
-    "ResourceClaimTemplate": resource_claim_template_from_dict,
+    **{kind: _read_dra(kind) for kind in ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")},
 }
 
 
@@ -370,15 +401,18 @@ def object_to_dict(obj: KubeObject) -> dict[str, Any]:
         return _core_object_to_dict(obj)
     if isinstance(obj, PodGroup | ElasticQuota):
         return scheduling_object_to_dict(obj)
-    if isinstance(obj, DeviceClass):
-        return device_class_to_dict(obj)
-    if isinstance(obj, ResourceClaim):
-        return resource_claim_to_dict(obj)
-    if isinstance(obj, ResourceClaimTemplate):
-        return resource_claim_template_to_dict(obj)
-    if isinstance(obj, ResourceSlice):
+    if is_dra_object(obj):
+        from kschedlib.model import _convert_dra_write as dra_write
+        from kschedlib.model.dra import DeviceClass, ResourceClaim, ResourceClaimTemplate
+
+        if isinstance(obj, DeviceClass):
+            return dra_write.device_class_to_dict(obj)
+        if isinstance(obj, ResourceClaim):
+            return dra_write.resource_claim_to_dict(obj)
+        if isinstance(obj, ResourceClaimTemplate):
+            return dra_write.resource_claim_template_to_dict(obj)
         raise ManifestError("writing ResourceSlices back is not supported", obj=type(obj).__name__)
-    return storage_object_to_dict(obj)
+    return storage_object_to_dict(obj)  # type: ignore[arg-type]
 
 
 def object_from_dict(d: Mapping[str, Any]) -> KubeObject | None:

@@ -278,22 +278,37 @@ class _PerPod(Generic[_T]):
 
     def __init__(self, compute: Callable[[Pod], _T], limit: int = 4096) -> None:
         self._compute = compute
-        self._entries: dict[int, tuple[KeyedRef[int, Pod], _T]] = {}
+        self._entries: dict[int, _Remembered[_T]] = {}
         self._forget = partial(_forget, self._entries)
         self._limit = limit
 
     def __call__(self, pod: Pod) -> _T:
-        entry = self._entries.get(id(pod))
-        if entry is not None and entry[0]() is pod:
-            return entry[1]
+        key = id(pod)
+        entry = self._entries.get(key)
+        if entry is not None and entry() is pod:
+            return entry.value
         value = self._compute(pod)
         if len(self._entries) >= self._limit:
             self._entries.clear()
-        self._entries[id(pod)] = (KeyedRef(pod, self._forget, id(pod)), value)
+        self._entries[key] = _Remembered(pod, self._forget, key, value)  # one int for the dict and the entry
         return value
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+class _Remembered(KeyedRef[int, Pod], Generic[_T]):
+    """A weak reference to a pod that carries the value computed from it (one object per entry)."""
+
+    __slots__ = ("value",)
+
+    def __new__(cls, pod: Pod, forget: Callable[[KeyedRef[int, Pod]], None], key: int,
+                value: _T) -> _Remembered[_T]:
+        return super().__new__(cls, pod, forget, key)
+
+    def __init__(self, pod: Pod, forget: Callable[[KeyedRef[int, Pod]], None], key: int, value: _T) -> None:
+        super().__init__(pod, forget, key)
+        self.value = value
 
 
 def _forget(entries: dict[int, Any], gone: KeyedRef[int, Pod]) -> None:

@@ -74,11 +74,6 @@ from kschedlib.framework.node_info import NodeInfo
 from kschedlib.framework.results import PostFilterResult, PreFilterResult
 from kschedlib.framework.status import SUCCESS as _SUCCESS
 from kschedlib.framework.status import Code, Status
-from kschedlib.model.dra import (
-    AllocationResult,
-    ExactRequest,
-    ResourceClaim,
-)
 from kschedlib.model.labels import NodeSelector
 from kschedlib.model.objects import ContainerExtendedResourceRequest, Node, OwnerReference, Pod
 from kschedlib.model.resources import pod_requests
@@ -87,6 +82,7 @@ from kschedlib.plugins._helpers.normalize import normalized_values
 
 if TYPE_CHECKING:
     from kschedlib.dra._allocator import Allocator
+    from kschedlib.model.dra import AllocationResult, ExactRequest, ResourceClaim
 
 __all__ = ["DynamicResources", "DynamicResourcesArgs", "NO_CLAIMS_TO_DEALLOCATE", "decode_args", "dra_allocations"]
 
@@ -512,6 +508,8 @@ class _DynamicResourcesCore(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, Nod
             requests, mappings = extended_requests(pod, {name: data.extended[name][0] for name in needed})
             if not requests:
                 return None
+            from kschedlib.model.dra import ResourceClaim  # requests were made: the DRA model is imported
+
             claim = ResourceClaim(
                 f"{pod.name}{EXTENDED_CLAIM_SUFFIX}", pod.namespace, annotations={EXTENDED_CLAIM_ANNOTATION: "true"},
                 owner_references=(OwnerReference("Pod", pod.name, pod.uid, "v1", controller=True),),

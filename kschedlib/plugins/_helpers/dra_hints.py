@@ -13,7 +13,7 @@ missing, being deleted or not owned by it stays where it is (PreEnqueue would st
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from kschedlib.dra._store import ClaimProblem
 from kschedlib.framework.events import (
@@ -29,12 +29,14 @@ from kschedlib.framework.events import (
     QueueingHintFn,
     hint_of,
 )
-from kschedlib.model.dra import ResourceClaim
 from kschedlib.model.objects import Pod
+
+if TYPE_CHECKING:
+    from kschedlib.model.dra import ResourceClaim
 
 __all__ = ["PodClaims", "after_claim_change", "after_pod_change", "dynamic_resources_events"]
 
-PodClaims = Callable[[Pod], Sequence[ResourceClaim]]
+PodClaims = Callable[[Pod], Sequence["ResourceClaim"]]
 """The pod's claims as PreEnqueue resolves them (raising :class:`ClaimProblem` where it would reject)."""
 
 _ADD_OR_UPDATE: Final = ActionType.ADD | ActionType.UPDATE
@@ -49,6 +51,8 @@ def _identity(claim: ResourceClaim) -> str:
 
 
 def _claim_or_none(obj: object, which: str) -> ResourceClaim | None:
+    from kschedlib.model.dra import ResourceClaim  # an event about a claim: the DRA model is imported
+
     if obj is None or isinstance(obj, ResourceClaim):
         return obj
     raise TypeError(f"{which} object of a ResourceClaim event is a {type(obj).__name__}, not a ResourceClaim")
