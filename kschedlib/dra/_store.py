@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Final, final
+from typing import TYPE_CHECKING, Final, cast, final
 
 import attrs
 
 from kschedlib.dra._allocated import AllocatedState, DeviceID, HeldDevices
 from kschedlib.dra._pools import PoolIndex
-from kschedlib.model._kinds import is_dra_object
+from kschedlib.model._kinds import dra_kind, is_dra_object
 from kschedlib.model.objects import Pod
 from kschedlib.model.quantity import Quantity
 
@@ -221,11 +221,10 @@ class DraStore:
 
     def stored(self, obj: DeviceClass | ResourceSlice | ResourceClaim) -> object | None:
         """The version of ``obj`` (same kind and name) this store holds, if any."""
-        from kschedlib.model.dra import ResourceClaim, ResourceSlice
-
-        if isinstance(obj, ResourceClaim):
-            return self.claims.get(obj.key)
-        if isinstance(obj, ResourceSlice):
+        kind = dra_kind(obj)
+        if kind == "ResourceClaim":
+            return self.claims.get(cast("ResourceClaim", obj).key)
+        if kind == "ResourceSlice":
             return self.slices.get(obj.name)
         return self.classes.get(obj.name)
 

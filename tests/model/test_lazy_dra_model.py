@@ -11,7 +11,7 @@ import pytest
 
 import kschedlib.model.convert as convert
 from kschedlib.model import dra
-from kschedlib.model._kinds import DRA_MODULE, is_dra_object
+from kschedlib.model._kinds import DRA_MODULE, dra_kind, is_dra_object
 from kschedlib.model.objects import Node, Pod
 
 _WITHOUT_DRA = textwrap.dedent('''
@@ -63,3 +63,10 @@ def test_the_dra_readers_and_writers_are_still_offered_by_convert() -> None:
     assert dra.ResourceClaim in convert.KubeObject.__args__
     with pytest.raises(AttributeError, match="no attribute 'nothing_from_dict'"):
         _ = convert.nothing_from_dict
+
+
+def test_dra_kind_names_dra_objects_only() -> None:
+    assert dra_kind(dra.ResourceClaim("c")) == "ResourceClaim"
+    assert dra_kind(dra.DeviceClass("gpu")) == "DeviceClass"
+    assert dra_kind(Pod("p")) is None
+    assert dra_kind(None) is None

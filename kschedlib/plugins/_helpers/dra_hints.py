@@ -13,7 +13,7 @@ missing, being deleted or not owned by it stays where it is (PreEnqueue would st
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, cast
 
 from kschedlib.dra._store import ClaimProblem
 from kschedlib.framework.events import (
@@ -29,6 +29,7 @@ from kschedlib.framework.events import (
     QueueingHintFn,
     hint_of,
 )
+from kschedlib.model._kinds import dra_kind
 from kschedlib.model.objects import Pod
 
 if TYPE_CHECKING:
@@ -51,10 +52,8 @@ def _identity(claim: ResourceClaim) -> str:
 
 
 def _claim_or_none(obj: object, which: str) -> ResourceClaim | None:
-    from kschedlib.model.dra import ResourceClaim  # an event about a claim: the DRA model is imported
-
-    if obj is None or isinstance(obj, ResourceClaim):
-        return obj
+    if obj is None or dra_kind(obj) == "ResourceClaim":
+        return cast("ResourceClaim | None", obj)
     raise TypeError(f"{which} object of a ResourceClaim event is a {type(obj).__name__}, not a ResourceClaim")
 
 
