@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import final
+from typing import TYPE_CHECKING, final
 
 from kschedlib._internal.cycle import filter_with_nominated
 from kschedlib._internal.nominator import Nominator
@@ -22,8 +22,10 @@ from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import OwnerSelector, Pod, PodDisruptionBudget
-from kschedlib.model.storage import PersistentVolume, PersistentVolumeClaim
 from kschedlib.versions import Switches
+
+if TYPE_CHECKING:
+    from kschedlib.model.storage import PersistentVolume, PersistentVolumeClaim
 
 __all__ = ["FrameworkHandle"]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Final, final
+from typing import TYPE_CHECKING, Any, Final, final
 
 from kschedlib._internal.scheduling_store import PodTable, SchedulingStore
 from kschedlib.dra._store import DraStore
@@ -17,17 +17,20 @@ from kschedlib.framework.events import (
     STORAGE_CLASS,
     VOLUME_ATTACHMENT,
 )
+from kschedlib.model._kinds import is_storage_object
 from kschedlib.model.objects import Namespace, OwnerSelector, Pod, PodDisruptionBudget
 from kschedlib.model.scheduling_crds import ElasticQuota, PodGroup
-from kschedlib.model.storage import (
-    CSIDriver,
-    CSINode,
-    CSIStorageCapacity,
-    PersistentVolume,
-    PersistentVolumeClaim,
-    StorageClass,
-    VolumeAttachment,
-)
+
+if TYPE_CHECKING:
+    from kschedlib.model.storage import (
+        CSIDriver,
+        CSINode,
+        CSIStorageCapacity,
+        PersistentVolume,
+        PersistentVolumeClaim,
+        StorageClass,
+        VolumeAttachment,
+    )
 
 __all__ = ["ObjectStore", "StorageStore"]
 
@@ -66,6 +69,18 @@ class StorageStore:
 
     def replaced(self, obj: object) -> tuple[str, object | None] | None:
         """``(event resource, the stored object obj replaces or None)`` for a storage object, else ``None``."""
+        if not is_storage_object(obj):
+            return None
+        from kschedlib.model.storage import (
+            CSIDriver,
+            CSINode,
+            CSIStorageCapacity,
+            PersistentVolume,
+            PersistentVolumeClaim,
+            StorageClass,
+            VolumeAttachment,
+        )
+
         if isinstance(obj, PersistentVolume):
             return PERSISTENT_VOLUME, self.pvs.get(obj.name)
         if isinstance(obj, PersistentVolumeClaim):
@@ -85,6 +100,18 @@ class StorageStore:
 
     def add(self, obj: object) -> bool:
         """Record (or replace) ``obj`` if it is a storage object; returns whether it was one."""
+        if not is_storage_object(obj):
+            return False
+        from kschedlib.model.storage import (
+            CSIDriver,
+            CSINode,
+            CSIStorageCapacity,
+            PersistentVolume,
+            PersistentVolumeClaim,
+            StorageClass,
+            VolumeAttachment,
+        )
+
         if isinstance(obj, PersistentVolume):
             self.put_pv(obj)
         elif isinstance(obj, PersistentVolumeClaim):
@@ -111,6 +138,16 @@ class StorageStore:
         old = replaced[1] if replaced is not None else None
         if old is None:
             return None
+        from kschedlib.model.storage import (
+            CSIDriver,
+            CSINode,
+            CSIStorageCapacity,
+            PersistentVolume,
+            PersistentVolumeClaim,
+            StorageClass,
+            VolumeAttachment,
+        )
+
         if isinstance(old, PersistentVolume):
             self.remove_pv(old.name)
         elif isinstance(old, VolumeAttachment):

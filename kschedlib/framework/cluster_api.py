@@ -19,10 +19,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from kschedlib.model.objects import ContainerExtendedResourceRequest, Pod
-from kschedlib.model.storage import PersistentVolume, PersistentVolumeClaim
 
 if TYPE_CHECKING:
     from kschedlib.model.dra import ResourceClaim
+    from kschedlib.model.storage import PersistentVolume, PersistentVolumeClaim
 
 __all__ = ["ClusterApi"]
 

@@ -20,7 +20,6 @@ from kschedlib.framework.snapshot import Snapshot
 from kschedlib.framework.status import Status
 from kschedlib.framework.storage import StorageLister
 from kschedlib.model.objects import OwnerSelector, Pod, PodDisruptionBudget
-from kschedlib.model.storage import PersistentVolume, PersistentVolumeClaim
 from kschedlib.versions import Switches
 
 if TYPE_CHECKING:
@@ -28,6 +27,7 @@ if TYPE_CHECKING:
     from kschedlib.framework.extender import Extender
     from kschedlib.framework.scheduling_objects import SchedulingObjectLister
     from kschedlib.framework.waiting import WaitingPodView
+    from kschedlib.model.storage import PersistentVolume, PersistentVolumeClaim
 
 __all__ = ["Handle"]
 

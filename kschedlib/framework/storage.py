@@ -9,17 +9,19 @@ listers; a plugin here reads them through ``handle.storage``.  Lookups return
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from kschedlib.model.storage import (
-    CSIDriver,
-    CSINode,
-    CSIStorageCapacity,
-    PersistentVolume,
-    PersistentVolumeClaim,
-    StorageClass,
-    VolumeAttachment,
-)
+if TYPE_CHECKING:
+    from kschedlib.model.storage import (
+        CSIDriver,
+        CSINode,
+        CSIStorageCapacity,
+        PersistentVolume,
+        PersistentVolumeClaim,
+        StorageClass,
+        VolumeAttachment,
+    )
+
 
 __all__ = ["StorageLister"]
 

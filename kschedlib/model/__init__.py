@@ -1,5 +1,12 @@
-"""The nouns of scheduling as frozen data, and their conversion from Kubernetes v1 objects."""
+"""The nouns of scheduling as frozen data, and their conversion from Kubernetes v1 objects.
 
+The storage objects (PersistentVolume, StorageClass, CSINode, ...) are imported on first use: a
+cluster without them does not pay for their module.
+"""
+
+import typing
+
+from kschedlib._lazy import lazy_exports as _lazy_exports
 from kschedlib.model.labels import (
     LabelSelector,
     NodeSelector,
@@ -46,20 +53,37 @@ from kschedlib.model.resources import (
     pod_scoring_requests,
 )
 from kschedlib.model.scheduling_crds import POD_GROUP_LABEL, ElasticQuota, PodGroup
-from kschedlib.model.storage import (
-    ClaimRef,
-    CSIDriver,
-    CSINode,
-    CSINodeDriver,
-    CSIStorageCapacity,
-    PersistentVolume,
-    PersistentVolumeClaim,
-    PersistentVolumeSource,
-    StorageClass,
-    TopologySelectorRequirement,
-    TopologySelectorTerm,
-    VolumeAttachment,
-)
+
+if typing.TYPE_CHECKING:
+    from kschedlib.model.storage import (
+        ClaimRef,
+        CSIDriver,
+        CSINode,
+        CSINodeDriver,
+        CSIStorageCapacity,
+        PersistentVolume,
+        PersistentVolumeClaim,
+        PersistentVolumeSource,
+        StorageClass,
+        TopologySelectorRequirement,
+        TopologySelectorTerm,
+        VolumeAttachment,
+    )
+
+__getattr__, __dir__ = _lazy_exports(globals(), {"kschedlib.model.storage": (
+    "ClaimRef",
+    "CSIDriver",
+    "CSINode",
+    "CSINodeDriver",
+    "CSIStorageCapacity",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "PersistentVolumeSource",
+    "StorageClass",
+    "TopologySelectorRequirement",
+    "TopologySelectorTerm",
+    "VolumeAttachment",
+)})
 
 __all__ = [
     "Affinity",

@@ -44,27 +44,6 @@ from kschedlib.model._convert_scheduling import (
     pod_group_to_dict,
     scheduling_object_to_dict,
 )
-from kschedlib.model._convert_storage import (
-    StorageObject,
-    csi_driver_from_dict,
-    csi_node_from_dict,
-    csi_storage_capacity_from_dict,
-    pv_from_dict,
-    pvc_from_dict,
-    storage_class_from_dict,
-    volume_attachment_from_dict,
-    volume_source_from_dict,
-)
-from kschedlib.model._convert_storage_write import (
-    csi_driver_to_dict,
-    csi_node_to_dict,
-    csi_storage_capacity_to_dict,
-    pv_to_dict,
-    pvc_to_dict,
-    storage_class_to_dict,
-    storage_object_to_dict,
-    volume_source_to_dict,
-)
 from kschedlib.model._convert_write import (
     label_selector_to_dict,
     namespace_to_dict,
@@ -147,29 +126,54 @@ if TYPE_CHECKING:
     from kschedlib.model._convert_dra_write import device_request_to_dict as device_request_to_dict
     from kschedlib.model._convert_dra_write import resource_claim_template_to_dict as resource_claim_template_to_dict
     from kschedlib.model._convert_dra_write import resource_claim_to_dict as resource_claim_to_dict
+    from kschedlib.model._convert_storage import StorageObject
+    from kschedlib.model._convert_storage import csi_driver_from_dict as csi_driver_from_dict
+    from kschedlib.model._convert_storage import csi_node_from_dict as csi_node_from_dict
+    from kschedlib.model._convert_storage import csi_storage_capacity_from_dict as csi_storage_capacity_from_dict
+    from kschedlib.model._convert_storage import pv_from_dict as pv_from_dict
+    from kschedlib.model._convert_storage import pvc_from_dict as pvc_from_dict
+    from kschedlib.model._convert_storage import storage_class_from_dict as storage_class_from_dict
+    from kschedlib.model._convert_storage import volume_attachment_from_dict as volume_attachment_from_dict
+    from kschedlib.model._convert_storage import volume_source_from_dict as volume_source_from_dict
+    from kschedlib.model._convert_storage_write import csi_driver_to_dict as csi_driver_to_dict
+    from kschedlib.model._convert_storage_write import csi_node_to_dict as csi_node_to_dict
+    from kschedlib.model._convert_storage_write import csi_storage_capacity_to_dict as csi_storage_capacity_to_dict
+    from kschedlib.model._convert_storage_write import pv_to_dict as pv_to_dict
+    from kschedlib.model._convert_storage_write import pvc_to_dict as pvc_to_dict
+    from kschedlib.model._convert_storage_write import storage_class_to_dict as storage_class_to_dict
+    from kschedlib.model._convert_storage_write import storage_object_to_dict as storage_object_to_dict
+    from kschedlib.model._convert_storage_write import volume_source_to_dict as volume_source_to_dict
 
     KubeObject: TypeAlias = (Node | Pod | Namespace | PodDisruptionBudget | OwnerSelector | StorageObject
                              | SchedulingObject | DraObject)
     """What a Kubernetes object can be read as."""
 
-_DRA_HOMES: Final = {
+_LAZY_HOMES: Final = {
+    **dict.fromkeys(("csi_driver_from_dict", "csi_node_from_dict", "csi_storage_capacity_from_dict", "pv_from_dict",
+                     "pvc_from_dict", "storage_class_from_dict", "volume_attachment_from_dict",
+                     "volume_source_from_dict"),
+                    "kschedlib.model._convert_storage"),
+    **dict.fromkeys(("csi_driver_to_dict", "csi_node_to_dict", "csi_storage_capacity_to_dict", "pv_to_dict",
+                     "pvc_to_dict", "storage_class_to_dict", "storage_object_to_dict", "volume_source_to_dict"),
+                    "kschedlib.model._convert_storage_write"),
     **dict.fromkeys(("device_class_from_dict", "resource_claim_from_dict", "resource_claim_template_from_dict",
                      "resource_slice_from_dict"), "kschedlib.model._convert_dra"),
     **dict.fromkeys(("allocation_to_dict", "device_class_to_dict", "device_request_to_dict",
                      "resource_claim_template_to_dict", "resource_claim_to_dict"),
                     "kschedlib.model._convert_dra_write"),
 }
-"""The DRA readers and writers this module offers, imported with the DRA model on first use (PEP 562): most
-clusters have no DRA objects, and a process that reads none does not pay for the DRA model."""
+"""The storage and DRA readers and writers this module offers, imported with their model on first use (PEP 562):
+a process that reads no such object does not pay for the model (:mod:`kschedlib.model._kinds`)."""
 
 
 def __getattr__(name: str) -> object:
     if name == "KubeObject":
         from kschedlib.model._convert_dra import DraObject
+        from kschedlib.model._convert_storage import StorageObject
 
         return (Node | Pod | Namespace | PodDisruptionBudget | OwnerSelector | StorageObject | SchedulingObject
                 | DraObject)
-    home = _DRA_HOMES.get(name)
+    home = _LAZY_HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(home), name)
@@ -177,15 +181,15 @@ def __getattr__(name: str) -> object:
     return value
 
 
-def _read_dra(kind: str) -> Callable[[Mapping[str, Any]], KubeObject]:
-    """The reader of a DRA kind, importing the DRA model when the first object of the kind is read."""
-    name = f"{''.join('_' + c.lower() if c.isupper() else c for c in kind).lstrip('_')}_from_dict"
+def _read_lazily(name: str) -> Callable[[Mapping[str, Any]], KubeObject]:
+    """The reader ``name`` of a storage or DRA kind, importing its model when the first object of the kind is read."""
 
     def read(d: Mapping[str, Any]) -> KubeObject:
         reader = globals().get(name) or __getattr__(name)
         return cast("Callable[[Mapping[str, Any]], KubeObject]", reader)(d)
 
     return read
+
 
 NAMESPACE_NAME_LABEL: Final = "kubernetes.io/metadata.name"
 _OWNER_KINDS: Final = frozenset({"Service", "ReplicaSet", "StatefulSet", "ReplicationController"})
@@ -382,16 +386,19 @@ _READERS: Final[dict[str, Callable[[Mapping[str, Any]], KubeObject]]] = {
     "Namespace": namespace_from_dict,
     "PodDisruptionBudget": pdb_from_dict,
     **dict.fromkeys(_OWNER_KINDS, owner_selector_from_dict),
-    "PersistentVolume": pv_from_dict,
-    "PersistentVolumeClaim": pvc_from_dict,
-    "StorageClass": storage_class_from_dict,
-    "CSINode": csi_node_from_dict,
-    "CSIDriver": csi_driver_from_dict,
-    "CSIStorageCapacity": csi_storage_capacity_from_dict,
+    "PersistentVolume": _read_lazily("pv_from_dict"),
+    "PersistentVolumeClaim": _read_lazily("pvc_from_dict"),
+    "StorageClass": _read_lazily("storage_class_from_dict"),
+    "CSINode": _read_lazily("csi_node_from_dict"),
+    "CSIDriver": _read_lazily("csi_driver_from_dict"),
+    "CSIStorageCapacity": _read_lazily("csi_storage_capacity_from_dict"),
     "PodGroup": pod_group_from_dict,
     "ElasticQuota": elastic_quota_from_dict,
-    "VolumeAttachment": volume_attachment_from_dict,
-    **{kind: _read_dra(kind) for kind in ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")},
+    "VolumeAttachment": _read_lazily("volume_attachment_from_dict"),
+    "DeviceClass": _read_lazily("device_class_from_dict"),
+    "ResourceSlice": _read_lazily("resource_slice_from_dict"),
+    "ResourceClaim": _read_lazily("resource_claim_from_dict"),
+    "ResourceClaimTemplate": _read_lazily("resource_claim_template_from_dict"),
 }
 
 
@@ -412,6 +419,8 @@ def object_to_dict(obj: KubeObject) -> dict[str, Any]:
         if isinstance(obj, ResourceClaimTemplate):
             return dra_write.resource_claim_template_to_dict(obj)
         raise ManifestError("writing ResourceSlices back is not supported", obj=type(obj).__name__)
+    from kschedlib.model._convert_storage_write import storage_object_to_dict
+
     return storage_object_to_dict(obj)  # type: ignore[arg-type]
 
 

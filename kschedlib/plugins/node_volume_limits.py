@@ -19,7 +19,7 @@ from a deleted pod keeps its slot.  They never make a new volume free.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import ClassVar, Final, final
+from typing import TYPE_CHECKING, ClassVar, Final, final
 
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.events import ClusterEventWithHint, EnqueueExtensions
@@ -30,7 +30,6 @@ from kschedlib.framework.results import PreFilterResult
 from kschedlib.framework.status import Status
 from kschedlib.framework.storage import StorageLister
 from kschedlib.model.objects import Pod, Volume
-from kschedlib.model.storage import CSINode, CSIVolumeSource, PersistentVolumeClaim
 from kschedlib.plugins._helpers import volume_hints as _volume_hints
 from kschedlib.plugins._helpers.csi_translation import (
     CSI_DRIVERS,
@@ -42,6 +41,9 @@ from kschedlib.plugins._helpers.csi_translation import (
     pv_handle,
 )
 from kschedlib.plugins._helpers.volumes import claim_class, claim_of, inline_source, not_owner_error, pvc_not_found
+
+if TYPE_CHECKING:
+    from kschedlib.model.storage import CSINode, PersistentVolumeClaim
 
 __all__ = ["ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED", "NodeVolumeLimits", "VolumeLookupError"]
 
@@ -91,6 +93,8 @@ def lookup_claim(
 
 def _claim_driver(storage: StorageLister, csi_node: CSINode | None, pvc: PersistentVolumeClaim) -> tuple[str, str]:
     """``(driver, handle)`` of a claim; ``("", "")`` when it does not count against CSI limits."""
+    from kschedlib.model.storage import CSIVolumeSource
+
     pv = storage.get_pv(pvc.volume_name) if pvc.volume_name else None
     if pv is not None:
         source = pv.source
@@ -187,6 +191,8 @@ def exceeds_limits(new: Mapping[str, str], attached: Mapping[str, str], limits: 
 def attached_by_volume_attachments(storage: StorageLister, node_name: str) -> dict[str, str]:
     """``<attacher>/<handle>`` -> limit key of the node's VolumeAttachments of CSI PersistentVolumes
     (attachments without an attacher or a PersistentVolume, or of a missing or non-CSI volume, are skipped)."""
+    from kschedlib.model.storage import CSIVolumeSource
+
     out: dict[str, str] = {}
     for attachment in storage.volume_attachments(node_name):
         if not attachment.attacher or attachment.persistent_volume_name is None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
-from typing import ClassVar, Final, final
+from typing import TYPE_CHECKING, ClassVar, Final, cast, final
 
 import attrs
 
@@ -29,16 +29,18 @@ from kschedlib.framework.results import PreFilterResult
 from kschedlib.framework.status import Status
 from kschedlib.framework.storage import StorageLister
 from kschedlib.model.objects import Pod, Volume
-from kschedlib.model.storage import (
-    AWSElasticBlockStoreVolumeSource,
-    AzureDiskVolumeSource,
-    CinderVolumeSource,
-    GCEPersistentDiskVolumeSource,
-    PersistentVolumeClaim,
-    PersistentVolumeSource,
-)
 from kschedlib.plugins._helpers.volumes import claim_of, inline_source
 from kschedlib.plugins.node_volume_limits import ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED, VolumeLookupError, lookup_claim
+
+if TYPE_CHECKING:
+    from kschedlib.model.storage import (
+        AWSElasticBlockStoreVolumeSource,
+        AzureDiskVolumeSource,
+        CinderVolumeSource,
+        GCEPersistentDiskVolumeSource,
+        PersistentVolumeClaim,
+        PersistentVolumeSource,
+    )
 
 __all__ = [
     "AzureDiskLimits",
@@ -85,52 +87,50 @@ def _instance_type(labels: Mapping[str, str]) -> str:
 @final
 @attrs.frozen(slots=True, repr=False)
 class VolumeFilter(FieldsRepr):
-    """What one plugin counts: its source type, in-tree provisioner, limit key and default limit."""
+    """What one plugin counts: its source (the model class's name and the volume's source kind), in-tree
+    provisioner, limit key and default limit.
 
-    source_type: type[PersistentVolumeSource]
+    The source is named rather than held as a class so that the storage model is imported by the first
+    storage object, not by the registry (these plugins are registered in every version).
+    """
+
+    source_class: str
+    source_kind: str
     id_of: Callable[[PersistentVolumeSource], str]
     provisioner: str
     limit_key: str
     default_limit: Callable[[Mapping[str, str]], int]
 
     def volume_id(self, source: PersistentVolumeSource | None) -> str | None:
-        return self.id_of(source) if isinstance(source, self.source_type) else None
+        return self.id_of(source) if source is not None and type(source).__name__ == self.source_class else None
 
 
 def _ebs_id(source: PersistentVolumeSource) -> str:
-    assert isinstance(source, AWSElasticBlockStoreVolumeSource)
-    return source.volume_id
+    return cast("AWSElasticBlockStoreVolumeSource", source).volume_id
 
 
 def _gce_id(source: PersistentVolumeSource) -> str:
-    assert isinstance(source, GCEPersistentDiskVolumeSource)
-    return source.pd_name
+    return cast("GCEPersistentDiskVolumeSource", source).pd_name
 
 
 def _azure_id(source: PersistentVolumeSource) -> str:
-    assert isinstance(source, AzureDiskVolumeSource)
-    return source.disk_name
+    return cast("AzureDiskVolumeSource", source).disk_name
 
 
 def _cinder_id(source: PersistentVolumeSource) -> str:
-    assert isinstance(source, CinderVolumeSource)
-    return source.volume_id
+    return cast("CinderVolumeSource", source).volume_id
 
 
-EBS_FILTER: Final = VolumeFilter(AWSElasticBlockStoreVolumeSource, _ebs_id, "kubernetes.io/aws-ebs",
-                                 "attachable-volumes-aws-ebs", lambda labels: max_ebs_volumes(_instance_type(labels)))
-GCE_PD_FILTER: Final = VolumeFilter(GCEPersistentDiskVolumeSource, _gce_id, "kubernetes.io/gce-pd",
-                                    "attachable-volumes-gce-pd", lambda labels: DEFAULT_MAX_GCE_PD_VOLUMES)
-AZURE_DISK_FILTER: Final = VolumeFilter(AzureDiskVolumeSource, _azure_id, "kubernetes.io/azure-disk",
+EBS_FILTER: Final = VolumeFilter("AWSElasticBlockStoreVolumeSource", "awsElasticBlockStore", _ebs_id,
+                                 "kubernetes.io/aws-ebs", "attachable-volumes-aws-ebs",
+                                 lambda labels: max_ebs_volumes(_instance_type(labels)))
+GCE_PD_FILTER: Final = VolumeFilter("GCEPersistentDiskVolumeSource", "gcePersistentDisk", _gce_id,
+                                    "kubernetes.io/gce-pd", "attachable-volumes-gce-pd",
+                                    lambda labels: DEFAULT_MAX_GCE_PD_VOLUMES)
+AZURE_DISK_FILTER: Final = VolumeFilter("AzureDiskVolumeSource", "azureDisk", _azure_id, "kubernetes.io/azure-disk",
                                         "attachable-volumes-azure-disk", lambda labels: DEFAULT_MAX_AZURE_DISK_VOLUMES)
-CINDER_FILTER: Final = VolumeFilter(CinderVolumeSource, _cinder_id, "kubernetes.io/cinder",
+CINDER_FILTER: Final = VolumeFilter("CinderVolumeSource", "cinder", _cinder_id, "kubernetes.io/cinder",
                                     "attachable-volumes-cinder", lambda labels: DEFAULT_MAX_CINDER_VOLUMES)
-_KINDS: Final = {
-    AWSElasticBlockStoreVolumeSource: "awsElasticBlockStore",
-    GCEPersistentDiskVolumeSource: "gcePersistentDisk",
-    AzureDiskVolumeSource: "azureDisk",
-    CinderVolumeSource: "cinder",
-}
 
 
 class _NonCSILimits(PreFilterPlugin, FilterPlugin):
@@ -144,7 +144,7 @@ class _NonCSILimits(PreFilterPlugin, FilterPlugin):
         self._handle = handle
 
     def _inline_id(self, volume: Volume) -> str | None:
-        if volume.source_kind != _KINDS[self.volume_filter.source_type]:
+        if volume.source_kind != self.volume_filter.source_kind:
             return None
         return self.volume_filter.volume_id(inline_source(volume))
 

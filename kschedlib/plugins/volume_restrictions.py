@@ -14,7 +14,7 @@ fails here (kube's first volume plugin), before VolumeBinding sees it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import ClassVar, Final, final
+from typing import TYPE_CHECKING, ClassVar, Final, final
 
 import attrs
 
@@ -28,12 +28,12 @@ from kschedlib.framework.pod_info import PodInfo
 from kschedlib.framework.results import PreFilterResult
 from kschedlib.framework.status import Status
 from kschedlib.model.objects import Pod, Volume
-from kschedlib.model.storage import (
-    PersistentVolumeSource,
-)
 from kschedlib.plugins._helpers import volume_hints as _volume_hints
 from kschedlib.plugins._helpers.inline_disks import inline_disks, is_volume_conflict, needs_restrictions_check
 from kschedlib.plugins._helpers.volumes import READ_WRITE_ONCE_POD, pvc_not_found
+
+if TYPE_CHECKING:
+    from kschedlib.model.storage import PersistentVolumeSource
 
 __all__ = [
     "ERR_REASON_DISK_CONFLICT",

@@ -11,19 +11,18 @@ node affinity and the error texts.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from kschedlib.model.labels import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
-from kschedlib.model.storage import (
-    AWSElasticBlockStoreVolumeSource,
-    AzureDiskVolumeSource,
-    CinderVolumeSource,
-    CSINode,
-    GCEPersistentDiskVolumeSource,
-    PersistentVolume,
-    PersistentVolumeSource,
-)
 from kschedlib.plugins._helpers.volumes import MIGRATED_PLUGINS_ANNOTATION
+
+if TYPE_CHECKING:
+    from kschedlib.model.storage import (
+        AzureDiskVolumeSource,
+        CSINode,
+        PersistentVolume,
+        PersistentVolumeSource,
+    )
 
 __all__ = [
     "CSI_DRIVERS",
@@ -148,6 +147,13 @@ def _check_azure_kind(source: AzureDiskVolumeSource) -> None:
 
 def inline_handle(source: PersistentVolumeSource) -> str:
     """The CSI volume handle of a migratable inline pod volume (EBS, GCE PD, Azure disk, Cinder)."""
+    from kschedlib.model.storage import (
+        AWSElasticBlockStoreVolumeSource,
+        AzureDiskVolumeSource,
+        CinderVolumeSource,
+        GCEPersistentDiskVolumeSource,
+    )
+
     if isinstance(source, AWSElasticBlockStoreVolumeSource):
         return _ebs_volume_id(source.volume_id)
     if isinstance(source, GCEPersistentDiskVolumeSource):
@@ -165,6 +171,8 @@ def pv_handle(pv: PersistentVolume) -> str:
 
     A GCE PD's handle names the zone (or region) of the PV's zone label.
     """
+    from kschedlib.model.storage import GCEPersistentDiskVolumeSource
+
     source = pv.source
     if isinstance(source, GCEPersistentDiskVolumeSource):
         zones_label = pv.labels.get(_BETA_ZONE, "") or pv.labels.get(_GA_ZONE, "")

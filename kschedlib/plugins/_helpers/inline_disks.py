@@ -6,17 +6,15 @@ disk may free the node).
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from kschedlib.model.objects import Pod, Volume
-from kschedlib.model.storage import (
-    AWSElasticBlockStoreVolumeSource,
-    GCEPersistentDiskVolumeSource,
-    ISCSIVolumeSource,
-    PersistentVolumeSource,
-    RBDVolumeSource,
-)
 from kschedlib.plugins._helpers.volumes import inline_source
+
+if TYPE_CHECKING:
+    from kschedlib.model.storage import (
+        PersistentVolumeSource,
+    )
 
 __all__ = ["inline_disks", "is_volume_conflict", "needs_restrictions_check"]
 
@@ -30,6 +28,13 @@ def needs_restrictions_check(volume: Volume) -> bool:
 
 def _conflicts(disk: PersistentVolumeSource, other: PersistentVolumeSource) -> bool:
     """kube's per-kind rule; different kinds never conflict."""
+    from kschedlib.model.storage import (
+        AWSElasticBlockStoreVolumeSource,
+        GCEPersistentDiskVolumeSource,
+        ISCSIVolumeSource,
+        RBDVolumeSource,
+    )
+
     if isinstance(disk, GCEPersistentDiskVolumeSource) and isinstance(other, GCEPersistentDiskVolumeSource):
         return disk.pd_name == other.pd_name and not (disk.read_only and other.read_only)
     if isinstance(disk, AWSElasticBlockStoreVolumeSource) and isinstance(other, AWSElasticBlockStoreVolumeSource):

@@ -10,7 +10,7 @@ hints do when they cannot read the event.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from kschedlib.framework.events import (
     ALL_EVENTS,
@@ -33,19 +33,16 @@ from kschedlib.framework.events import (
 from kschedlib.framework.handle import Handle
 from kschedlib.model.objects import Pod
 from kschedlib.model.quantity import Quantity
-from kschedlib.model.storage import (
-    CSIDriver,
-    CSINode,
-    CSIStorageCapacity,
-    PersistentVolume,
-    PersistentVolumeClaim,
-    StorageClass,
-    VolumeAttachment,
-)
 from kschedlib.plugins._helpers.csi_translation import CSI_DRIVERS, IN_TREE_PLUGINS
 from kschedlib.plugins._helpers.inline_disks import inline_disks, is_volume_conflict
 from kschedlib.plugins._helpers.volume_topology import volume_topologies
 from kschedlib.plugins._helpers.volumes import MIGRATED_PLUGINS_ANNOTATION, WAIT_FOR_FIRST_CONSUMER, claim_of
+
+if TYPE_CHECKING:
+    from kschedlib.model.storage import (
+        CSINode,
+        CSIStorageCapacity,
+    )
 
 __all__ = [
     "WATCH_EVERYTHING",
@@ -86,6 +83,8 @@ def _claims(pod: Pod, *, ephemeral: bool) -> set[str]:
 def _claim_hint(*, ephemeral: bool) -> QueueingHintFn:
     """A claim of the pod's namespace that one of its volumes uses was created (or updated)."""
     def hint(pod: Pod, old: object, new: object) -> QueueingHint:
+        from kschedlib.model.storage import PersistentVolumeClaim
+
         if not isinstance(new, PersistentVolumeClaim):
             return _QUEUE
         return hint_of(new.namespace == pod.namespace and new.name in _claims(pod, ephemeral=ephemeral))
@@ -97,6 +96,8 @@ def _claim_hint(*, ephemeral: bool) -> QueueingHintFn:
 
 def after_storage_class_change(pod: Pod, old: object, new: object) -> QueueingHint:
     """A new class, or one whose allowed topologies changed (its binding mode cannot change)."""
+    from kschedlib.model.storage import StorageClass
+
     if not isinstance(new, StorageClass) or not isinstance(old, (StorageClass, type(None))):
         return _QUEUE
     return hint_of(old is None or old.allowed_topologies != new.allowed_topologies)
@@ -104,6 +105,8 @@ def after_storage_class_change(pod: Pod, old: object, new: object) -> QueueingHi
 
 def after_csi_node_change(pod: Pod, old: object, new: object) -> QueueingHint:
     """A new CSINode, or one whose migrated-plugins annotation changed."""
+    from kschedlib.model.storage import CSINode
+
     if old is None:
         return _QUEUE
     if not isinstance(old, CSINode) or not isinstance(new, CSINode):
@@ -113,6 +116,8 @@ def after_csi_node_change(pod: Pod, old: object, new: object) -> QueueingHint:
 
 def after_csi_driver_change(pod: Pod, old: object, new: object) -> QueueingHint:
     """A driver of one of the pod's inline CSI volumes stopped tracking storage capacity."""
+    from kschedlib.model.storage import CSIDriver
+
     if not isinstance(old, CSIDriver) or not isinstance(new, CSIDriver):
         return _QUEUE
     uses = any(volume.source_kind == "csi" and volume.source.get("driver") == new.name for volume in pod.volumes)
@@ -125,6 +130,8 @@ def _volume_limit(capacity: CSIStorageCapacity) -> Quantity | None:
 
 def after_csi_storage_capacity_change(pod: Pod, old: object, new: object) -> QueueingHint:
     """New capacity, or a larger volume limit (maximum volume size, else capacity)."""
+    from kschedlib.model.storage import CSIStorageCapacity
+
     if not isinstance(new, CSIStorageCapacity) or not isinstance(old, (CSIStorageCapacity, type(None))):
         return _QUEUE
     if old is None:
@@ -174,6 +181,8 @@ def restrictions_events(handle: Handle) -> Sequence[ClusterEventWithHint]:
 
 def after_storage_class_added(pod: Pod, old: object, new: object) -> QueueingHint:
     """Only a new WaitForFirstConsumer class may help."""
+    from kschedlib.model.storage import StorageClass
+
     if not isinstance(new, StorageClass):
         return _QUEUE
     return hint_of(new.volume_binding_mode == WAIT_FOR_FIRST_CONSUMER)
@@ -181,6 +190,8 @@ def after_storage_class_added(pod: Pod, old: object, new: object) -> QueueingHin
 
 def after_pv_change(pod: Pod, old: object, new: object) -> QueueingHint:
     """A new volume, or one whose zone/region labels changed."""
+    from kschedlib.model.storage import PersistentVolume
+
     if not isinstance(new, PersistentVolume) or not isinstance(old, (PersistentVolume, type(None))):
         return _QUEUE
     if old is None:
@@ -220,6 +231,8 @@ def _counts(csi_node: CSINode) -> dict[str, int]:
 
 def after_csi_node_updated(pod: Pod, old: object, new: object) -> QueueingHint:
     """A driver's allocatable volume count grew (mutable CSINode allocatable, beta on from 1.34)."""
+    from kschedlib.model.storage import CSINode
+
     if not isinstance(old, CSINode) or not isinstance(new, CSINode):
         return _QUEUE
     before = _counts(old)
@@ -229,6 +242,8 @@ def after_csi_node_updated(pod: Pod, old: object, new: object) -> QueueingHint:
 def after_volume_attachment_deleted(handle: Handle) -> QueueingHintFn:
     """A detached volume the pod uses: the volume of one of its claims, or its inline volumes' driver."""
     def hint(pod: Pod, old: object, new: object) -> QueueingHint:
+        from kschedlib.model.storage import VolumeAttachment
+
         if not isinstance(old, VolumeAttachment):
             return _QUEUE
         lister = handle.storage

@@ -5,12 +5,14 @@ Shared by VolumeZone's PreFilter and its queueing hint (a volume whose labels ch
 
 from __future__ import annotations
 
-from typing import Final, final
+from typing import TYPE_CHECKING, Final, final
 
 import attrs
 
 from kschedlib._fields_repr import FieldsRepr
-from kschedlib.model.storage import PersistentVolume
+
+if TYPE_CHECKING:
+    from kschedlib.model.storage import PersistentVolume
 
 __all__ = [
     "BETA_REGION",

@@ -11,13 +11,14 @@ a claim is fully bound once it names a volume *and* carries the
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from kschedlib.errors import ManifestError
-from kschedlib.model.convert import volume_source_from_dict
 from kschedlib.model.labels import NodeSelector
 from kschedlib.model.objects import Pod, Volume
-from kschedlib.model.storage import PersistentVolume, PersistentVolumeClaim, PersistentVolumeSource
+
+if TYPE_CHECKING:
+    from kschedlib.model.storage import PersistentVolume, PersistentVolumeClaim, PersistentVolumeSource
 
 __all__ = [
     "BETA_STORAGE_CLASS_ANNOTATION",
@@ -113,8 +114,10 @@ def inline_source(volume: Volume) -> PersistentVolumeSource | None:
     """A pod volume's source as a typed source (``None`` when its fields are malformed).
 
     Pod volumes keep their source as read; the plugins only ask for the disk
-    kinds whose fields they compare, so the cost is paid by pods that have them.
+    kinds whose fields they compare, so the cost (and the storage model's import) is paid by pods that have them.
     """
+    from kschedlib.model._convert_storage import volume_source_from_dict
+
     try:
         return volume_source_from_dict(volume.source_kind, volume.source, obj=f"volume {volume.name}")
     except ManifestError:

@@ -22,7 +22,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Final, final
+from typing import TYPE_CHECKING, Any, ClassVar, Final, final
 
 import attrs
 
@@ -45,7 +45,6 @@ from kschedlib.framework.results import PreFilterResult
 from kschedlib.framework.status import Status
 from kschedlib.framework.storage import StorageLister
 from kschedlib.model.objects import Pod
-from kschedlib.model.storage import PersistentVolume, PersistentVolumeClaim
 from kschedlib.plugins._helpers import volume_hints as _volume_hints
 from kschedlib.plugins._helpers.volumes import claim_of, is_fully_bound, not_owner_error, pvc_not_found
 from kschedlib.plugins.volume_binding.binder import (
@@ -65,6 +64,9 @@ from kschedlib.plugins.volume_binding.binder import (
     pod_volume_claims,
     selected_claim,
 )
+
+if TYPE_CHECKING:
+    from kschedlib.model.storage import PersistentVolume, PersistentVolumeClaim
 
 __all__ = [
     "ERR_REASON_BIND_CONFLICT",

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from typing import Final, final
+from typing import TYPE_CHECKING, Final, final
 
 import attrs
 
@@ -24,14 +24,6 @@ from kschedlib._fields_repr import FieldsRepr
 from kschedlib.framework.storage import StorageLister
 from kschedlib.model.labels import NodeSelector
 from kschedlib.model.objects import Node, Pod
-from kschedlib.model.storage import (
-    ClaimRef,
-    CSINode,
-    PersistentVolume,
-    PersistentVolumeClaim,
-    StorageClass,
-    TopologySelectorTerm,
-)
 from kschedlib.plugins._helpers.csi_translation import (
     IN_TREE_PLUGINS,
     TranslationError,
@@ -52,6 +44,15 @@ from kschedlib.plugins._helpers.volumes import (
     pv_node_affinity_matches,
     pvc_not_found,
 )
+
+if TYPE_CHECKING:
+    from kschedlib.model.storage import (
+        CSINode,
+        PersistentVolume,
+        PersistentVolumeClaim,
+        StorageClass,
+        TopologySelectorTerm,
+    )
 
 __all__ = [
     "ERR_REASON_BIND_CONFLICT",
@@ -388,6 +389,8 @@ def _delayed(claims: PodVolumeClaims, node: Node, storage: StorageLister,
 
 def assumed_volume(pv: PersistentVolume, pvc: PersistentVolumeClaim) -> PersistentVolume:
     """kube's ``GetBindVolumeToClaim``: the volume's claimRef names the claim (what kube-scheduler writes)."""
+    from kschedlib.model.storage import ClaimRef
+
     annotations = dict(pv.annotations)
     if not is_volume_bound_to_claim(pv, pvc):
         annotations.setdefault(BOUND_BY_CONTROLLER_ANNOTATION, "yes")

@@ -1,4 +1,4 @@
-"""The DRA model is imported by the first DRA object, not by every process that schedules."""
+"""The DRA and storage models are imported by the first such object, not by every process that schedules."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import textwrap
 import pytest
 
 import kschedlib.model.convert as convert
-from kschedlib.model import dra
-from kschedlib.model._kinds import DRA_MODULE, dra_kind, is_dra_object
+from kschedlib.model import dra, storage
+from kschedlib.model._kinds import DRA_MODULE, dra_kind, is_dra_object, is_storage_object
 from kschedlib.model.objects import Node, Pod
 
 _WITHOUT_DRA = textwrap.dedent('''
@@ -23,7 +23,8 @@ _WITHOUT_DRA = textwrap.dedent('''
             "example.com/gpu": "1"}}}
     gpu = {"kind": "Pod", "metadata": {"name": "gpu"}, "spec": {"containers": [{"name": "c", "resources": {
            "requests": {"cpu": "1", "example.com/gpu": "2"}, "limits": {"example.com/gpu": "2"}}}]}}
-    web = {"kind": "Pod", "metadata": {"name": "web"}, "spec": {"containers": [{"name": "c"}]}}
+    web = {"kind": "Pod", "metadata": {"name": "web"}, "spec": {"containers": [{"name": "c"}],
+           "volumes": [{"name": "config", "configMap": {"name": "web"}}, {"name": "scratch", "emptyDir": {}}]}}
     cluster = kschedlib.load_cluster([node, gpu, web])
     scheduler = kschedlib.Scheduler()
     scheduler.add_objects(cluster.objects)
@@ -31,16 +32,29 @@ _WITHOUT_DRA = textwrap.dedent('''
     kschedlib.explain(cluster, "default/gpu").to_dict()
     [object_to_dict(o) for o in cluster.objects]
     print(sorted((r.pod.name, r.node_name or r.message) for r in results))
-    print("kschedlib.model.dra" in sys.modules)
+    print("kschedlib.model.dra" in sys.modules, "kschedlib.model.storage" in sys.modules)
 ''')
 
 
-def test_scheduling_without_dra_objects_does_not_import_the_dra_model() -> None:
+def test_scheduling_without_dra_or_storage_objects_imports_neither_model() -> None:
     out = subprocess.run([sys.executable, "-c", _WITHOUT_DRA], capture_output=True, text=True, check=True).stdout
     placements, imported = out.splitlines()
     assert "('web', 'n')" in placements
     assert "Insufficient example.com/gpu" in placements  # the whole cycle ran, PostFilter included
-    assert imported == "False"
+    assert imported == "False False"
+
+
+def test_storage_names_are_still_offered_by_model_and_convert() -> None:
+    import kschedlib.model as model
+
+    assert model.PersistentVolume is storage.PersistentVolume
+    assert "StorageClass" in dir(model)
+    pv = convert.pv_from_dict({"kind": "PersistentVolume", "metadata": {"name": "pv"},
+                               "spec": {"capacity": {"storage": "1Gi"}, "csi": {"driver": "d", "volumeHandle": "h"}}})
+    assert is_storage_object(pv)
+    assert not is_storage_object(Pod("p"))
+    assert convert.object_from_dict(convert.object_to_dict(pv)) == pv
+    assert storage.PersistentVolume in convert.KubeObject.__args__
 
 
 def test_every_dra_model_class_is_recognised() -> None:
