@@ -171,14 +171,19 @@ def __getattr__(name: str) -> object:
         from kschedlib.model._convert_dra import DraObject
         from kschedlib.model._convert_storage import StorageObject
 
-        return (Node | Pod | Namespace | PodDisruptionBudget | OwnerSelector | StorageObject | SchedulingObject
-                | DraObject)
-    home = _LAZY_HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
+        value: object = (Node | Pod | Namespace | PodDisruptionBudget | OwnerSelector | StorageObject
+                         | SchedulingObject | DraObject)
+    else:
+        home = _LAZY_HOMES.get(name)
+        if home is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(home), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY_HOMES, "KubeObject"})
 
 
 def _read_lazily(name: str) -> Callable[[Mapping[str, Any]], KubeObject]:

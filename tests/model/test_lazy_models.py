@@ -84,3 +84,9 @@ def test_dra_kind_names_dra_objects_only() -> None:
     assert dra_kind(dra.DeviceClass("gpu")) == "DeviceClass"
     assert dra_kind(Pod("p")) is None
     assert dra_kind(None) is None
+
+
+def test_dir_of_convert_lists_the_lazy_names() -> None:
+    names = dir(convert)
+    assert {"pv_from_dict", "resource_claim_to_dict", "KubeObject", "pod_from_dict"} <= set(names)
+    assert convert.KubeObject is convert.KubeObject
