@@ -71,29 +71,21 @@ class StorageStore:
         """``(event resource, the stored object obj replaces or None)`` for a storage object, else ``None``."""
         if not is_storage_object(obj):
             return None
-        from kschedlib.model.storage import (
-            CSIDriver,
-            CSINode,
-            CSIStorageCapacity,
-            PersistentVolume,
-            PersistentVolumeClaim,
-            StorageClass,
-            VolumeAttachment,
-        )
+        from kschedlib.model import storage as model  # a storage object exists: its module is loaded
 
-        if isinstance(obj, PersistentVolume):
+        if isinstance(obj, model.PersistentVolume):
             return PERSISTENT_VOLUME, self.pvs.get(obj.name)
-        if isinstance(obj, PersistentVolumeClaim):
+        if isinstance(obj, model.PersistentVolumeClaim):
             return PERSISTENT_VOLUME_CLAIM, self.pvcs.get(obj.key)
-        if isinstance(obj, StorageClass):
+        if isinstance(obj, model.StorageClass):
             return STORAGE_CLASS, self.classes.get(obj.name)
-        if isinstance(obj, CSINode):
+        if isinstance(obj, model.CSINode):
             return CSI_NODE, self.csi_nodes.get(obj.name)
-        if isinstance(obj, CSIDriver):
+        if isinstance(obj, model.CSIDriver):
             return CSI_DRIVER, self.csi_drivers.get(obj.name)
-        if isinstance(obj, CSIStorageCapacity):
+        if isinstance(obj, model.CSIStorageCapacity):
             return CSI_STORAGE_CAPACITY, self.capacities.get(f"{obj.namespace}/{obj.name}")
-        if isinstance(obj, VolumeAttachment):
+        if isinstance(obj, model.VolumeAttachment):
             found = (attachments.get(obj.name) for attachments in self.volume_attachments_by_node.values())
             return VOLUME_ATTACHMENT, next((a for a in found if a is not None), None)
         return None
@@ -102,29 +94,21 @@ class StorageStore:
         """Record (or replace) ``obj`` if it is a storage object; returns whether it was one."""
         if not is_storage_object(obj):
             return False
-        from kschedlib.model.storage import (
-            CSIDriver,
-            CSINode,
-            CSIStorageCapacity,
-            PersistentVolume,
-            PersistentVolumeClaim,
-            StorageClass,
-            VolumeAttachment,
-        )
+        from kschedlib.model import storage as model  # a storage object exists: its module is loaded
 
-        if isinstance(obj, PersistentVolume):
+        if isinstance(obj, model.PersistentVolume):
             self.put_pv(obj)
-        elif isinstance(obj, PersistentVolumeClaim):
+        elif isinstance(obj, model.PersistentVolumeClaim):
             self.pvcs[obj.key] = obj
-        elif isinstance(obj, StorageClass):
+        elif isinstance(obj, model.StorageClass):
             self.classes[obj.name] = obj
-        elif isinstance(obj, CSINode):
+        elif isinstance(obj, model.CSINode):
             self.csi_nodes[obj.name] = obj
-        elif isinstance(obj, CSIDriver):
+        elif isinstance(obj, model.CSIDriver):
             self.csi_drivers[obj.name] = obj
-        elif isinstance(obj, CSIStorageCapacity):
+        elif isinstance(obj, model.CSIStorageCapacity):
             self.capacities[f"{obj.namespace}/{obj.name}"] = obj
-        elif isinstance(obj, VolumeAttachment):
+        elif isinstance(obj, model.VolumeAttachment):
             for attachments in self.volume_attachments_by_node.values():
                 attachments.pop(obj.name, None)
             self.volume_attachments_by_node.setdefault(obj.node_name, {})[obj.name] = obj
@@ -138,24 +122,17 @@ class StorageStore:
         old = replaced[1] if replaced is not None else None
         if old is None:
             return None
-        from kschedlib.model.storage import (
-            CSIDriver,
-            CSINode,
-            CSIStorageCapacity,
-            PersistentVolume,
-            PersistentVolumeClaim,
-            StorageClass,
-            VolumeAttachment,
-        )
+        from kschedlib.model import storage as model  # a storage object exists: its module is loaded
 
-        if isinstance(old, PersistentVolume):
+        if isinstance(old, model.PersistentVolume):
             self.remove_pv(old.name)
-        elif isinstance(old, VolumeAttachment):
+        elif isinstance(old, model.VolumeAttachment):
             self.volume_attachments_by_node.get(old.node_name, {}).pop(old.name, None)
         else:
-            tables: dict[type, dict[str, Any]] = {PersistentVolumeClaim: self.pvcs, StorageClass: self.classes,
-                                                  CSINode: self.csi_nodes, CSIDriver: self.csi_drivers,
-                                                  CSIStorageCapacity: self.capacities}
+            tables: dict[type, dict[str, Any]] = {
+                model.PersistentVolumeClaim: self.pvcs, model.StorageClass: self.classes, model.CSINode: self.csi_nodes,
+                model.CSIDriver: self.csi_drivers, model.CSIStorageCapacity: self.capacities,
+            }
             table = tables[type(old)]
             table.pop(next(key for key, value in table.items() if value is old))
         return old
