@@ -9,6 +9,7 @@ from typing import Any
 
 import attrs
 
+import kschedlib
 from kschedlib.cli import main
 from kschedlib.errors import KubeApiError
 from kschedlib.framework import NodeInfo, PodInfo
@@ -262,3 +263,15 @@ class RecordingApi:
                                                                                     list[PersistentVolumeClaim]]:
         self.calls.append(("latest", tuple(volumes), tuple(claims)))
         return [], []
+
+
+def rebuilt(scheduler: kschedlib.Scheduler) -> kschedlib.Scheduler:
+    """A fresh scheduler given ``scheduler``'s nodes and bound pods: what a long run must equal."""
+    fresh = kschedlib.Scheduler(seed=0, clock=kschedlib.FakeClock())
+    for info in scheduler.snapshot().node_infos:
+        assert info.node is not None
+        fresh.add_node(info.node)
+    for pod in scheduler.pods().values():
+        if pod.node_name:
+            fresh.add_pod(pod)
+    return fresh

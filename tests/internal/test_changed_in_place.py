@@ -15,7 +15,7 @@ import kschedlib
 from kschedlib.framework import CycleState, FilterPlugin, Handle, NodeInfo, Status
 from kschedlib.framework.status import Code
 from kschedlib.model import LabelSelector, Pod, TopologySpreadConstraint
-from tests.helpers import make_node, make_pod
+from tests.helpers import make_node, make_pod, rebuilt
 
 
 def _spread_pod(name: str, node: str = "") -> Pod:
@@ -24,16 +24,6 @@ def _spread_pod(name: str, node: str = "") -> Pod:
                                           label_selector=LabelSelector(match_labels={"app": "a"}))
     return attrs.evolve(pod, topology_spread_constraints=(constraint,))
 
-
-def _fresh(scheduler: kschedlib.Scheduler) -> kschedlib.Scheduler:
-    twin = kschedlib.Scheduler(seed=0, clock=kschedlib.FakeClock())
-    for info in scheduler.snapshot().node_infos:
-        assert info.node is not None
-        twin.add_node(info.node)
-    for pod in scheduler.pods().values():
-        if pod.node_name:
-            twin.add_pod(pod)
-    return twin
 
 
 def test_a_node_relabelled_in_place_is_judged_by_its_new_labels() -> None:
@@ -51,7 +41,7 @@ def test_a_node_relabelled_in_place_is_judged_by_its_new_labels() -> None:
     scheduler.update_node(nodes["n5"])
     ours = scheduler.explain(_spread_pod("probe")).to_dict()
     assert ours["feasible"] == ["n2", "n3"]
-    fresh = _fresh(scheduler).explain(_spread_pod("probe")).to_dict()
+    fresh = rebuilt(scheduler).explain(_spread_pod("probe")).to_dict()
     assert (ours["feasible"], ours["filtered"]) == (fresh["feasible"], fresh["filtered"])
 
 
