@@ -132,10 +132,22 @@ def _host_network_container(r: Reader, raw: object, path: str) -> Container:
     return _container(r, raw, path, host_network=True)
 
 
+_CONTAINER_FIELDS: Final = ("name", "image", "resources", "ports", "restartPolicy", "restartPolicyRules")
+"""What :func:`_container` reads of a container, and so all that two containers must share to read alike
+(env, args, probes and mounts, which can be large and differ from pod to pod, are not part of the key)."""
+
+
+def _read_fields(raw: object) -> object:
+    """The containers as :func:`_container` sees them: each one's read fields (others are kept as they are)."""
+    if type(raw) is not list:
+        return raw
+    return [{k: c[k] for k in _CONTAINER_FIELDS if k in c} if type(c) is dict else c for c in raw]
+
+
 def containers(r: Reader, spec: Json, key: str, host_network: bool) -> tuple[Container, ...]:
     """``spec.containers`` or ``spec.initContainers``."""
     read = _host_network_container if host_network else _container
-    return from_manifest((key, host_network), spec.get(key), lambda: r.each(spec, key, "spec", read))
+    return from_manifest((key, host_network), _read_fields(spec.get(key)), lambda: r.each(spec, key, "spec", read))
 
 
 def _weight(r: Reader, d: Json, path: str) -> int:

@@ -224,3 +224,19 @@ def test_a_subtree_too_deep_for_a_key_is_read_unshared() -> None:
     pod = pod_from_dict(manifest)
     assert pod.affinity is not None
     assert pod.affinity.pod_affinity is not None
+
+
+def _container_pod(name: str, **container: object) -> dict[str, object]:
+    return {"kind": "Pod", "metadata": {"name": name},
+            "spec": {"containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "1"}}, **container}]}}
+
+
+def test_containers_that_differ_only_in_what_is_not_read_are_shared() -> None:
+    """The key is what the reader reads: env, probes and mounts (large, often unique) are not part of it."""
+    a = pod_from_dict(_container_pod("a", env=[{"name": "RUN", "value": "1"}], livenessProbe={"exec": {}}))
+    b = pod_from_dict(_container_pod("b", env=[{"name": "RUN", "value": "2"}]))
+    other = pod_from_dict(_container_pod("c", ports=[{"containerPort": 80, "hostPort": 80}]))
+    assert a.containers is b.containers
+    assert other.containers is not a.containers
+    assert other.containers[0].ports
+    assert not a.containers[0].ports
