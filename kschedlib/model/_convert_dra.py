@@ -22,7 +22,7 @@ from kschedlib.model._dra_checks import (
     resource_slice_errors,
 )
 from kschedlib.model._field_errors import raise_errors
-from kschedlib.model._shared import from_manifest
+from kschedlib.model._shared import ReadOnlyMap, from_manifest
 from kschedlib.model.dra import (
     AllocatedDeviceStatus,
     AllocationResult,
@@ -159,11 +159,12 @@ def _device(r: Reader, raw: object, path: str) -> Device:
     d = r.as_map(raw, path)
     body = r.getmap(d, "basic", path) or d  # v1beta1 wraps the device in "basic"
     raw_attributes = r.getmap(body, "attributes", path) or EMPTY
-    attributes = from_manifest("device attributes", raw_attributes, lambda: {
-        str(k): _attribute(r, v, f"{path}.attributes.{k}") for k, v in raw_attributes.items()})
+    attributes = from_manifest("device attributes", raw_attributes, lambda: ReadOnlyMap({
+        str(k): _attribute(r, v, f"{path}.attributes.{k}") for k, v in raw_attributes.items()}))
     raw_capacity = body.get("capacity") or EMPTY
     capacity, policies = from_manifest("device capacity", raw_capacity, lambda: (
-        _quantities(r, raw_capacity, f"{path}.capacity", wrapped=True), _policies(r, raw_capacity, f"{path}.capacity")))
+        ReadOnlyMap(_quantities(r, raw_capacity, f"{path}.capacity", wrapped=True)),
+        ReadOnlyMap(_policies(r, raw_capacity, f"{path}.capacity"))))
     selector = r.getmap(body, "nodeSelector", path)
     return Device(
         name=r.reqstr(d, "name", path),

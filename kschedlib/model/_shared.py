@@ -5,7 +5,9 @@ Model objects are frozen and their maps are read-only by contract, so the reader
 object with the same content the same map (or selector) instead of a copy each; a cluster's
 memory then grows with its distinct shapes rather than with its pods.
 
-Sharing is exact: keys hold every value's type and, for quantities, the notation as well as
+Shared maps are :class:`ReadOnlyMap` (a ``dict`` that refuses writes), so that changing one object's
+map in place, which the model's contract forbids, fails loudly instead of changing every object that
+shares it.  Sharing is exact: keys hold every value's type and, for quantities, the notation as well as
 the amount (``Quantity`` equality ignores the notation, which ``str()`` still shows), so a
 shared part is indistinguishable from the copy it replaces.  The pool is bounded: when the recent
 generation is full it becomes the old one (the previous old one is dropped), and a part found in the
@@ -16,20 +18,44 @@ cannot evict the few shapes every pod uses.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
-from typing import Final, Never, TypeVar
+from typing import Any, Final, Never, NoReturn, TypeVar
 
 from kschedlib.model.labels import LabelSelector, Requirement
 from kschedlib.model.quantity import Quantity
 
-__all__ = ["EMPTY_MAP", "MAX_SHARED", "from_manifest", "manifest_key", "resource_map", "selector", "share", "str_map"]
+__all__ = ["EMPTY_MAP", "MAX_SHARED", "ReadOnlyMap", "from_manifest", "manifest_key", "resource_map", "selector",
+           "share", "str_map"]
 
 MAX_SHARED: Final = 4096
 """Distinct parts remembered per generation (at most twice this many in all)."""
 
-EMPTY_MAP: Final[Mapping[str, Never]] = {}
-"""The empty map every absent labels/annotations/resources field reads as (never mutated)."""
-
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 _T = TypeVar("_T")
+
+
+class ReadOnlyMap(dict[_K, _V]):
+    """A ``dict`` that refuses to be changed: the reader hands one to many objects.
+
+    It is a real ``dict`` for everything else (equality, JSON, ``dict(m)``, ``m | other``), pickles and
+    copies as itself, and ``m.copy()`` gives a plain, writable ``dict``.
+    """
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise TypeError("this map is shared between model objects and read-only: give the object a new map "
+                        "(attrs.evolve(obj, labels={**obj.labels, ...})) instead of changing it in place")
+
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse
+
+    def __reduce__(self) -> tuple[type[ReadOnlyMap[_K, _V]], tuple[dict[_K, _V]]]:
+        return type(self), (dict(self),)
+
+
+EMPTY_MAP: Final[Mapping[str, Never]] = ReadOnlyMap()
+"""The empty map every absent labels/annotations/resources field reads as."""
+
 _MISSING: Final = object()
 _pool: dict[Hashable, object] = {}
 _old: dict[Hashable, object] = {}
@@ -56,17 +82,17 @@ def _plain(items: tuple[tuple[object, object], ...]) -> bool:
 
 
 def str_map(value: Mapping[str, str]) -> Mapping[str, str]:
-    """A dict equal to ``value`` (same order), shared with every earlier equal one."""
+    """A read-only dict equal to ``value`` (same order), shared with every earlier equal one."""
     if not value:
         return EMPTY_MAP
     items = tuple(value.items())
     if not _plain(items):
         return dict(items)
-    return share(("s", items), lambda: dict(items))
+    return share(("s", items), lambda: ReadOnlyMap(items))
 
 
 def resource_map(value: Mapping[str, Quantity]) -> Mapping[str, Quantity]:
-    """A dict equal to ``value`` whose quantities also print alike, shared with every earlier such one."""
+    """A read-only dict equal to ``value`` whose quantities also print alike, shared with every earlier such one."""
     if not value:
         return EMPTY_MAP
     items = tuple(value.items())
@@ -75,7 +101,7 @@ def resource_map(value: Mapping[str, Quantity]) -> Mapping[str, Quantity]:
         if type(k) is not str or type(q) is not Quantity:
             return dict(items)
         key.append((k, q.amount, q.format))
-    return share(("r", *key), lambda: dict(items))
+    return share(("r", *key), lambda: ReadOnlyMap(items))
 
 
 _SCALARS: Final = frozenset({str, int, bool, type(None)})

@@ -18,7 +18,7 @@ from weakref import KeyedRef
 import attrs
 
 from kschedlib._fields_repr import FieldsRepr
-from kschedlib.model._shared import EMPTY_MAP, share
+from kschedlib.model._shared import EMPTY_MAP, ReadOnlyMap, share
 from kschedlib.model.objects import Container, ContainerStatus, Pod, ResourceList
 from kschedlib.model.quantity import Quantity
 from kschedlib.versions import Switches
@@ -203,7 +203,7 @@ def _from_nanos(amounts: _Nanos) -> Resources:
             scalar[name] = _ceil_div(nanos, _NANO)
     # pods of one template ask for the same amounts: one Resources serves them all
     return share(("Resources", milli_cpu, memory, ephemeral, pods, *scalar.items()),
-                 lambda: Resources(milli_cpu, memory, ephemeral, pods, scalar or EMPTY_MAP))
+                 lambda: Resources(milli_cpu, memory, ephemeral, pods, ReadOnlyMap(scalar) if scalar else EMPTY_MAP))
 
 
 def _add_into(total: _Nanos, amounts: Mapping[str, int]) -> None:

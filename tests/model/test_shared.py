@@ -5,9 +5,13 @@ from __future__ import annotations
 import copy
 import json
 import math
+import pickle
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import attrs
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -35,7 +39,7 @@ def test_str_map_equals_a_copy_in_order(value: dict[str, str]) -> None:
     got = shared.str_map(value)
     assert got == value
     assert list(got.items()) == list(value.items())
-    assert type(got) is dict
+    assert type(got) is shared.ReadOnlyMap
     assert shared.str_map(dict(value)) is got  # equal content, one object
 
 
@@ -137,7 +141,9 @@ def test_shared_resources_equal_the_amounts_they_stand_for(a: dict[str, object],
         assert got.allowed_pod_number == math.ceil(nanos.get("pods", 0) / 10**9)
         assert dict(got.scalar) == {k: math.ceil(v / 10**9) for k, v in nanos.items()
                                     if k in ("example.com/gpu", "hugepages-2Mi")}
-    assert (first is second) == (first == second)
+    # shared exactly when nothing tells them apart: equal, and their extended resources in the same order
+    same_order = list(first.scalar.items()) == list(second.scalar.items())
+    assert (first is second) == (first == second and same_order)
 
 
 def _nested(inner: st.SearchStrategy[object]) -> st.SearchStrategy[object]:
@@ -240,3 +246,36 @@ def test_containers_that_differ_only_in_what_is_not_read_are_shared() -> None:
     assert other.containers is not a.containers
     assert other.containers[0].ports
     assert not a.containers[0].ports
+
+
+def test_shared_maps_refuse_writes_so_no_object_changes_another() -> None:
+    a = pod_from_dict({"kind": "Pod", "metadata": {"name": "a", "labels": {"app": "web"}}, "spec": {"containers": []}})
+    b = pod_from_dict({"kind": "Pod", "metadata": {"name": "b", "labels": {"app": "web"}}, "spec": {"containers": []}})
+    assert a.labels is b.labels
+    writes: list[Callable[[Any], object]] = [
+        lambda m: m.__setitem__("team", "x"), lambda m: m.update(team="x"), lambda m: m.pop("app"),
+        lambda m: m.setdefault("team", "x"), lambda m: m.clear(), lambda m: m.popitem(),
+        lambda m: m.__delitem__("app"), lambda m: m.__ior__({"team": "x"}),
+    ]
+    for write in writes:
+        with pytest.raises(TypeError, match="read-only"):
+            write(a.labels)
+        with pytest.raises(TypeError, match="read-only"):
+            write(a.annotations)  # the one empty map every absent field reads as
+    assert b.labels == {"app": "web"}
+    assert b.annotations == {}
+    assert b.containers == ()
+
+
+def test_a_read_only_map_is_a_dict_for_everything_but_writes() -> None:
+    m = shared.ReadOnlyMap({"a": "1", "b": "2"})
+    assert isinstance(m, dict)
+    assert m == {"a": "1", "b": "2"}
+    assert json.loads(json.dumps(m)) == m
+    for twin in (copy.copy(m), copy.deepcopy(m), pickle.loads(pickle.dumps(m))):
+        assert type(twin) is shared.ReadOnlyMap
+        assert twin == m
+    writable = m.copy()
+    writable["c"] = "3"
+    assert m == {"a": "1", "b": "2"}
+    assert (m | {"c": "3"}) == {"a": "1", "b": "2", "c": "3"}
