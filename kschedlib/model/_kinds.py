@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["DRA_MODULE", "STORAGE_MODULE", "dra_kind", "is_dra_object", "is_storage_object"]
+__all__ = ["DRA_MODULE", "STORAGE_MODULE", "dra_kind", "is_dra_object", "is_storage_object", "storage_kind"]
 
 DRA_MODULE: Final = "kschedlib.model.dra"
 """The module that defines every DRA model class."""
@@ -35,3 +35,9 @@ def dra_kind(obj: object) -> str | None:
 def is_storage_object(obj: object) -> bool:
     """Whether ``obj`` is an instance of a class of :mod:`kschedlib.model.storage`."""
     return type(obj).__module__ == STORAGE_MODULE
+
+
+def storage_kind(obj: object) -> str | None:
+    """The class name of a storage model object (the classes are final, so the name is the kind), else ``None``."""
+    cls = type(obj)
+    return cls.__name__ if cls.__module__ == STORAGE_MODULE else None

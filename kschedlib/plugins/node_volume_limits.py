@@ -19,7 +19,7 @@ from a deleted pod keeps its slot.  They never make a new volume free.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, ClassVar, Final, final
+from typing import TYPE_CHECKING, ClassVar, Final, cast, final
 
 from kschedlib.framework.cycle_state import CycleState
 from kschedlib.framework.events import ClusterEventWithHint, EnqueueExtensions
@@ -43,7 +43,7 @@ from kschedlib.plugins._helpers.csi_translation import (
 from kschedlib.plugins._helpers.volumes import claim_class, claim_of, inline_source, not_owner_error, pvc_not_found
 
 if TYPE_CHECKING:
-    from kschedlib.model.storage import CSINode, PersistentVolumeClaim
+    from kschedlib.model.storage import CSINode, CSIVolumeSource, PersistentVolumeClaim
 
 __all__ = ["ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED", "NodeVolumeLimits", "VolumeLookupError"]
 
@@ -93,13 +93,12 @@ def lookup_claim(
 
 def _claim_driver(storage: StorageLister, csi_node: CSINode | None, pvc: PersistentVolumeClaim) -> tuple[str, str]:
     """``(driver, handle)`` of a claim; ``("", "")`` when it does not count against CSI limits."""
-    from kschedlib.model.storage import CSIVolumeSource
-
     pv = storage.get_pv(pvc.volume_name) if pvc.volume_name else None
     if pv is not None:
         source = pv.source
-        if isinstance(source, CSIVolumeSource):
-            return source.driver, source.volume_handle
+        if type(source).__name__ == "CSIVolumeSource":  # by name: no import per claim per node
+            csi = cast("CSIVolumeSource", source)
+            return csi.driver, csi.volume_handle
         plugin = IN_TREE_PLUGINS.get(source.source_kind, "") if source is not None else ""
         if not plugin or not _migration_on(csi_node, plugin):
             return "", ""
@@ -191,16 +190,15 @@ def exceeds_limits(new: Mapping[str, str], attached: Mapping[str, str], limits: 
 def attached_by_volume_attachments(storage: StorageLister, node_name: str) -> dict[str, str]:
     """``<attacher>/<handle>`` -> limit key of the node's VolumeAttachments of CSI PersistentVolumes
     (attachments without an attacher or a PersistentVolume, or of a missing or non-CSI volume, are skipped)."""
-    from kschedlib.model.storage import CSIVolumeSource
-
     out: dict[str, str] = {}
     for attachment in storage.volume_attachments(node_name):
         if not attachment.attacher or attachment.persistent_volume_name is None:
             continue
         pv = storage.get_pv(attachment.persistent_volume_name)
-        if pv is None or not isinstance(pv.source, CSIVolumeSource):
+        if pv is None or type(pv.source).__name__ != "CSIVolumeSource":
             continue
-        out[f"{attachment.attacher}/{pv.source.volume_handle}"] = attach_limit_key(attachment.attacher)
+        handle = cast("CSIVolumeSource", pv.source).volume_handle
+        out[f"{attachment.attacher}/{handle}"] = attach_limit_key(attachment.attacher)
     return out
 
 

@@ -11,15 +11,18 @@ node affinity and the error texts.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, cast
 
 from kschedlib.model.labels import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
 from kschedlib.plugins._helpers.volumes import MIGRATED_PLUGINS_ANNOTATION
 
 if TYPE_CHECKING:
     from kschedlib.model.storage import (
+        AWSElasticBlockStoreVolumeSource,
         AzureDiskVolumeSource,
+        CinderVolumeSource,
         CSINode,
+        GCEPersistentDiskVolumeSource,
         PersistentVolume,
         PersistentVolumeSource,
     )
@@ -147,22 +150,18 @@ def _check_azure_kind(source: AzureDiskVolumeSource) -> None:
 
 def inline_handle(source: PersistentVolumeSource) -> str:
     """The CSI volume handle of a migratable inline pod volume (EBS, GCE PD, Azure disk, Cinder)."""
-    from kschedlib.model.storage import (
-        AWSElasticBlockStoreVolumeSource,
-        AzureDiskVolumeSource,
-        CinderVolumeSource,
-        GCEPersistentDiskVolumeSource,
-    )
-
-    if isinstance(source, AWSElasticBlockStoreVolumeSource):
-        return _ebs_volume_id(source.volume_id)
-    if isinstance(source, GCEPersistentDiskVolumeSource):
-        return f"projects/{_UNSPECIFIED}/zones/{_UNSPECIFIED}/disks/{source.pd_name}"
-    if isinstance(source, AzureDiskVolumeSource):
-        _check_azure_kind(source)
-        return source.disk_uri
-    if isinstance(source, CinderVolumeSource):
-        return source.volume_id
+    kind = type(source).__name__  # the source classes are final: a name is a class, and no import per volume
+    if kind == "AWSElasticBlockStoreVolumeSource":
+        return _ebs_volume_id(cast("AWSElasticBlockStoreVolumeSource", source).volume_id)
+    if kind == "GCEPersistentDiskVolumeSource":
+        disk = cast("GCEPersistentDiskVolumeSource", source).pd_name
+        return f"projects/{_UNSPECIFIED}/zones/{_UNSPECIFIED}/disks/{disk}"
+    if kind == "AzureDiskVolumeSource":
+        azure = cast("AzureDiskVolumeSource", source)
+        _check_azure_kind(azure)
+        return azure.disk_uri
+    if kind == "CinderVolumeSource":
+        return cast("CinderVolumeSource", source).volume_id
     raise TranslationError(f"could not find in-tree plugin translation logic for {source.source_kind}")
 
 
@@ -171,10 +170,9 @@ def pv_handle(pv: PersistentVolume) -> str:
 
     A GCE PD's handle names the zone (or region) of the PV's zone label.
     """
-    from kschedlib.model.storage import GCEPersistentDiskVolumeSource
-
     source = pv.source
-    if isinstance(source, GCEPersistentDiskVolumeSource):
+    if type(source).__name__ == "GCEPersistentDiskVolumeSource":
+        source = cast("GCEPersistentDiskVolumeSource", source)
         zones_label = pv.labels.get(_BETA_ZONE, "") or pv.labels.get(_GA_ZONE, "")
         zones = zones_label.split(_MULTI_ZONE_DELIMITER)
         if len(zones) == 1 and zones[0]:

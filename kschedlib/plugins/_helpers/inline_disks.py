@@ -6,14 +6,18 @@ disk may free the node).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, cast
 
 from kschedlib.model.objects import Pod, Volume
 from kschedlib.plugins._helpers.volumes import inline_source
 
 if TYPE_CHECKING:
     from kschedlib.model.storage import (
+        AWSElasticBlockStoreVolumeSource,
+        GCEPersistentDiskVolumeSource,
+        ISCSIVolumeSource,
         PersistentVolumeSource,
+        RBDVolumeSource,
     )
 
 __all__ = ["inline_disks", "is_volume_conflict", "needs_restrictions_check"]
@@ -28,25 +32,25 @@ def needs_restrictions_check(volume: Volume) -> bool:
 
 def _conflicts(disk: PersistentVolumeSource, other: PersistentVolumeSource) -> bool:
     """kube's per-kind rule; different kinds never conflict."""
-    from kschedlib.model.storage import (
-        AWSElasticBlockStoreVolumeSource,
-        GCEPersistentDiskVolumeSource,
-        ISCSIVolumeSource,
-        RBDVolumeSource,
-    )
-
-    if isinstance(disk, GCEPersistentDiskVolumeSource) and isinstance(other, GCEPersistentDiskVolumeSource):
-        return disk.pd_name == other.pd_name and not (disk.read_only and other.read_only)
-    if isinstance(disk, AWSElasticBlockStoreVolumeSource) and isinstance(other, AWSElasticBlockStoreVolumeSource):
-        return disk.volume_id == other.volume_id
-    if isinstance(disk, ISCSIVolumeSource) and isinstance(other, ISCSIVolumeSource):
-        return disk.iqn == other.iqn and not (disk.read_only and other.read_only)
-    if isinstance(disk, RBDVolumeSource) and isinstance(other, RBDVolumeSource):
+    kind = type(disk).__name__  # the source classes are final: a name is a class, and no import per pair
+    if type(other) is not type(disk):
+        return False
+    if kind == "GCEPersistentDiskVolumeSource":
+        gce, other_gce = cast("GCEPersistentDiskVolumeSource", disk), cast("GCEPersistentDiskVolumeSource", other)
+        return gce.pd_name == other_gce.pd_name and not (gce.read_only and other_gce.read_only)
+    if kind == "AWSElasticBlockStoreVolumeSource":
+        ebs, other_ebs = cast("AWSElasticBlockStoreVolumeSource", disk), cast("AWSElasticBlockStoreVolumeSource", other)
+        return ebs.volume_id == other_ebs.volume_id
+    if kind == "ISCSIVolumeSource":
+        iscsi, other_iscsi = cast("ISCSIVolumeSource", disk), cast("ISCSIVolumeSource", other)
+        return iscsi.iqn == other_iscsi.iqn and not (iscsi.read_only and other_iscsi.read_only)
+    if kind == "RBDVolumeSource":
+        rbd, other_rbd = cast("RBDVolumeSource", disk), cast("RBDVolumeSource", other)
         return (
-            not set(disk.monitors).isdisjoint(other.monitors)
-            and disk.pool == other.pool
-            and disk.image == other.image
-            and not (disk.read_only and other.read_only)
+            not set(rbd.monitors).isdisjoint(other_rbd.monitors)
+            and rbd.pool == other_rbd.pool
+            and rbd.image == other_rbd.image
+            and not (rbd.read_only and other_rbd.read_only)
         )
     return False
 

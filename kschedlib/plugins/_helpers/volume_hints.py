@@ -10,7 +10,7 @@ hints do when they cannot read the event.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, cast
 
 from kschedlib.framework.events import (
     ALL_EVENTS,
@@ -31,6 +31,7 @@ from kschedlib.framework.events import (
     hint_of,
 )
 from kschedlib.framework.handle import Handle
+from kschedlib.model._kinds import storage_kind
 from kschedlib.model.objects import Pod
 from kschedlib.model.quantity import Quantity
 from kschedlib.plugins._helpers.csi_translation import CSI_DRIVERS, IN_TREE_PLUGINS
@@ -40,8 +41,13 @@ from kschedlib.plugins._helpers.volumes import MIGRATED_PLUGINS_ANNOTATION, WAIT
 
 if TYPE_CHECKING:
     from kschedlib.model.storage import (
+        CSIDriver,
         CSINode,
         CSIStorageCapacity,
+        PersistentVolume,
+        PersistentVolumeClaim,
+        StorageClass,
+        VolumeAttachment,
     )
 
 __all__ = [
@@ -80,13 +86,19 @@ def _claims(pod: Pod, *, ephemeral: bool) -> set[str]:
     return names
 
 
+def _both(old: object, new: object, kind: str, *, old_may_be_none: bool = False) -> bool:
+    """Whether ``new`` (and ``old``, unless it is ``None`` and may be) is a storage object of class ``kind``:
+    asked by name, since the storage model is imported only by the first storage object and a hint runs per
+    pending pod per event."""
+    return storage_kind(new) == kind and ((old is None and old_may_be_none) or storage_kind(old) == kind)
+
+
 def _claim_hint(*, ephemeral: bool) -> QueueingHintFn:
     """A claim of the pod's namespace that one of its volumes uses was created (or updated)."""
     def hint(pod: Pod, old: object, new: object) -> QueueingHint:
-        from kschedlib.model.storage import PersistentVolumeClaim
-
-        if not isinstance(new, PersistentVolumeClaim):
+        if storage_kind(new) != "PersistentVolumeClaim":
             return _QUEUE
+        new = cast("PersistentVolumeClaim", new)
         return hint_of(new.namespace == pod.namespace and new.name in _claims(pod, ephemeral=ephemeral))
     return hint
 
@@ -96,30 +108,25 @@ def _claim_hint(*, ephemeral: bool) -> QueueingHintFn:
 
 def after_storage_class_change(pod: Pod, old: object, new: object) -> QueueingHint:
     """A new class, or one whose allowed topologies changed (its binding mode cannot change)."""
-    from kschedlib.model.storage import StorageClass
-
-    if not isinstance(new, StorageClass) or not isinstance(old, (StorageClass, type(None))):
+    if not _both(old, new, "StorageClass", old_may_be_none=True):
         return _QUEUE
+    old, new = cast("StorageClass | None", old), cast("StorageClass", new)
     return hint_of(old is None or old.allowed_topologies != new.allowed_topologies)
 
 
 def after_csi_node_change(pod: Pod, old: object, new: object) -> QueueingHint:
     """A new CSINode, or one whose migrated-plugins annotation changed."""
-    from kschedlib.model.storage import CSINode
-
-    if old is None:
+    if old is None or not _both(old, new, "CSINode"):
         return _QUEUE
-    if not isinstance(old, CSINode) or not isinstance(new, CSINode):
-        return _QUEUE
+    old, new = cast("CSINode", old), cast("CSINode", new)
     return hint_of(old.annotations.get(MIGRATED_PLUGINS_ANNOTATION) != new.annotations.get(MIGRATED_PLUGINS_ANNOTATION))
 
 
 def after_csi_driver_change(pod: Pod, old: object, new: object) -> QueueingHint:
     """A driver of one of the pod's inline CSI volumes stopped tracking storage capacity."""
-    from kschedlib.model.storage import CSIDriver
-
-    if not isinstance(old, CSIDriver) or not isinstance(new, CSIDriver):
+    if not _both(old, new, "CSIDriver"):
         return _QUEUE
+    old, new = cast("CSIDriver", old), cast("CSIDriver", new)
     uses = any(volume.source_kind == "csi" and volume.source.get("driver") == new.name for volume in pod.volumes)
     return hint_of(uses and old.storage_capacity and not new.storage_capacity)
 
@@ -130,12 +137,9 @@ def _volume_limit(capacity: CSIStorageCapacity) -> Quantity | None:
 
 def after_csi_storage_capacity_change(pod: Pod, old: object, new: object) -> QueueingHint:
     """New capacity, or a larger volume limit (maximum volume size, else capacity)."""
-    from kschedlib.model.storage import CSIStorageCapacity
-
-    if not isinstance(new, CSIStorageCapacity) or not isinstance(old, (CSIStorageCapacity, type(None))):
+    if old is None or not _both(old, new, "CSIStorageCapacity"):
         return _QUEUE
-    if old is None:
-        return _QUEUE
+    old, new = cast("CSIStorageCapacity", old), cast("CSIStorageCapacity", new)
     before, after = _volume_limit(old), _volume_limit(new)
     return hint_of(after is not None and (before is None or after.amount > before.amount))
 
@@ -181,21 +185,17 @@ def restrictions_events(handle: Handle) -> Sequence[ClusterEventWithHint]:
 
 def after_storage_class_added(pod: Pod, old: object, new: object) -> QueueingHint:
     """Only a new WaitForFirstConsumer class may help."""
-    from kschedlib.model.storage import StorageClass
-
-    if not isinstance(new, StorageClass):
+    if storage_kind(new) != "StorageClass":
         return _QUEUE
+    new = cast("StorageClass", new)
     return hint_of(new.volume_binding_mode == WAIT_FOR_FIRST_CONSUMER)
 
 
 def after_pv_change(pod: Pod, old: object, new: object) -> QueueingHint:
     """A new volume, or one whose zone/region labels changed."""
-    from kschedlib.model.storage import PersistentVolume
-
-    if not isinstance(new, PersistentVolume) or not isinstance(old, (PersistentVolume, type(None))):
+    if old is None or not _both(old, new, "PersistentVolume"):
         return _QUEUE
-    if old is None:
-        return _QUEUE
+    old, new = cast("PersistentVolume", old), cast("PersistentVolume", new)
     return hint_of(volume_topologies(old) != volume_topologies(new))
 
 
@@ -231,10 +231,9 @@ def _counts(csi_node: CSINode) -> dict[str, int]:
 
 def after_csi_node_updated(pod: Pod, old: object, new: object) -> QueueingHint:
     """A driver's allocatable volume count grew (mutable CSINode allocatable, beta on from 1.34)."""
-    from kschedlib.model.storage import CSINode
-
-    if not isinstance(old, CSINode) or not isinstance(new, CSINode):
+    if not _both(old, new, "CSINode"):
         return _QUEUE
+    old, new = cast("CSINode", old), cast("CSINode", new)
     before = _counts(old)
     return hint_of(any(count > before.get(name, 0) for name, count in _counts(new).items()))
 
@@ -242,10 +241,9 @@ def after_csi_node_updated(pod: Pod, old: object, new: object) -> QueueingHint:
 def after_volume_attachment_deleted(handle: Handle) -> QueueingHintFn:
     """A detached volume the pod uses: the volume of one of its claims, or its inline volumes' driver."""
     def hint(pod: Pod, old: object, new: object) -> QueueingHint:
-        from kschedlib.model.storage import VolumeAttachment
-
-        if not isinstance(old, VolumeAttachment):
+        if storage_kind(old) != "VolumeAttachment":
             return _QUEUE
+        old = cast("VolumeAttachment", old)
         lister = handle.storage
         for volume in pod.volumes:
             if volume.claim_name is not None:

@@ -10,7 +10,8 @@ a claim is fully bound once it names a volume *and* carries the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Final
 
 from kschedlib.errors import ManifestError
@@ -110,16 +111,22 @@ def not_owner_error(pod: Pod, pvc: PersistentVolumeClaim) -> str | None:
             "(pod is not owner)")
 
 
+@functools.cache
+def _source_reader() -> Callable[..., PersistentVolumeSource]:
+    """The storage model's volume-source reader, imported by the first inline disk (then kept: no import per call)."""
+    from kschedlib.model._convert_storage import volume_source_from_dict
+
+    return volume_source_from_dict
+
+
 def inline_source(volume: Volume) -> PersistentVolumeSource | None:
     """A pod volume's source as a typed source (``None`` when its fields are malformed).
 
     Pod volumes keep their source as read; the plugins only ask for the disk
     kinds whose fields they compare, so the cost (and the storage model's import) is paid by pods that have them.
     """
-    from kschedlib.model._convert_storage import volume_source_from_dict
-
     try:
-        return volume_source_from_dict(volume.source_kind, volume.source, obj=f"volume {volume.name}")
+        return _source_reader()(volume.source_kind, volume.source, obj=f"volume {volume.name}")
     except ManifestError:
         return None
 
