@@ -66,6 +66,8 @@ def _group_state(scheduler: Scheduler, group: PodGroup, placed: Mapping[str, str
 
 def pod_group_report(scheduler: Scheduler) -> dict[str, dict[str, Any]]:
     """``namespace/name`` -> the state of every PodGroup (see the module docstring)."""
+    if not scheduler.scheduling_objects.pod_groups():
+        return {}  # no PodGroup: the batch plugins stay unimported
     from kschedlib.plugins.batch.coscheduling import pod_group_statuses
 
     placed = scheduler.bound_pods()

@@ -292,3 +292,16 @@ def test_batch_plugins_are_registered_without_importing_their_modules() -> None:
     assert type(plugin).__name__ == "Coscheduling"
     with pytest.raises(ConfigError):
         entry.args_from({"permitWaitingTimeSeconds": "soon"})
+
+
+def test_a_simulation_without_pod_groups_does_not_import_the_batch_plugins() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, kschedlib; node = {'kind': 'Node', 'metadata': {'name': 'n'}, "
+            "'status': {'allocatable': {'cpu': '1', 'pods': '5'}}}; "
+            "pod = {'kind': 'Pod', 'metadata': {'name': 'p'}, 'spec': {'containers': [{'name': 'c'}]}}; "
+            "report = kschedlib.simulate([node, pod]); assert report.placements == {'default/p': 'n'}; "
+            "assert report.pod_groups == {}; "
+            "print(sorted(m for m in sys.modules if m.startswith('kschedlib.plugins.batch.')))")
+    assert subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout == "[]\n"
