@@ -11,7 +11,7 @@ import contextlib
 import queue as thread_queue
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Final, final
+from typing import TYPE_CHECKING, Any, Final, final
 
 import attrs
 
@@ -205,8 +205,9 @@ class Engine:
             # The object the scheduler holds, changed in place (the model's objects are meant to be replaced,
             # not changed): what changed cannot be told, and the old version is gone.  A copy gives it a new
             # identity, so that nothing reused per Node object outlives it, and the pods are told of it as of a
-            # node that joined (judged by what it is now).
-            node = attrs.evolve(node)
+            # node that joined (judged by what it is now).  The copy has maps of its own, so that the next change
+            # made in place to the host's object is told apart from this version.
+            node = _detached(node)
             self.cache.update_node(node)
             info = self.cache.node(node.name)
             assert info is not None
@@ -864,3 +865,10 @@ def _future_status(done: object) -> Status:
         return Status.from_error(str(exc) or type(exc).__name__)
     assert isinstance(result, Status)
     return result
+
+
+def _detached(node: Node) -> Node:
+    """A copy of ``node`` that shares none of its writable maps (labels, allocatable, ...) with it."""
+    maps: dict[str, Any] = {field.name: dict(value) for field in attrs.fields(Node)
+                            if field.init and type(value := getattr(node, field.name)) is dict}
+    return attrs.evolve(node, **maps)

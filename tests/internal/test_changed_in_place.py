@@ -92,3 +92,25 @@ def test_reasons_given_as_a_list_are_attributed_and_counted() -> None:
     assert second is not None
     assert second.message is not None
     assert second.message.startswith("0/2 nodes are available: 2 refused. ")
+
+
+def test_every_change_made_in_place_to_the_same_node_is_seen() -> None:
+    """The first in-place change makes the scheduler keep its own copy; the next ones are diffs against it."""
+    node = make_node("n1", labels={"kubernetes.io/hostname": "n1"})
+    clock = kschedlib.FakeClock()
+    scheduler = kschedlib.Scheduler(seed=0, clock=clock, flush_unschedulable=False)
+    scheduler.add_node(node)
+    node.labels["tier"] = "x"
+    scheduler.update_node(node)
+    scheduler.add_pod(make_pod("p", node_selector={"disk": "ssd"}))
+    first = scheduler.schedule_one()
+    assert first is not None
+    assert not first.scheduled
+    node.labels["disk"] = "ssd"
+    scheduler.update_node(node)
+    assert scheduler.pending()["default/p"][0] != "unschedulable"
+    clock.set(clock.now() + 60)
+    scheduler.tick()
+    placed = scheduler.schedule_one()
+    assert placed is not None
+    assert placed.node_name == "n1"
