@@ -27,17 +27,16 @@ for every object as read.
 
 from __future__ import annotations
 
-import importlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeAlias, cast, final
+from typing import TYPE_CHECKING, Any, Final, NoReturn, cast, final
 
+from kschedlib._lazy import lazy_exports
 from kschedlib.errors import ManifestError
 from kschedlib.model import _convert_spec as spec_
 from kschedlib.model._convert_base import EMPTY, Json, Reader, label_selector, open_object, section
 from kschedlib.model._convert_priority import PriorityClass, PriorityClasses, priority_class_from_dict
 from kschedlib.model._convert_scheduling import (
-    SchedulingObject,
     elastic_quota_from_dict,
     elastic_quota_to_dict,
     pod_group_from_dict,
@@ -116,7 +115,6 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from kschedlib.model._convert_dra import DraObject
     from kschedlib.model._convert_dra import device_class_from_dict as device_class_from_dict
     from kschedlib.model._convert_dra import resource_claim_from_dict as resource_claim_from_dict
     from kschedlib.model._convert_dra import resource_claim_template_from_dict as resource_claim_template_from_dict
@@ -126,7 +124,6 @@ if TYPE_CHECKING:
     from kschedlib.model._convert_dra_write import device_request_to_dict as device_request_to_dict
     from kschedlib.model._convert_dra_write import resource_claim_template_to_dict as resource_claim_template_to_dict
     from kschedlib.model._convert_dra_write import resource_claim_to_dict as resource_claim_to_dict
-    from kschedlib.model._convert_storage import StorageObject
     from kschedlib.model._convert_storage import csi_driver_from_dict as csi_driver_from_dict
     from kschedlib.model._convert_storage import csi_node_from_dict as csi_node_from_dict
     from kschedlib.model._convert_storage import csi_storage_capacity_from_dict as csi_storage_capacity_from_dict
@@ -143,54 +140,39 @@ if TYPE_CHECKING:
     from kschedlib.model._convert_storage_write import storage_class_to_dict as storage_class_to_dict
     from kschedlib.model._convert_storage_write import storage_object_to_dict as storage_object_to_dict
     from kschedlib.model._convert_storage_write import volume_source_to_dict as volume_source_to_dict
-
-    KubeObject: TypeAlias = (Node | Pod | Namespace | PodDisruptionBudget | OwnerSelector | StorageObject
-                             | SchedulingObject | DraObject)
-    """What a Kubernetes object can be read as."""
+    from kschedlib.model._kube_object import KubeObject
 
 _LAZY_HOMES: Final = {
-    **dict.fromkeys(("csi_driver_from_dict", "csi_node_from_dict", "csi_storage_capacity_from_dict", "pv_from_dict",
-                     "pvc_from_dict", "storage_class_from_dict", "volume_attachment_from_dict",
-                     "volume_source_from_dict"),
-                    "kschedlib.model._convert_storage"),
-    **dict.fromkeys(("csi_driver_to_dict", "csi_node_to_dict", "csi_storage_capacity_to_dict", "pv_to_dict",
-                     "pvc_to_dict", "storage_class_to_dict", "storage_object_to_dict", "volume_source_to_dict"),
-                    "kschedlib.model._convert_storage_write"),
-    **dict.fromkeys(("device_class_from_dict", "resource_claim_from_dict", "resource_claim_template_from_dict",
-                     "resource_slice_from_dict"), "kschedlib.model._convert_dra"),
-    **dict.fromkeys(("allocation_to_dict", "device_class_to_dict", "device_request_to_dict",
-                     "resource_claim_template_to_dict", "resource_claim_to_dict"),
-                    "kschedlib.model._convert_dra_write"),
+    "kschedlib.model._kube_object": ("KubeObject",),
+    "kschedlib.model._convert_storage": (
+        "csi_driver_from_dict", "csi_node_from_dict", "csi_storage_capacity_from_dict", "pv_from_dict",
+        "pvc_from_dict", "storage_class_from_dict", "volume_attachment_from_dict", "volume_source_from_dict",
+    ),
+    "kschedlib.model._convert_storage_write": (
+        "csi_driver_to_dict", "csi_node_to_dict", "csi_storage_capacity_to_dict", "pv_to_dict", "pvc_to_dict",
+        "storage_class_to_dict", "storage_object_to_dict", "volume_source_to_dict",
+    ),
+    "kschedlib.model._convert_dra": (
+        "device_class_from_dict", "resource_claim_from_dict", "resource_claim_template_from_dict",
+        "resource_slice_from_dict",
+    ),
+    "kschedlib.model._convert_dra_write": (
+        "allocation_to_dict", "device_class_to_dict", "device_request_to_dict", "resource_claim_template_to_dict",
+        "resource_claim_to_dict",
+    ),
 }
-"""The storage and DRA readers and writers this module offers, imported with their model on first use (PEP 562):
-a process that reads no such object does not pay for the model (:mod:`kschedlib.model._kinds`)."""
+"""The readers and writers of storage and DRA objects (and the union of every kind) this module offers,
+imported with their model on first use (PEP 562): a process that reads no such object does not pay for the
+model (:mod:`kschedlib.model._kinds`)."""
 
-
-def __getattr__(name: str) -> object:
-    if name == "KubeObject":
-        from kschedlib.model._convert_dra import DraObject
-        from kschedlib.model._convert_storage import StorageObject
-
-        value: object = (Node | Pod | Namespace | PodDisruptionBudget | OwnerSelector | StorageObject
-                         | SchedulingObject | DraObject)
-    else:
-        home = _LAZY_HOMES.get(name)
-        if home is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY_HOMES, "KubeObject"})
+__getattr__, __dir__ = lazy_exports(globals(), _LAZY_HOMES)
 
 
 def _read_lazily(name: str) -> Callable[[Mapping[str, Any]], KubeObject]:
     """The reader ``name`` of a storage or DRA kind, importing its model when the first object of the kind is read."""
 
     def read(d: Mapping[str, Any]) -> KubeObject:
-        reader = globals().get(name) or __getattr__(name)
+        reader = globals().get(name) or __getattr__(name)  # kept in globals after the first
         return cast("Callable[[Mapping[str, Any]], KubeObject]", reader)(d)
 
     return read

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kschedlib.model.convert import KubeObject, object_to_dict
+from kschedlib.model.convert import object_to_dict
 from kschedlib.simulation.cluster import Cluster
+
+if TYPE_CHECKING:
+    from kschedlib.model.convert import KubeObject
 
 __all__ = ["to_documents", "to_yaml"]
 
