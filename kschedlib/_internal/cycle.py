@@ -422,9 +422,7 @@ def _prioritize(
         added, by_node = prioritize_with_extenders(runtime.extenders, pod, feasible)
         table = table._replace(totals=[total + extra for total, extra in zip(table.totals, added, strict=True)])
         entries = {name: tuple(values) for name, values in by_node.items()}
-    selected = select_host(scored, table.totals, cycle.rng)
-    if len(feasible) == 1:
-        selected = scored[0]
+    selected = select_host(scored, table.totals, cycle.rng)  # a lone node is chosen without a draw
     fields.update({"selected": selected, "scores": table, "scored_nodes": scored,
                    "extender_scores": entries})
     return cycle.outcome(next_start, **fields)

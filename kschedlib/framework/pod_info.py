@@ -78,10 +78,8 @@ def _terms(affinity: PodAffinity | None, namespace: str) -> _Terms:
     shared, see :mod:`kschedlib.model._shared`) PodAffinity is the same object."""
     if affinity is None:
         return (), ()
-    held, terms = share(("affinity terms", id(affinity), namespace),
-                        lambda: (affinity, _parse_terms(affinity, namespace)))
-    # the entry keeps its PodAffinity alive, so no other object can carry that id meanwhile
-    return terms if held is affinity else _parse_terms(affinity, namespace)
+    # the entry holds its PodAffinity, keeping it alive: no other object can carry that id meanwhile
+    return share(("affinity terms", id(affinity), namespace), lambda: (affinity, _parse_terms(affinity, namespace)))[1]
 
 
 def _host_ports(pod: Pod) -> tuple[HostPort, ...]:

@@ -88,9 +88,6 @@ def _empty_scalars() -> Mapping[str, int]:
     return {}
 
 
-"""The scalars of every shared Resources without any (never mutated)."""
-
-
 @final
 @attrs.frozen(slots=True, repr=False)
 class Resources(FieldsRepr):
