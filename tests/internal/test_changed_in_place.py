@@ -97,16 +97,17 @@ def test_reasons_given_as_a_list_are_attributed_and_counted() -> None:
 def test_every_change_made_in_place_to_the_same_node_is_seen() -> None:
     """The first in-place change makes the scheduler keep its own copy; the next ones are diffs against it."""
     node = make_node("n1", labels={"kubernetes.io/hostname": "n1"})
+    labels: Any = node.labels  # the host's own dict, which it then changes in place
     clock = kschedlib.FakeClock()
     scheduler = kschedlib.Scheduler(seed=0, clock=clock, flush_unschedulable=False)
     scheduler.add_node(node)
-    node.labels["tier"] = "x"
+    labels["tier"] = "x"
     scheduler.update_node(node)
     scheduler.add_pod(make_pod("p", node_selector={"disk": "ssd"}))
     first = scheduler.schedule_one()
     assert first is not None
     assert not first.scheduled
-    node.labels["disk"] = "ssd"
+    labels["disk"] = "ssd"
     scheduler.update_node(node)
     assert scheduler.pending()["default/p"][0] != "unschedulable"
     clock.set(clock.now() + 60)
